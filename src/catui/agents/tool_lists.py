@@ -1,0 +1,44 @@
+"""Parsing of ``tools`` / ``disallowedTools`` values as Claude Code's loader does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def split_outside_parens(text: str) -> list[str]:
+    """Split on commas and whitespace that are not inside parentheses: ``Agent(a, b), Read`` → 2 entries."""
+    items: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        if depth == 0 and (ch == "," or ch.isspace()):
+            if current:
+                items.append("".join(current))
+                current = []
+            continue
+        current.append(ch)
+    if current:
+        items.append("".join(current))
+    return [i.strip() for i in items if i.strip()]
+
+
+def parse_tool_list(value: Any) -> list[str] | None:
+    """A frontmatter tool list: string or list → names; any ``*`` → None (all tools); null/empty → []."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        names = split_outside_parens(value)
+    elif isinstance(value, list):
+        names = []
+        for item in value:
+            if isinstance(item, str):
+                names.extend(split_outside_parens(item))
+    else:
+        return []
+    if "*" in names:
+        return None
+    return names

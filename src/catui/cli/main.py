@@ -1,0 +1,85 @@
+"""The ``catui`` command: print mode, the interactive session, and subcommands.
+
+``catui [OPTIONS] [PROMPT]`` runs the agent (interactive without ``-p``);
+``catui SUBCOMMAND …`` runs one of the subcommands below. Subcommand modules
+are imported only when used, so ``catui --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+# name -> (module, attribute, one-line help). Each module exposes a click command.
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "demo": ("catui.cli.demo", "command", "Run an offline demo on the built-in scripted provider."),
+    "agents": ("catui.cli.agents_cmd", "command", "List, show and validate agent definitions."),
+    "tasks": ("catui.cli.tasks_cmd", "command", "List, show and stop background tasks."),
+    "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
+}
+
+
+def load_subcommand(name: str) -> click.Command:
+    module, attr, _ = SUBCOMMANDS[name]
+    command: click.Command = getattr(importlib.import_module(module), attr)
+    return command
+
+
+class RootCommand(click.Command):
+    """The root command; its help also lists the subcommands."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_text) for name, (_, _, help_text) in SUBCOMMANDS.items()])
+        super().format_epilog(ctx, formatter)
+
+
+@click.command(cls=RootCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("prompt", required=False)
+@click.option("-p", "--print", "print_mode", is_flag=True, help="Print the answer and exit (non-interactive).")
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json", "stream-json"]),
+    default="text",
+    show_default=True,
+    help="Print mode's output format.",
+)
+@click.option("--model", help="Model alias (sonnet, opus, haiku), full id, or provider:model.")
+@click.option("--max-turns", type=int, help="Stop after this many model turns.")
+@click.option(
+    "--permission-mode",
+    type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]),
+    help="Permission mode for this session.",
+)
+@click.option("--allowedTools", "--allowed-tools", "allowed_tools", multiple=True, help="Rules to allow, e.g. 'Bash(git:*)'.")
+@click.option(
+    "--disallowedTools", "--disallowed-tools", "disallowed_tools", multiple=True, help="Rules to deny."
+)
+@click.option("--append-system-prompt", help="Text appended to the system prompt.")
+@click.option("--settings", "settings_arg", help="A settings file or JSON string, applied over the others.")
+@click.option("--agents", "agents_json", help="Agent definitions as JSON: {name: {description, prompt, ...}}.")
+@click.option("--plugin-dir", "plugin_dirs", multiple=True, help="Load a plugin from this folder.")
+@click.option("--include-partial-messages", is_flag=True, help="stream-json: include stream events.")
+@click.option("--verbose", is_flag=True, help="Show tracebacks and debug detail.")
+@click.version_option(package_name="catui", prog_name="catui")
+def root(**options: Any) -> None:
+    """catui: a coding agent with Claude Code's sub-agent system.
+
+    Run `catui -p "task"` for one answer, or `catui` for an interactive session.
+    """
+    from catui.cli.run import run_root
+
+    run_root(options)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``catui`` script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in SUBCOMMANDS:
+        command = load_subcommand(args[0])
+        command.main(args=args[1:], prog_name=f"catui {args[0]}", standalone_mode=True)
+        return
+    root.main(args=args, prog_name="catui", standalone_mode=True)

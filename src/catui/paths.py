@@ -1,0 +1,52 @@
+"""Where catui keeps things on disk.
+
+The user's catui home is ``$CATUI_HOME`` or ``~/.catui``. Per-project run-time
+state lives in ``<project>/.catui/`` (tasks, worktrees, state.db); catui keeps
+those folders out of git itself by writing ``.catui/.gitignore``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+RUNTIME_GITIGNORE = "# Written by catui: run-time state stays out of git.\n/tasks/\n/worktrees/\n/state.db*\n/mailboxes/\n/settings.local.json\n"
+
+
+def catui_home() -> Path:
+    """The user's catui home folder (``$CATUI_HOME`` or ``~/.catui``)."""
+    env = os.environ.get("CATUI_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".catui"
+
+
+def project_slug(cwd: Path) -> str:
+    """The folder name a project gets under the catui home: its absolute path with separators replaced."""
+    return re.sub(r"[/\\_:]", "-", str(cwd.resolve()))
+
+
+def sessions_dir(cwd: Path) -> Path:
+    """Where session transcripts of the project at ``cwd`` are written."""
+    return catui_home() / "projects" / project_slug(cwd)
+
+
+def project_runtime_dir(project_root: Path) -> Path:
+    """``<project>/.catui``, created with its ``.gitignore`` on first use."""
+    d = project_root / ".catui"
+    d.mkdir(parents=True, exist_ok=True)
+    ignore = d / ".gitignore"
+    if not ignore.exists():
+        try:
+            ignore.write_text(RUNTIME_GITIGNORE, encoding="utf-8")
+        except OSError:
+            pass
+    return d
+
+
+def find_project_root(cwd: Path) -> Path:
+    """The git top-level folder containing ``cwd``, or ``cwd`` itself outside git."""
+    cur = cwd.resolve()
+    for candidate in (cur, *cur.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return cur

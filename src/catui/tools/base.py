@@ -1,0 +1,137 @@
+"""The Tool protocol and the context a tool call runs in."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from catui.messages import Block
+from catui.permissions.context import PermissionContext, PermissionRequest
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input model: unknown fields are an error, as the schema says."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+@dataclass
+class ToolResult:
+    """What a tool call returns.
+
+    ``content`` becomes the tool_result block's content (a string or blocks);
+    ``data`` is the structured result shown to programs (stream-json's
+    ``tool_use_result``, the SDK).
+    """
+
+    content: str | list[Block]
+    is_error: bool = False
+    data: Any = None
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool call may use. One per agent; the session owns it.
+
+    ``cwd`` is the agent's current directory (Bash moves it, and resets it to
+    ``project_root`` when a command leaves the working directories).
+    ``read_state`` maps absolute paths to the mtime seen when Read last read
+    them, for Edit's and Write's staleness checks. ``services`` carries the
+    objects that higher layers hand down (the task registry, the sub-agent
+    runtime, the session) without tools importing those layers. ``emit``
+    pushes a :mod:`catui.session.events` event into the owning session's
+    event stream (a sub-agent's events reach the parent's consumers this way).
+    """
+
+    cwd: Path
+    project_root: Path
+    permissions: PermissionContext = field(default_factory=PermissionContext)
+    read_state: dict[str, float] = field(default_factory=dict)
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    agent_id: str | None = None
+    agent_type: str | None = None
+    interactive: bool = False
+    ask_user: Callable[[list[dict[str, Any]]], Awaitable[dict[str, str]]] | None = None
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    emit: Callable[[Any], None] | None = None
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool(ABC):
+    """A tool the model can call.
+
+    Subclasses set ``name``, ``input_model`` and ``read_only``, write a
+    ``description`` and an async ``call``. The JSON schema sent to the model is
+    derived from ``input_model`` by :func:`schema_from_model`.
+    """
+
+    name: ClassVar[str]
+    input_model: ClassVar[type[ToolInput]]
+    read_only: ClassVar[bool] = False
+    aliases: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    @abstractmethod
+    def description(self) -> str: ...
+
+    def input_schema(self) -> dict[str, Any]:
+        return schema_from_model(self.input_model)
+
+    def to_api(self) -> dict[str, Any]:
+        """The tool as it is sent to the model."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
+
+    def is_enabled(self) -> bool:
+        return True
+
+    def is_read_only(self, args: Any) -> bool:
+        """Whether this particular call only reads (read-only calls run concurrently)."""
+        return self.read_only
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        """Describe the call for the permission check; file and shell tools override this."""
+        return PermissionRequest(
+            tool_name=self.name, tool_input=args.model_dump(by_alias=True), read_only=self.is_read_only(args)
+        )
+
+    @abstractmethod
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a pydantic model as Claude Code sends it: no titles, closed objects, 2020-12."""
+    raw = model.model_json_schema(by_alias=True)
+    schema = _clean(raw)
+    out: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}
+    out.update(schema)
+    out["additionalProperties"] = False
+    return out
+
+
+def _clean(node: Any) -> Any:
+    if isinstance(node, dict):
+        node = dict(node)
+        node.pop("title", None)
+        if "anyOf" in node:
+            # Optional[X] comes out as anyOf [X, null]; the model is sent plain X.
+            options = [o for o in node["anyOf"] if o != {"type": "null"}]
+            if len(options) == 1:
+                merged = {k: v for k, v in node.items() if k != "anyOf"}
+                merged.update(options[0])
+                node = merged
+            if node.get("default", 0) is None:
+                node.pop("default")
+        if node.get("type") == "object" and "properties" in node:
+            node.setdefault("additionalProperties", False)
+        return {k: _clean(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_clean(v) for v in node]
+    return node
