@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -15,6 +16,9 @@ from catui.messages import Block
 from catui.permissions.context import PermissionContext, PermissionRequest
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+CURRENT_TOOL_USE_ID: ContextVar[str | None] = ContextVar("catui_current_tool_use_id", default=None)
+"""The id of the tool_use being executed; set by the session per call (calls may run concurrently)."""
 
 
 class ToolInput(BaseModel):
@@ -95,6 +99,10 @@ class Tool(ABC):
     def is_read_only(self, args: Any) -> bool:
         """Whether this particular call only reads (read-only calls run concurrently)."""
         return self.read_only
+
+    def is_concurrency_safe(self, args: Any) -> bool:
+        """Whether this call may run at the same time as its neighbours (read-only calls, Agent calls)."""
+        return self.is_read_only(args)
 
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
         """Describe the call for the permission check; file and shell tools override this."""

@@ -1,0 +1,217 @@
+"""Application wiring: builds the main agent's session from options and settings.
+
+The CLI and the SDK both describe a run with :class:`RunOptions` and get an
+:class:`AgentApp` back: the main :class:`~catui.session.session.Session` plus
+the registries it shares with its sub-agents (agent definitions, background
+tasks, usage). Everything heavy is imported here, not at ``import catui``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catui.errors import ConfigurationError
+from catui.paths import find_project_root, sessions_dir
+from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
+from catui.session.transcript import TranscriptWriter
+from catui.session.usage import UsageTracker
+from catui.tools.base import Tool, ToolContext
+
+
+@dataclass
+class RunOptions:
+    """What a caller (CLI flags or SDK options) says about a run."""
+
+    cwd: Path = field(default_factory=Path.cwd)
+    model: str | None = None
+    fallback_model: str | None = None
+    max_turns: int | None = None
+    permission_mode: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    settings_arg: str | None = None
+    setting_sources: tuple[str, ...] = ("user", "project", "local")
+    flag_agents: Mapping[str, Any] | None = None
+    sdk_agents: Mapping[str, Any] | None = None
+    plugin_dirs: list[str] = field(default_factory=list)
+    add_dirs: list[str] = field(default_factory=list)
+    interactive: bool = False
+    include_partial_messages: bool = False
+    extra_tools: list[Tool] = field(default_factory=list)
+    can_use_tool: CanUseTool | None = None
+    env: Mapping[str, str] | None = None
+    session_id: str | None = None
+    write_transcript: bool = True
+
+
+@dataclass
+class AgentApp:
+    """The main session and what it shares with its sub-agents."""
+
+    session: Session
+    options: RunOptions
+    settings: Any
+    registry: Any
+    tasks: Any
+    project_root: Path
+    transcript_path: Path | None
+    model_display: str
+    services: dict[str, Any] = field(default_factory=dict)
+
+    async def aclose(self) -> None:
+        """Stop background work and close providers."""
+        closer = getattr(self.tasks, "shutdown", None)
+        if closer is not None:
+            await closer()
+        await self.session.config.provider.aclose()
+
+
+def effective_env(options: RunOptions, settings_env: Mapping[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(settings_env)
+    if options.env:
+        env.update(options.env)
+    return env
+
+
+def git_branch(cwd: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def build_app(options: RunOptions) -> AgentApp:
+    """Load settings, resolve the model, and assemble the main session. Raises ConfigurationError."""
+    from catui.agents.registry import load_agent_registry
+    from catui.config.context import environment_block, git_status_snapshot, load_project_memory
+    from catui.config.settings import load_settings, settings_env
+    from catui.models.resolve import create_provider, default_max_tokens, resolve_model
+    from catui.permissions.from_settings import permission_context_from_settings
+    from catui.session.prompt import context_block, main_system_prompt
+    from catui.tasks.registry import TaskRegistry
+    from catui.tools.registry import builtin_tools
+
+    cwd = options.cwd.resolve()
+    if not cwd.is_dir():
+        raise ConfigurationError(f"working directory {cwd} does not exist")
+    project_root = find_project_root(cwd)
+    settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
+    env = effective_env(options, settings_env(settings))
+
+    resolved = resolve_model(options.model, settings.merged, env)
+    provider = create_provider(resolved, settings.merged, env)
+
+    permissions = permission_context_from_settings(
+        settings,
+        cwd=cwd,
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+        mode=options.permission_mode,
+        add_dirs=options.add_dirs,
+    )
+
+    registry = load_agent_registry(
+        cwd,
+        plugin_dirs=[*options.plugin_dirs, *_plugin_paths(settings.merged)],
+        flag_agents=options.flag_agents,
+        sdk_agents=options.sdk_agents,
+        include_user=("user" in options.setting_sources),
+        include_project=("project" in options.setting_sources),
+    )
+    tasks = TaskRegistry(project_root)
+    session_id = options.session_id or new_session_id()
+
+    transcript_path: Path | None = None
+    transcript: TranscriptWriter | None = None
+    if options.write_transcript:
+        transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
+        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+
+    ctx = ToolContext(cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive)
+    ctx.services["tasks"] = tasks
+    usage_tracker = UsageTracker()
+
+    tools = builtin_tools(interactive=options.interactive)
+    tools = [t for t in tools if t.is_enabled()]
+    tools.extend(options.extra_tools)
+
+    if options.system_prompt is not None:
+        system = [{"type": "text", "text": options.system_prompt}]
+        if options.append_system_prompt:
+            system.append({"type": "text", "text": options.append_system_prompt})
+    else:
+        system = main_system_prompt(
+            environment_block(cwd, resolved.model_id, additional_dirs=tuple(Path(d) for d in options.add_dirs)),
+            git_status_snapshot(cwd),
+            options.append_system_prompt,
+        )
+
+    config = SessionConfig(
+        provider=provider,
+        model=resolved.model_id,
+        tools=tools,
+        tool_context=ctx,
+        system_prompt=system,
+        session_id=session_id,
+        max_turns=options.max_turns,
+        max_tokens=default_max_tokens(resolved.model_id),
+        transcript=transcript,
+        can_use_tool=options.can_use_tool,
+        include_partial_messages=options.include_partial_messages,
+        usage_tracker=usage_tracker,
+    )
+    session = Session(config)
+    app = AgentApp(
+        session=session,
+        options=options,
+        settings=settings,
+        registry=registry,
+        tasks=tasks,
+        project_root=project_root,
+        transcript_path=transcript_path,
+        model_display=resolved.display,
+    )
+    app.services["context_block"] = context_block(
+        None if options.system_prompt is not None else load_project_memory(cwd, project_root)
+    )
+    app.services["env"] = env
+    app.services["resolved_model"] = resolved
+    _install_subagents(app)
+    return app
+
+
+def _plugin_paths(settings: Mapping[str, Any]) -> list[str]:
+    entries = settings.get("plugins") or []
+    paths: list[str] = []
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, str):
+                paths.append(entry)
+            elif isinstance(entry, Mapping) and isinstance(entry.get("path"), str):
+                paths.append(entry["path"])
+    return paths
+
+
+def _install_subagents(app: AgentApp) -> None:
+    """Add the Agent tool (and SendMessage) once the sub-agent runtime exists."""
+    try:
+        from catui.subagents.install import install_subagents
+    except ImportError:
+        return
+    install_subagents(app)
+
+
+def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
+    """The first user message: the context reminder, then the prompt verbatim."""
+    return [app.services["context_block"], {"type": "text", "text": prompt}]

@@ -1,0 +1,159 @@
+"""Running the agent from the command line: print mode (text, json, stream-json) and the interactive entry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from catui.errors import CatuiError
+from catui.session.events import Event, ResultEvent
+
+EXIT_ERROR = 1
+
+
+def run_root(options: dict[str, Any]) -> None:
+    """The root command's body: pick print or interactive mode and turn errors into one line."""
+    verbose = bool(options.get("verbose"))
+    prompt = options.get("prompt")
+    print_mode = bool(options.get("print_mode"))
+    if print_mode and not prompt and not sys.stdin.isatty():
+        prompt = sys.stdin.read()
+    try:
+        run_options = options_from_cli(options, interactive=not print_mode)
+        if print_mode:
+            if not prompt or not prompt.strip():
+                raise click.UsageError('print mode needs a prompt: catui -p "your task" (or pipe it on stdin)')
+            code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"]))
+        else:
+            from catui.cli.interactive import interactive_main
+
+            code = asyncio.run(interactive_main(run_options, prompt))
+    except click.UsageError:
+        raise
+    except CatuiError as exc:
+        if verbose:
+            traceback.print_exc()
+        click.echo(f"catui: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(code)
+
+
+def options_from_cli(options: dict[str, Any], *, interactive: bool) -> Any:
+    from catui.app import RunOptions
+    from catui.errors import ConfigurationError
+
+    flag_agents = None
+    if options.get("agents_json"):
+        try:
+            flag_agents = json.loads(options["agents_json"])
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"--agents is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(flag_agents, dict):
+            raise ConfigurationError('--agents must be a JSON object: {"name": {"description": ..., "prompt": ...}}')
+    return RunOptions(
+        cwd=Path.cwd(),
+        model=options.get("model"),
+        max_turns=options.get("max_turns"),
+        permission_mode=options.get("permission_mode"),
+        allowed_tools=list(options.get("allowed_tools") or ()),
+        disallowed_tools=list(options.get("disallowed_tools") or ()),
+        append_system_prompt=options.get("append_system_prompt"),
+        settings_arg=options.get("settings_arg"),
+        flag_agents=flag_agents,
+        plugin_dirs=list(options.get("plugin_dirs") or ()),
+        interactive=interactive,
+        include_partial_messages=bool(options.get("include_partial_messages")),
+    )
+
+
+async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> int:
+    """Run one prompt to completion (and any background agents it started); print the answer."""
+    from catui.app import build_app
+    from catui.cli.stream_json import StreamJsonWriter
+
+    app = build_app(run_options)
+    writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM,):
+        try:
+            loop.add_signal_handler(sig, app.session.abort)
+        except (NotImplementedError, RuntimeError):
+            pass
+    if writer:
+        writer.init()
+    final: ResultEvent | None = None
+    try:
+        async for event in conversation_events(app, prompt):
+            if writer:
+                writer.write(event)
+            if isinstance(event, ResultEvent) and event.agent_id is None:
+                final = event
+    finally:
+        await app.aclose()
+    if final is None:
+        click.echo("catui: the run ended without a result", err=True)
+        return EXIT_ERROR
+    if output_format == "text":
+        if final.is_error:
+            click.echo(f"catui: {final.result}", err=True)
+        else:
+            click.echo(final.result)
+    elif output_format == "json":
+        click.echo(json.dumps(result_json(final)))
+    return EXIT_ERROR if final.is_error else 0
+
+
+async def conversation_events(app: Any, prompt: str):  # type: ignore[no-untyped-def]
+    """The main session's events for one prompt, then for each background-agent notification that follows.
+
+    Print mode does not exit while background agents run: after the parent's turn ends it waits for
+    their notifications and gives each to the parent as a new turn, as Claude Code does.
+    """
+    from catui.app import first_prompt_content
+
+    content: Any = first_prompt_content(app, prompt)
+    while True:
+        result: ResultEvent | None = None
+        async for event in app.session.run(content):
+            if isinstance(event, ResultEvent) and event.agent_id is None:
+                result = event
+            yield event
+        waiter = getattr(app.tasks, "next_notification", None)
+        if waiter is None or result is None or app.session.ctx.abort.is_set():
+            return
+        notification = await waiter()
+        if notification is None:
+            return
+        content = notification
+
+
+def result_json(event: ResultEvent) -> dict[str, Any]:
+    """Print mode's json result object, in Claude Code's shape."""
+    return {
+        "type": "result",
+        "subtype": event.subtype,
+        "is_error": event.is_error,
+        "duration_ms": event.duration_ms,
+        "duration_api_ms": event.duration_api_ms,
+        "num_turns": event.num_turns,
+        "result": event.result,
+        "stop_reason": event.stop_reason,
+        "session_id": event.session_id,
+        "total_cost_usd": event.total_cost_usd,
+        "usage": event.usage,
+        "modelUsage": event.model_usage,
+        "permission_denials": event.permission_denials,
+    }
+
+
+def describe_event(event: Event) -> str:
+    return type(event).__name__

@@ -1,0 +1,383 @@
+"""The agent loop: stream a model turn, run its tool calls, repeat until the model is done.
+
+One :class:`Session` is one conversation with one model and one tool set; the
+main agent and every sub-agent each have their own. ``run(prompt)`` is an
+async iterator of :mod:`catui.session.events` and always ends with a
+:class:`ResultEvent`, whatever happened (end of turn, max turns, an abort, an
+unrecoverable provider error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from catui.errors import CatuiError, ProviderError
+from catui.messages import Block, Message, blocks_of, text_of, tool_result_block, tool_uses_of, user_message
+from catui.models.accumulate import MessageAccumulator
+from catui.models.base import ModelProvider, ModelRequest
+from catui.permissions.context import PermissionDecision, PermissionRequest
+from catui.session.events import (
+    AssistantMessageEvent,
+    ErrorEvent,
+    Event,
+    ResultEvent,
+    StreamEventRaw,
+    TextDelta,
+    ThinkingDelta,
+    ToolEndEvent,
+    ToolStartEvent,
+    UsageEvent,
+    UserMessageEvent,
+)
+from catui.session.transcript import TranscriptWriter
+from catui.session.usage import UsageTracker, add_usage, empty_usage
+from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolResult
+
+CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
+"""Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
+
+_DONE = object()
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class SessionConfig:
+    """Everything a session needs. ``usage_tracker`` may be shared with sub-agents (modelUsage totals)."""
+
+    provider: ModelProvider
+    model: str
+    tools: list[Tool]
+    tool_context: ToolContext
+    system_prompt: list[Block] = field(default_factory=list)
+    session_id: str = field(default_factory=new_session_id)
+    max_turns: int | None = None
+    max_tokens: int = 32000
+    temperature: float | None = None
+    thinking: dict[str, Any] | None = None
+    transcript: TranscriptWriter | None = None
+    can_use_tool: CanUseTool | None = None
+    include_partial_messages: bool = False
+    usage_tracker: UsageTracker = field(default_factory=UsageTracker)
+    agent_id: str | None = None
+    parent_tool_use_id: str | None = None
+    pending_messages: Callable[[], list[str]] | None = None
+    before_turn: Callable[[Session], Awaitable[None]] | None = None
+    request_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TurnTotals:
+    num_turns: int = 0
+    tool_uses: int = 0
+    api_ms: int = 0
+
+
+class Session:
+    """One conversation. Not safe to ``run`` twice at the same time."""
+
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        self.ctx = config.tool_context
+        self.messages: list[Message] = []
+        self.usage: dict[str, Any] = empty_usage()
+        self.permission_denials: list[dict[str, Any]] = []
+        self.totals = TurnTotals()
+        self.last_stop_reason: str | None = None
+        self._queue: asyncio.Queue[Any] | None = None
+        self._tools_by_name: dict[str, Tool] = {}
+        self.set_tools(config.tools)
+
+    # -- public API -----------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.config.session_id
+
+    @property
+    def tools(self) -> list[Tool]:
+        return self.config.tools
+
+    def set_tools(self, tools: list[Tool]) -> None:
+        self.config.tools = list(tools)
+        self._tools_by_name = {}
+        for tool in tools:
+            self._tools_by_name[tool.name] = tool
+            for alias in tool.aliases:
+                self._tools_by_name.setdefault(alias, tool)
+
+    def set_model(self, model: str) -> None:
+        self.config.model = model
+
+    def abort(self) -> None:
+        """Stop the current run as soon as possible; the run still ends with a ResultEvent."""
+        self.ctx.abort.set()
+
+    def emit(self, event: Event) -> None:
+        """Push an event (typically a sub-agent's) into the stream of the current run."""
+        if self._queue is not None:
+            self._queue.put_nowait(event)
+
+    async def run(self, prompt: str | list[Block] | Message) -> AsyncIterator[Event]:
+        """Send ``prompt`` and drive the loop; yields events, the last being a ResultEvent."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue = queue
+        self.ctx.emit = self.emit
+        self.ctx.abort.clear()
+        producer = asyncio.create_task(self._drive(prompt))
+        producer.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                yield item
+            producer.result()
+        finally:
+            if not producer.done():
+                self.ctx.abort.set()
+                producer.cancel()
+                with contextlib.suppress(BaseException):
+                    await producer
+            self._queue = None
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def _event_fields(self) -> dict[str, Any]:
+        return {"agent_id": self.config.agent_id, "parent_tool_use_id": self.config.parent_tool_use_id}
+
+    def _append(self, message: Message) -> str:
+        self.messages.append(message)
+        if self.config.transcript is not None:
+            try:
+                return self.config.transcript.append(message)
+            except OSError as exc:
+                self.emit(ErrorEvent(message=f"could not write transcript: {exc}", **self._event_fields()))
+        return str(uuid.uuid4())
+
+    async def _drive(self, prompt: str | list[Block] | Message) -> None:
+        started = time.monotonic()
+        message = prompt if isinstance(prompt, dict) else user_message(prompt)
+        line_uuid = self._append(message)
+        self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
+        subtype, is_error, result_text = "success", False, ""
+        turns_this_run = 0
+        try:
+            while True:
+                if self.ctx.abort.is_set():
+                    raise asyncio.CancelledError
+                if self.config.max_turns is not None and turns_this_run >= self.config.max_turns:
+                    subtype, is_error = "error_max_turns", True
+                    result_text = result_text or f"Reached the maximum number of turns ({self.config.max_turns})."
+                    break
+                if self.config.before_turn is not None:
+                    await self.config.before_turn(self)
+                assistant = await self._model_turn()
+                turns_this_run += 1
+                self.totals.num_turns += 1
+                result_text = text_of(assistant) or result_text
+                tool_uses = tool_uses_of(assistant)
+                if not tool_uses:
+                    break
+                await self._run_tool_round(tool_uses)
+        except asyncio.CancelledError:
+            subtype, is_error = "error_during_execution", True
+            result_text = "Interrupted by the user."
+            self.last_stop_reason = "aborted"
+        except CatuiError as exc:
+            subtype, is_error = "error_during_execution", True
+            result_text = str(exc)
+            self.emit(ErrorEvent(message=str(exc), **self._event_fields()))
+        self.emit(
+            ResultEvent(
+                subtype=subtype,
+                is_error=is_error,
+                result=result_text,
+                session_id=self.session_id,
+                num_turns=self.totals.num_turns,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                duration_api_ms=self.totals.api_ms,
+                usage=dict(self.usage),
+                model_usage=self.config.usage_tracker.model_usage_json(),
+                total_cost_usd=round(self.config.usage_tracker.total_cost_usd, 6),
+                permission_denials=list(self.permission_denials),
+                stop_reason=self.last_stop_reason,
+                **self._event_fields(),
+            )
+        )
+
+    def build_request(self) -> ModelRequest:
+        return ModelRequest(
+            model=self.config.model,
+            messages=self.messages,
+            system=self.config.system_prompt,
+            tools=[tool.to_api() for tool in self.config.tools],
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
+            thinking=self.config.thinking,
+            metadata={"agent_id": self.config.agent_id, **self.config.request_metadata},
+        )
+
+    async def _model_turn(self) -> Message:
+        request = self.build_request()
+        accumulator = MessageAccumulator()
+        api_started = time.monotonic()
+        fields = self._event_fields()
+        stream = self.config.provider.stream(request)
+        try:
+            async for event in stream:
+                if self.ctx.abort.is_set():
+                    raise asyncio.CancelledError
+                accumulator.feed(event)
+                if self.config.include_partial_messages:
+                    self.emit(StreamEventRaw(event=event, **fields))
+                if event.get("type") == "content_block_delta":
+                    delta = event.get("delta", {})
+                    if delta.get("type") == "text_delta":
+                        self.emit(TextDelta(text=delta.get("text", ""), **fields))
+                    elif delta.get("type") == "thinking_delta":
+                        self.emit(ThinkingDelta(text=delta.get("thinking", ""), **fields))
+        finally:
+            closer = getattr(stream, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
+            self.totals.api_ms += int((time.monotonic() - api_started) * 1000)
+        if not accumulator.done and not accumulator.message.get("content"):
+            raise ProviderError("the model stream ended before any message arrived")
+        final = accumulator.message
+        self.last_stop_reason = final.get("stop_reason")
+        usage = final.get("usage") or {}
+        model = final.get("model") or self.config.model
+        add_usage(self.usage, usage)
+        self.config.usage_tracker.add(model, usage)
+        self.emit(UsageEvent(model=model, usage=usage, **fields))
+        assistant: Message = {"role": "assistant", "content": [b for b in final.get("content", []) if b]}
+        line_uuid = self._append(assistant)
+        self.emit(AssistantMessageEvent(message=assistant, model=model, uuid=line_uuid, **fields))
+        return assistant
+
+    async def _run_tool_round(self, tool_uses: list[Block]) -> None:
+        """Run one assistant message's tool calls and append their results as one user message."""
+        results: dict[str, tuple[Block, Any]] = {}
+        batch: list[Block] = []
+
+        async def flush_batch() -> None:
+            if batch:
+                outcomes = await asyncio.gather(*(self._run_one_tool(b) for b in batch))
+                for block, outcome in zip(batch, outcomes, strict=True):
+                    results[block["id"]] = outcome
+                batch.clear()
+
+        for block in tool_uses:
+            tool = self._tools_by_name.get(block.get("name", ""))
+            safe = False
+            if tool is not None:
+                try:
+                    safe = tool.is_concurrency_safe(tool.input_model.model_validate(block.get("input") or {}))
+                except ValidationError:
+                    safe = True  # it will fail validation on its own, harmlessly, in the batch
+            if safe:
+                batch.append(block)
+                continue
+            await flush_batch()
+            results[block["id"]] = await self._run_one_tool(block)
+        await flush_batch()
+
+        content: list[Block] = [results[b["id"]][0] for b in tool_uses]
+        data = {b["id"]: results[b["id"]][1] for b in tool_uses if results[b["id"]][1] is not None}
+        if self.config.pending_messages is not None:
+            for text in self.config.pending_messages():
+                content.append({"type": "text", "text": text})
+        message = user_message(content)
+        line_uuid = self._append(message)
+        self.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **self._event_fields()))
+
+    async def _run_one_tool(self, block: Block) -> tuple[Block, Any]:
+        tool_use_id = block["id"]
+        name = block.get("name", "")
+        raw_input = block.get("input") or {}
+        fields = self._event_fields()
+        self.totals.tool_uses += 1
+        self.emit(ToolStartEvent(tool_use_id=tool_use_id, name=name, input=raw_input, **fields))
+        result = await self._execute_tool(name, raw_input, tool_use_id)
+        if result.data is not None and isinstance(result.data, dict) and "permission_mode" in result.data:
+            mode = result.data["permission_mode"]
+            self.ctx.permissions = self.ctx.permissions.with_mode(mode)
+        self.emit(
+            ToolEndEvent(
+                tool_use_id=tool_use_id, name=name, is_error=result.is_error, content=result.content,
+                data=result.data, **fields,
+            )
+        )
+        return tool_result_block(tool_use_id, result.content, is_error=result.is_error), result.data
+
+    async def _execute_tool(self, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:
+        tool = self._tools_by_name.get(name)
+        if tool is None:
+            return ToolResult(f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>", is_error=True)
+        try:
+            args = tool.input_model.model_validate(raw_input)
+        except ValidationError as exc:
+            return ToolResult(format_validation_error(tool.name, exc), is_error=True)
+        request = tool.permission_request(args, self.ctx)
+        decision = self.ctx.permissions.decide(request)
+        if decision.behavior == "ask":
+            if self.config.can_use_tool is not None:
+                decision = await self.config.can_use_tool(tool, raw_input, request, self.ctx)
+            else:
+                decision = PermissionDecision(
+                    "deny",
+                    decision.reason
+                    or f"{tool.name} needs approval, and nobody can be asked in this mode. "
+                    f"Allow it with --allowedTools '{tool.name}' or a permissions.allow rule in settings.",
+                )
+        if decision.behavior != "allow":
+            self.permission_denials.append({"tool_name": tool.name, "tool_use_id": tool_use_id, "tool_input": raw_input})
+            return ToolResult(decision.reason or f"Permission to use {tool.name} was denied.", is_error=True)
+        CURRENT_TOOL_USE_ID.set(tool_use_id)
+        try:
+            return await tool.call(args, self.ctx)
+        except asyncio.CancelledError:
+            raise
+        except CatuiError as exc:
+            return ToolResult(f"Error: {exc}", is_error=True)
+        except Exception as exc:  # a tool bug must not end the session; the model sees what failed
+            return ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def format_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """The tool_result text for arguments that do not fit the tool's schema."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "input"
+        kind = err.get("type", "")
+        if kind == "missing":
+            lines.append(f"The required parameter `{where}` is missing")
+        elif kind == "extra_forbidden":
+            lines.append(f"An unexpected parameter `{where}` was provided")
+        else:
+            lines.append(f"The parameter `{where}` is invalid: {err.get('msg', '')}")
+    return (
+        f"<tool_use_error>InputValidationError: {tool_name} failed due to the following "
+        f"issue{'s' if len(lines) > 1 else ''}:\n" + "\n".join(lines) + "</tool_use_error>"
+    )
+
+
+def last_assistant_text(messages: list[Message]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            text = "".join(b.get("text", "") for b in blocks_of(message) if b.get("type") == "text")
+            if text:
+                return text
+    return ""

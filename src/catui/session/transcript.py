@@ -1,0 +1,94 @@
+"""Append-only JSONL transcripts, one line per message, flushed as each is written.
+
+The line shape is Claude Code's: ``{parentUuid, isSidechain, agentId?, type,
+message, uuid, timestamp, cwd, sessionId, version, gitBranch}``. A background
+agent's output file is written by the same writer as a second sink.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from catui import __version__
+from catui.messages import Message
+
+
+class TranscriptWriter:
+    """Writes each message to every sink path as one JSON line, fsync-free but flushed per line."""
+
+    def __init__(self, paths: list[Path], *, session_id: str, cwd: Path, agent_id: str | None = None,
+                 git_branch: str | None = None) -> None:
+        self.paths = list(paths)
+        self.session_id = session_id
+        self.cwd = cwd
+        self.agent_id = agent_id
+        self.git_branch = git_branch or ""
+        self.last_uuid: str | None = None
+        for path in self.paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def add_sink(self, path: Path) -> None:
+        """Also write future lines to ``path`` (created now, even if nothing follows)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+        self.paths.append(path)
+
+    def append(self, message: Message, *, extra: dict[str, Any] | None = None) -> str:
+        """Append a message; returns the uuid given to its line."""
+        line_uuid = str(uuid.uuid4())
+        record: dict[str, Any] = {
+            "parentUuid": self.last_uuid,
+            "isSidechain": self.agent_id is not None,
+        }
+        if self.agent_id is not None:
+            record["agentId"] = self.agent_id
+        record.update(
+            {
+                "type": message.get("role", "user"),
+                "message": message,
+                "uuid": line_uuid,
+                "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+                "cwd": str(self.cwd),
+                "sessionId": self.session_id,
+                "version": __version__,
+                "gitBranch": self.git_branch,
+            }
+        )
+        if extra:
+            record.update(extra)
+        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        for path in self.paths:
+            # One write() of a whole line with O_APPEND: a reader never sees half a line from a crash
+            # between lines, and concurrent readers see complete lines.
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        self.last_uuid = line_uuid
+        return line_uuid
+
+
+def read_transcript(path: Path) -> list[Message]:
+    """The messages of a transcript file, skipping a torn last line."""
+    messages: list[Message] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return messages
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        message = record.get("message")
+        if isinstance(message, dict):
+            messages.append(message)
+    return messages
