@@ -31,10 +31,10 @@ def load_subcommand(name: str) -> click.Command:
 class RootCommand(click.Command):
     """The root command; its help also lists the subcommands."""
 
-    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
         with formatter.section("Commands"):
             formatter.write_dl([(name, help_text) for name, (_, _, help_text) in SUBCOMMANDS.items()])
-        super().format_epilog(ctx, formatter)
 
 
 @click.command(cls=RootCommand, context_settings={"help_option_names": ["-h", "--help"]})
