@@ -27,16 +27,26 @@ class PermissionRule:
     """One rule such as ``Bash(git status:*)`` with its behaviour and where it came from.
 
     ``source`` is one of userSettings, projectSettings, localSettings,
-    flagSettings, cliArg, session, sdk.
+    flagSettings, cliArg, session, sdk. ``base`` is the folder that ``/…``
+    path patterns are relative to (the project for project settings; None
+    means the primary working directory). ``origin`` says where the text
+    was written (a settings file path, ``--allowedTools``) for messages.
+    Neither takes part in equality.
     """
 
     tool_name: str
     content: str | None
     behavior: Behavior
     source: str
+    base: Path | None = field(default=None, compare=False)
+    origin: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.tool_name}({self.content})" if self.content is not None else self.tool_name
+
+    def describe_source(self) -> str:
+        """Where the rule came from, for messages: ``projectSettings (/p/.catui/settings.json)``."""
+        return f"{self.source} ({self.origin})" if self.origin else self.source
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,19 @@ class PermissionContext:
 
     def with_working_directories(self, *dirs: Path) -> PermissionContext:
         return replace(self, working_directories=tuple(dirs))
+
+    @property
+    def primary_directory(self) -> Path:
+        """The folder relative path rules are read from: the first working directory, else the process cwd."""
+        return self.working_directories[0] if self.working_directories else Path.cwd()
+
+    def rules_for(self, behavior: Behavior) -> tuple[PermissionRule, ...]:
+        """The rules of one behaviour, in order."""
+        return tuple(r for r in self.rules if r.behavior == behavior)
+
+    def without_rules_from(self, *sources: str) -> PermissionContext:
+        """A copy without the rules of the given sources (e.g. drop ``session`` rules for a fresh child)."""
+        return replace(self, rules=tuple(r for r in self.rules if r.source not in sources))
 
     def decide(self, request: PermissionRequest) -> PermissionDecision:
         """Deny beats ask beats allow; then the mode decides what no rule settled."""

@@ -1,0 +1,322 @@
+"""Whether a tool call may run: rules first (deny beats ask beats allow), then the permission mode.
+
+Modes, for calls that no rule settled:
+
+- ``bypassPermissions``: everything runs.
+- ``plan``: read-only calls run; anything else is denied while plan mode is on
+  (even when an allow rule matches, because plan mode promises no changes).
+- ``acceptEdits``: read-only calls and file edits inside the working
+  directories run; the rest is asked.
+- ``default``: read-only calls inside the working directories run; the rest is asked.
+- ``dontAsk``: like default, but whatever would be asked is denied.
+- ``auto``: everything inside the working directories runs (the handoff
+  classifier reviews sub-agent work separately).
+
+A file call outside the working directories is asked (denied in plan and
+dontAsk mode) unless an allow rule covers it; only bypassPermissions skips
+that check. Every refusal's ``reason`` names the rule (and where it was
+written) or the mode, and says how to allow the call.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from catui.permissions.context import (
+    MODE_PERMISSIVENESS,
+    PermissionContext,
+    PermissionDecision,
+    PermissionMode,
+    PermissionRequest,
+    PermissionRule,
+)
+from catui.permissions.rules import (
+    EDIT_TOOLS,
+    READ_TOOLS,
+    canonical_tool_name,
+    command_parts,
+    first_matching,
+    format_rule,
+    part_allowed_by,
+    request_host,
+    request_path,
+    request_subject,
+    rule_matches,
+    wildcard_matches,
+)
+
+# Tools that only manage the conversation itself; they never need approval (deny rules still apply).
+NO_APPROVAL_TOOLS: frozenset[str] = frozenset(
+    {"TodoWrite", "Agent", "TaskOutput", "TaskStop", "AskUserQuestion", "EnterPlanMode", "SendMessage"}
+)
+
+SETTINGS_HINT = ".catui/settings.json"
+
+
+def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDecision:
+    """Decide one tool call. See the module docstring for the order of checks."""
+    cwd = ctx.primary_directory
+    label = describe_call(request)
+
+    denied = first_matching(ctx.rules, "deny", request, cwd)
+    if denied is not None:
+        return PermissionDecision(
+            "deny",
+            f"Permission to use {label} has been denied by rule '{format_rule(denied)}' from "
+            f"{denied.describe_source()}. {_how_to_remove(denied)}",
+            denied,
+        )
+
+    asked = first_matching(ctx.rules, "ask", request, cwd)
+    if asked is not None:
+        if ctx.mode == "dontAsk":
+            return PermissionDecision(
+                "deny",
+                f"{label} needs approval by rule '{format_rule(asked)}' from {asked.describe_source()}, "
+                f"and dontAsk mode denies every call that would need approval. {_how_to_remove(asked)}",
+                asked,
+            )
+        return PermissionDecision(
+            "ask", f"Rule '{format_rule(asked)}' from {asked.describe_source()} asks before {label} runs.", asked
+        )
+
+    allowed = _allowing_rule(ctx, request, cwd)
+    if allowed is not None:
+        if ctx.mode == "plan" and not request.read_only and canonical_tool_name(request.tool_name) not in (
+            NO_APPROVAL_TOOLS
+        ):
+            return _plan_denial(label)
+        return PermissionDecision("allow", f"Allowed by rule '{format_rule(allowed)}' from {allowed.describe_source()}.",
+                                  allowed)
+
+    return _decide_by_mode(ctx, request, label, cwd)
+
+
+def _allowing_rule(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> PermissionRule | None:
+    rule = first_matching(ctx.rules, "allow", request, cwd)
+    if rule is not None:
+        return rule
+    # A compound command may be covered part by part by different allow rules.
+    if canonical_tool_name(request.tool_name) != "Bash":
+        return None
+    command = request_subject(request)
+    if command is None:
+        return None
+    parts = command_parts(command)
+    if len(parts) < 2:
+        return None
+    bash_rules = [r for r in ctx.rules if r.behavior == "allow" and r.tool_name == "Bash" and r.content is not None]
+    covering: PermissionRule | None = None
+    for part in parts:
+        match = next((r for r in bash_rules if r.content is not None and part_allowed_by(r.content, part)), None)
+        if match is None:
+            return None
+        covering = covering or match
+    return covering
+
+
+def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: str, cwd: Path) -> PermissionDecision:
+    mode = ctx.mode
+    tool = canonical_tool_name(request.tool_name)
+    if tool in NO_APPROVAL_TOOLS or mode == "bypassPermissions":
+        return PermissionDecision("allow", f"Allowed in {mode} mode.")
+
+    path = request_path(request, cwd) if _is_file_call(request) else None
+    if path is not None and ctx.working_directories and not within_directories(path, ctx.working_directories):
+        dirs = ", ".join(str(d) for d in ctx.working_directories)
+        how = (
+            f"To allow it, add '{suggest_rule_text(request, cwd)}' to permissions.allow in {SETTINGS_HINT}, "
+            f"or add the folder with permissions.additionalDirectories or --add-dir."
+        )
+        if mode in ("plan", "dontAsk"):
+            return PermissionDecision(
+                "deny", f"{path} is outside the working directories ({dirs}), and {mode} mode denies it. {how}"
+            )
+        return PermissionDecision("ask", f"{path} is outside the working directories ({dirs}). {how}")
+
+    if mode == "plan":
+        if request.read_only:
+            return PermissionDecision("allow", "Read-only calls run in plan mode.")
+        return _plan_denial(label)
+    if mode == "auto":
+        return PermissionDecision("allow", "Allowed in auto mode.")
+    if request.read_only:
+        return PermissionDecision("allow", f"Read-only calls run in {mode} mode.")
+    if mode == "acceptEdits" and request.is_edit:
+        return PermissionDecision("allow", "File edits inside the working directories run in acceptEdits mode.")
+    rule_text = suggest_rule_text(request, cwd)
+    how = (
+        f"To allow it, add '{rule_text}' to permissions.allow in {SETTINGS_HINT} "
+        f"or pass --allowedTools \"{rule_text}\""
+    )
+    if request.is_edit and mode == "default":
+        how += ", or use --permission-mode acceptEdits"
+    if mode == "dontAsk":
+        return PermissionDecision(
+            "deny", f"{label} was denied because dontAsk mode denies every call that is not pre-approved. {how}."
+        )
+    return PermissionDecision("ask", f"{label} needs approval in {mode} mode. {how}.")
+
+
+def _plan_denial(label: str) -> PermissionDecision:
+    return PermissionDecision(
+        "deny",
+        f"{label} was denied because plan mode is on: only read-only tools run until the plan is approved. "
+        "Present the plan with ExitPlanMode, or leave plan mode (--permission-mode default) to make changes.",
+    )
+
+
+def _how_to_remove(rule: PermissionRule) -> str:
+    list_name = f"permissions.{rule.behavior}"
+    if rule.source == "cliArg":
+        flag = "--disallowedTools" if rule.behavior == "deny" else "--allowedTools"
+        return f"To allow this call, run without '{format_rule(rule)}' in {flag}."
+    if rule.source == "session":
+        return "The rule was added in this session; start a new session to drop it."
+    if rule.source == "sdk":
+        return "Remove the rule from the SDK options to allow this call."
+    where = rule.origin or "the settings file"
+    return f"To allow this call, remove '{format_rule(rule)}' from {list_name} in {where}."
+
+
+def _is_file_call(request: PermissionRequest) -> bool:
+    tool = canonical_tool_name(request.tool_name)
+    return request.file_path is not None or tool in READ_TOOLS or tool in EDIT_TOOLS
+
+
+def within_directories(path: Path, directories: tuple[Path, ...] | list[Path]) -> bool:
+    """Whether ``path`` (and its symlink-resolved form) lies inside one of ``directories``."""
+    forms = {os.path.normpath(path)}
+    try:
+        forms.add(os.path.realpath(path))
+    except OSError:
+        pass
+    roots: list[str] = []
+    for directory in directories:
+        roots.append(os.path.normpath(directory))
+        try:
+            roots.append(os.path.realpath(directory))
+        except OSError:
+            pass
+    return all(any(_is_inside(form, root) for root in roots) for form in forms)
+
+
+def _is_inside(path: str, root: str) -> bool:
+    if path == root:
+        return True
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def describe_call(request: PermissionRequest) -> str:
+    """A short label for messages: ``Bash(npm test)``, ``Edit(/p/a.py)``, ``WebFetch(example.com)``."""
+    tool = request.tool_name
+    canonical = canonical_tool_name(tool)
+    detail: str | None
+    if canonical in READ_TOOLS or canonical in EDIT_TOOLS:
+        path = request.file_path
+        if path is None:
+            value = next(
+                (request.tool_input.get(k) for k in ("file_path", "notebook_path", "path") if request.tool_input.get(k)),
+                None,
+            )
+            detail = str(value) if value else None
+        else:
+            detail = str(path)
+    elif canonical == "WebFetch":
+        detail = request_host(request)
+    else:
+        detail = request_subject(request)
+    if detail is None:
+        return tool
+    if len(detail) > 120:
+        detail = detail[:117] + "..."
+    return f"{tool}({detail})"
+
+
+def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
+    """A rule that would allow calls like this one, for messages and "don't ask again".
+
+    Bash gets a prefix rule on the command's first words (``Bash(npm test:*)``),
+    file tools a rule on the file or folder, WebFetch its domain, MCP tools
+    their full name, Agent its type.
+    """
+    tool = canonical_tool_name(request.tool_name)
+    if tool == "Bash":
+        command = request_subject(request) or ""
+        parts = command_parts(command)
+        if len(parts) != 1:
+            return "Bash"
+        try:
+            words = shlex.split(parts[0])
+        except ValueError:
+            words = parts[0].split()
+        if not words:
+            return "Bash"
+        prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") and "/" not in words[1] else words[:1]
+        return f"Bash({' '.join(prefix)}:*)"
+    if tool in READ_TOOLS or tool in EDIT_TOOLS:
+        path = request_path(request, cwd)
+        family = "Edit" if tool in EDIT_TOOLS else "Read"
+        if path is None:
+            return family
+        if tool in ("Glob", "Grep", "LS"):
+            return f"{family}({_path_pattern(path, cwd)}/**)"
+        return f"{family}({_path_pattern(path, cwd)})"
+    if tool == "WebFetch":
+        host = request_host(request)
+        return f"WebFetch(domain:{host})" if host else "WebFetch"
+    if tool == "Agent":
+        subject = request_subject(request)
+        return f"Agent({subject})" if subject else "Agent"
+    return request.tool_name
+
+
+def _path_pattern(path: Path, cwd: Path) -> str:
+    try:
+        rel = path.relative_to(cwd)
+    except ValueError:
+        return "/" + path.as_posix()  # '//abs/path'
+    text = rel.as_posix()
+    return "." if text in ("", ".") else text
+
+
+def cap_mode(parent_mode: PermissionMode, requested_mode: PermissionMode | None) -> PermissionMode:
+    """A child's mode: the requested one unless it is more permissive than the parent's, else the parent's."""
+    if requested_mode is None:
+        return parent_mode
+    if MODE_PERMISSIVENESS.index(requested_mode) > MODE_PERMISSIVENESS.index(parent_mode):
+        return parent_mode
+    return requested_mode
+
+
+def is_agent_type_denied(ctx: PermissionContext, agent_type: str) -> PermissionRule | None:
+    """The ``Agent(<type>)`` deny rule that forbids ``agent_type``, if any."""
+    for rule in ctx.rules:
+        if (
+            rule.behavior == "deny"
+            and rule.tool_name == "Agent"
+            and rule.content is not None
+            and wildcard_matches(rule.content, agent_type)
+        ):
+            return rule
+    return None
+
+
+def agent_type_denied_message(agent_type: str, rule: PermissionRule) -> str:
+    """The tool_result text when an agent type is denied (wording observed from Claude Code)."""
+    return f"Agent type '{agent_type}' has been denied by permission rule '{format_rule(rule)}' from {rule.source}."
+
+
+__all__ = [
+    "NO_APPROVAL_TOOLS",
+    "agent_type_denied_message",
+    "cap_mode",
+    "decide",
+    "describe_call",
+    "is_agent_type_denied",
+    "rule_matches",
+    "suggest_rule_text",
+    "within_directories",
+]
