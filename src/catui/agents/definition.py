@@ -10,13 +10,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from catui.errors import ConfigurationError
 
 AgentSource = Literal["built-in", "plugin", "flagSettings", "userSettings", "projectSettings", "sdk"]
 PermissionModeName = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
+
+PERMISSION_MODES: tuple[str, ...] = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
+MEMORY_SCOPES: tuple[str, ...] = ("user", "project", "local")
+EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high")
+# The colours Claude Code's UI knows; other values are dropped by the loaders.
+AGENT_COLORS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
+MAX_AGENT_NAME_LENGTH = 200
+
+
+def agent_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be an agent type, or None when it can.
+
+    Claude Code accepts any non-empty string (``Startup CTO`` and ``powershell-5.1-expert`` are
+    real, working names), so catui only rejects what would break the Agent tool's description
+    or the ``subagent_type`` round trip: control characters and absurd lengths.
+    """
+    if not isinstance(name, str):
+        return f"must be a string, not {type(name).__name__}"
+    if not name.strip():
+        return "must not be empty"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return "must be one line without control characters (tabs, newlines)"
+    if len(name) > MAX_AGENT_NAME_LENGTH:
+        return f"is {len(name)} characters long; the limit is {MAX_AGENT_NAME_LENGTH}"
+    return None
+
+
+def normalize_model(value: object) -> str | None:
+    """Claude Code's rule: a non-empty string, trimmed; ``inherit`` in any case → ``inherit``; else None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    trimmed = value.strip()
+    return "inherit" if trimmed.lower() == "inherit" else trimmed
 
 
 class SystemPromptContext(BaseModel):
@@ -72,6 +105,9 @@ class AgentDefinition(BaseModel):
     filename: str | None = None
     cwd: str | None = None
     plugin_name: str | None = None
+    # Other names the registry resolves to this agent (``claude-code-guide`` for ``catui-guide``).
+    aliases: tuple[str, ...] = ()
+    # Frontmatter keys catui does not use; kept so ``catui agents show`` can display them.
     extra_fields: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
@@ -79,10 +115,33 @@ class AgentDefinition(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             name = data.get("agent_type") or data.get("agentType") or "<unnamed>"
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'definition'}: {err['msg']}" for err in exc.errors()
-            )
+            problems = "; ".join(_describe_errors(exc.errors()))
             raise ConfigurationError(f"invalid agent definition '{name}': {problems}") from None
+
+    @field_validator("agent_type")
+    @classmethod
+    def _check_agent_type(cls, value: str) -> str:
+        # Empty is allowed: SDK callers give the name as the key of their ``agents`` mapping.
+        if value:
+            problem = agent_name_problem(value)
+            if problem:
+                raise ValueError(f"the agent name {problem}")
+        return value
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _normalize_model(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return normalize_model(value)
+        return value
+
+    @model_validator(mode="after")
+    def _check_tool_names(self) -> AgentDefinition:
+        for field_name in ("tools", "disallowed_tools"):
+            names = getattr(self, field_name)
+            if names and any(not n.strip() for n in names):
+                raise ValueError(f"{field_name}: tool names must not be empty")
+        return self
 
     @field_validator("tools", "disallowed_tools", mode="before")
     @classmethod
@@ -95,11 +154,23 @@ class AgentDefinition(BaseModel):
 
     @property
     def is_built_in(self) -> bool:
+        """True for the agents catui ships (general-purpose, Explore, Plan, …)."""
         return self.source == "built-in"
 
     @property
     def allows_all_tools(self) -> bool:
+        """True when the agent may use every tool its parent has (``tools`` absent or containing ``*``)."""
         return self.tools is None or "*" in self.tools
+
+    @property
+    def model_display(self) -> str:
+        """The model as ``catui agents`` shows it: the alias or id, or ``inherit``."""
+        return self.model or "inherit"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The agent type followed by its aliases."""
+        return (self.agent_type, *self.aliases)
 
     def get_when_to_use(self) -> str:
         """The when-to-use text (computed for agents whose when_to_use is a function, like Explore)."""
@@ -113,3 +184,20 @@ class AgentDefinition(BaseModel):
         if self.system_prompt_builder is not None:
             return self.system_prompt_builder(context or SystemPromptContext())
         return self.prompt
+
+
+def _describe_errors(errors: list[Any]) -> list[str]:
+    """Pydantic errors as ``field: message`` lines, one per field (a union's alternatives joined by 'or')."""
+    by_field: dict[str, list[str]] = {}
+    for err in errors:
+        loc = tuple(str(p) for p in err.get("loc", ()))
+        field = loc[0] if loc else "definition"
+        if err.get("type") == "extra_forbidden":
+            by_field.setdefault(field, []).append("unknown field (check the spelling)")
+            continue
+        message = str(err.get("msg", "invalid value"))
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        if message not in by_field.setdefault(field, []):
+            by_field[field].append(message)
+    return [f"{field}: {' or '.join(messages)}" for field, messages in by_field.items()]

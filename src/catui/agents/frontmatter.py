@@ -1,0 +1,138 @@
+"""Finding and parsing the YAML frontmatter of an agent file exactly as Claude Code does.
+
+Claude Code's rules (from its frontmatter parser):
+
+1. The block is found only by ``^---\\s*\\n([\\s\\S]*?)---\\s*\\n?`` on the raw text:
+   it starts at the first character, tolerates CRLF, and ends at the first
+   ``---`` anywhere, even mid-line. (JavaScript's ``\\s`` is reproduced below.)
+2. Single-line ``key: value`` lines whose value contains `` #`` are
+   double-quoted before parsing, so ``Fix issue #12`` is not cut at a comment.
+3. If the YAML does not parse, every single-line unquoted ``key: value`` whose
+   value contains one of ``{}[]*&#!|>%@``` or ``": "`` is double-quoted and
+   parsing is retried. If that fails too, the frontmatter is ``{}``. A result
+   that is not a mapping is also ``{}``.
+
+catui differs deliberately in one place: a UTF-8 byte-order mark is removed
+before the search (Claude Code silently ignores such a file, reported upstream
+as a bug), because editors on Windows add it invisibly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+
+from catui.agents.yaml12 import load_yaml12
+
+# JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), which differs from Python's.
+_JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+FRONTMATTER_RE = re.compile(rf"\A---{_JS_SPACE}*\n([\s\S]*?)---{_JS_SPACE}*\n?")
+
+# JavaScript's '.' excludes these line terminators; '$' without the m flag is the end of the line here.
+_SIMPLE_LINE_RE = re.compile(r"\A([a-zA-Z_-]+):" + _JS_SPACE + r"+([^\n\r\u2028\u2029]+)\Z")
+_YAML_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+
+FrontmatterStatus = Literal["ok", "ok_hash_prequoted", "ok_after_quote_retry", "yaml_error", "no_frontmatter"]
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class ParsedMarkdown:
+    """The result of splitting a Markdown file into frontmatter and body."""
+
+    frontmatter: dict[str, Any]
+    body: str
+    status: FrontmatterStatus
+    # The YAML error (first attempt's message with its file line) when status is yaml_error.
+    error: str | None = None
+    # True when the YAML parsed but was not a mapping (a list, a bare string …).
+    not_a_mapping: bool = False
+
+
+def _is_quoted(value: str) -> bool:
+    return len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
+
+
+def _double_quote(key: str, value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{key}: "{escaped}"'
+
+
+def prequote_hash_values(text: str) -> str:
+    """Quote single-line values containing `` #`` so YAML does not read the rest as a comment.
+
+    Flow collections (``[a, b]  # note``) are left alone: quoting would turn a list into a string.
+    """
+    if " #" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        match = _SIMPLE_LINE_RE.match(line)
+        if not match:
+            continue
+        key, value = match.group(1), match.group(2)
+        if " #" in value and not _is_quoted(value) and value[0] not in "[{":
+            lines[i] = _double_quote(key, value)
+    return "\n".join(lines)
+
+
+def quote_problematic_values(text: str) -> str:
+    """Claude Code's retry: double-quote single-line values that contain YAML special characters."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        match = _SIMPLE_LINE_RE.match(line)
+        if not match:
+            continue
+        key, value = match.group(1), match.group(2)
+        if _is_quoted(value):
+            continue
+        if _YAML_SPECIAL_RE.search(value):
+            lines[i] = _double_quote(key, value)
+    return "\n".join(lines)
+
+
+def describe_yaml_error(exc: yaml.YAMLError, first_line: int) -> str:
+    """``line N: <problem>`` with the line counted in the whole file (the opening ``---`` is line 1)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"line {mark.line + first_line}, column {mark.column + 1}: {problem}"
+    return str(problem)
+
+
+def _parse_yaml(text: str) -> Any:
+    return load_yaml12(text)
+
+
+def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
+    """Split ``text`` into frontmatter (a dict, possibly empty) and body, following Claude Code's rules."""
+    if strip_bom and text.startswith(BOM):
+        text = text[1:]
+    match = FRONTMATTER_RE.match(text)
+    if match is None:
+        return ParsedMarkdown({}, text, "no_frontmatter")
+    raw = match.group(1) or ""
+    body = text[match.end() :]
+    prequoted = prequote_hash_values(raw)
+    status: FrontmatterStatus = "ok" if prequoted == raw else "ok_hash_prequoted"
+    try:
+        data = _parse_yaml(prequoted)
+    except yaml.YAMLError as first_error:
+        # The frontmatter's first line is line 2 of the file.
+        message = describe_yaml_error(first_error, first_line=2)
+        try:
+            data = _parse_yaml(quote_problematic_values(prequoted))
+        except yaml.YAMLError:
+            return ParsedMarkdown({}, body, "yaml_error", error=message)
+        status = "ok_after_quote_retry"
+    except RecursionError:
+        return ParsedMarkdown({}, body, "yaml_error", error="the YAML is nested too deeply")
+    if data is None:
+        return ParsedMarkdown({}, body, status)
+    if not isinstance(data, dict):
+        return ParsedMarkdown({}, body, status, not_a_mapping=True)
+    return ParsedMarkdown(data, body, status)

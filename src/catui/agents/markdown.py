@@ -1,0 +1,173 @@
+"""Agent definitions from Markdown files (``.catui/agents/*.md``, ``.claude/agents/*.md``).
+
+``load_markdown_agent`` applies Claude Code's standalone loader rules: the
+frontmatter ``name`` is the agent type, ``description`` is required, the
+trimmed body is the system prompt. Where Claude Code drops a file silently
+(broken YAML, no description), catui returns the reason so it can be shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catui.agents.definition import AgentDefinition, AgentSource, agent_name_problem
+from catui.agents.fields import coerce_fields, extra_fields
+from catui.agents.frontmatter import BOM, ParsedMarkdown, parse_markdown
+from catui.agents.problems import AgentWarning
+from catui.errors import ConfigurationError
+
+MAX_AGENT_FILE_BYTES = 1024 * 1024
+
+
+class AgentFileError(Exception):
+    """A definition file could not be read; the message says why and what to do."""
+
+
+@dataclass
+class MarkdownLoadResult:
+    """The outcome for one file: a definition, or an error, or neither (not an agent file)."""
+
+    definition: AgentDefinition | None = None
+    error: str | None = None
+    warnings: list[AgentWarning] = field(default_factory=list)
+    # True for Markdown that is not an agent at all (no frontmatter): a README next to the agents.
+    not_an_agent: bool = False
+
+
+def read_agent_file(path: Path, *, size_hint: int | None = None) -> str:
+    """The file's text (UTF-8, BOM kept for the parser to handle). Raises AgentFileError."""
+    try:
+        size = size_hint if size_hint is not None else os.stat(path).st_size
+        if size > MAX_AGENT_FILE_BYTES:
+            raise AgentFileError(
+                f"file is {size:,} bytes; agent definitions are limited to {MAX_AGENT_FILE_BYTES:,} bytes"
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_AGENT_FILE_BYTES + 1)
+    except IsADirectoryError:
+        raise AgentFileError("is a directory, not a Markdown file") from None
+    except FileNotFoundError:
+        raise AgentFileError("file not found (a broken symbolic link?)") from None
+    except PermissionError:
+        raise AgentFileError("permission denied; make the file readable") from None
+    except OSError as exc:
+        raise AgentFileError(f"cannot read the file: {exc.strerror or exc}") from None
+    if len(data) > MAX_AGENT_FILE_BYTES:
+        raise AgentFileError(f"file is larger than {MAX_AGENT_FILE_BYTES:,} bytes, the limit for agent definitions")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentFileError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"
+        ) from None
+
+
+def _yaml_failure(parsed: ParsedMarkdown) -> str:
+    return (
+        f"the frontmatter is not valid YAML ({parsed.error}); quote values that contain ': ' or '#', "
+        "e.g. description: \"...\""
+    )
+
+
+def load_markdown_agent(
+    text: str,
+    *,
+    path: str,
+    source: AgentSource,
+    base_dir: str = "",
+) -> MarkdownLoadResult:
+    """One standalone agent file (Claude Code's ``parseAgentFromMarkdown``)."""
+    result = MarkdownLoadResult()
+
+    def warn(message: str) -> None:
+        result.warnings.append(AgentWarning(path, message))
+
+    if not text.strip(BOM + " \t\r\n"):
+        result.error = "the file is empty; an agent file starts with a '---' frontmatter block (name, description)"
+        return result
+    parsed = parse_markdown(text)
+    if parsed.status == "no_frontmatter":
+        result.not_an_agent = True
+        result.warnings.append(
+            AgentWarning(path, "not an agent definition (no '---' frontmatter block at the top); ignored")
+        )
+        return result
+    if text.startswith(BOM):
+        warn("starts with a UTF-8 byte-order mark; catui ignores it (Claude Code would skip this file)")
+    if parsed.status == "yaml_error":
+        result.error = _yaml_failure(parsed)
+        return result
+    data = parsed.frontmatter
+    if parsed.not_a_mapping:
+        result.error = "the frontmatter is not a YAML mapping of 'key: value' lines"
+        return result
+    if parsed.status == "ok_after_quote_retry":
+        warn("the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'")
+
+    name = data.get("name")
+    if "name" not in data or name is None or name == "":
+        result.error = "missing required field 'name' in the frontmatter (the agent type, e.g. name: code-reviewer)"
+        return result
+    problem = agent_name_problem(name)
+    if problem:
+        result.error = f"field 'name' {problem}"
+        return result
+    description = data.get("description")
+    if not isinstance(description, str) or not description:
+        what = "missing" if description is None else "must be a non-empty string for"
+        result.error = (
+            f"field 'description' is {what} agent '{name}'; it tells the model when to use the agent"
+            if what == "missing"
+            else f"field 'description' {what} agent '{name}'"
+        )
+        return result
+
+    result.definition = build_definition(
+        data,
+        agent_type=str(name),
+        description=description.replace("\\n", "\n"),
+        prompt=parsed.body.strip().replace("\r\n", "\n"),
+        source=source,
+        base_dir=base_dir,
+        filename=Path(path).stem,
+        warn=warn,
+        on_error=lambda message: setattr(result, "error", message),
+    )
+    return result
+
+
+def build_definition(
+    data: dict[str, Any],
+    *,
+    agent_type: str,
+    description: str,
+    prompt: str,
+    source: AgentSource,
+    base_dir: str,
+    filename: str | None,
+    warn: Callable[[str], None],
+    on_error: Callable[[str], None],
+    plugin_name: str | None = None,
+) -> AgentDefinition | None:
+    """An AgentDefinition from frontmatter-like ``data``; a field error goes to ``on_error``."""
+    kwargs = coerce_fields(data, warn, plugin=source == "plugin")
+    extras = extra_fields(data, warn)
+    try:
+        return AgentDefinition(
+            agent_type=agent_type,
+            description=description,
+            prompt=prompt,
+            source=source,
+            base_dir=base_dir,
+            filename=filename,
+            plugin_name=plugin_name,
+            extra_fields=extras,
+            **kwargs,
+        )
+    except ConfigurationError as exc:
+        on_error(str(exc))
+        return None
