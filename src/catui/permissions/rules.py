@@ -95,6 +95,8 @@ def parse_rule(
         content = _unescape(inner).strip()
     if not tool_name:
         raise RuleSyntaxError(f"'{stripped}' has no tool name before '('; write e.g. 'Bash(npm test:*)'")
+    if tool_name.startswith("mcp__"):
+        _check_mcp_name(tool_name)
     if not _TOOL_NAME_RE.match(tool_name) or (tool_name.endswith("*") and not tool_name.startswith("mcp__")):
         raise RuleSyntaxError(
             f"'{tool_name}' is not a tool name (letters, digits, '_', '-' and '.' only); "
@@ -102,7 +104,6 @@ def parse_rule(
         )
     tool_name = canonical_tool_name(tool_name)
     if tool_name.startswith("mcp__"):
-        _check_mcp_name(tool_name)
         if content is not None and content not in ("", "*"):
             raise RuleSyntaxError(f"'{stripped}': MCP rules take no content; write '{tool_name}' or 'mcp__server__*'")
         content = None
