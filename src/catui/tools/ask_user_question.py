@@ -1,0 +1,84 @@
+"""AskUserQuestion: put multiple-choice questions to the user (interactive sessions only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+DESCRIPTION = """\
+Ask the user one to four multiple-choice questions while you work, and get their answers.
+
+Use it to settle ambiguous instructions, to learn preferences, or to let the user choose between \
+approaches you have identified. Do not use it for permission to proceed (the permission system asks for \
+that) or for questions you can answer by reading the code.
+
+- Each question has a short header (a chip label of at most 12 characters), two to four options (a concise \
+label and a description of what choosing it means), and multiSelect when several options may be chosen.
+- The user can always answer in their own words instead of picking an option; do not add an "Other" option.
+- Put your recommended option first and add "(Recommended)" to its label."""
+
+
+class QuestionOption(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(description="The option's text as shown to the user (1-5 words).")
+    description: str = Field(description="What choosing this option means or implies.")
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The full question, ending with a question mark.")
+    header: str = Field(description="A very short label for the question (at most 12 characters).")
+    options: list[QuestionOption] = Field(min_length=2, max_length=4, description="The choices (2-4).")
+    multiSelect: bool = Field(default=False, description="Allow choosing more than one option.")
+
+
+class AskUserQuestionInput(ToolInput):
+    questions: list[Question] = Field(min_length=1, max_length=4, description="The questions to ask (1-4).")
+
+
+def ask_user_question_enabled(*, interactive: bool) -> bool:
+    """AskUserQuestion is offered only when a person can answer (never in print mode)."""
+    return interactive
+
+
+class AskUserQuestionTool(Tool):
+    name = "AskUserQuestion"
+    input_model = AskUserQuestionInput
+    read_only = True
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    def is_enabled(self) -> bool:
+        return self.enabled
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, AskUserQuestionInput)
+        if ctx.ask_user is None or not ctx.interactive:
+            return ToolResult(
+                "There is no user to ask in this session (it is not interactive). Make a reasonable choice, "
+                "say which one you made, and continue.",
+                is_error=True,
+            )
+        questions = [q.model_dump() for q in args.questions]
+        answers = await ctx.ask_user(questions)
+        if not answers:
+            return ToolResult(
+                "The user dismissed the questions without answering.",
+                is_error=True,
+                data={"questions": questions, "answers": {}},
+            )
+        listed = ", ".join(f'"{q}"="{a}"' for q, a in answers.items())
+        return ToolResult(
+            f"The user answered: {listed}. Continue with these answers in mind.",
+            data={"questions": questions, "answers": dict(answers)},
+        )

@@ -1,0 +1,258 @@
+"""Bash: run a shell command in the agent's current directory, in its own process group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from catui.permissions.context import PermissionRequest
+from catui.tasks.registry import Task, new_task_id
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+KILL_GRACE_S = 1.0
+
+DESCRIPTION = """\
+Run a command with bash and return its output (stdout and stderr together).
+
+- The working directory persists between calls: a `cd` carries over to the next command. If a command \
+leaves the project's working directories, the next command starts again from the project root. Prefer \
+absolute paths over `cd`.
+- Quote paths that contain spaces: `cd "/path/with spaces"`.
+- timeout is in milliseconds: 120000 (2 minutes) by default, at most 600000 (10 minutes). The command and \
+everything it started are killed when it runs out.
+- Output longer than 30000 characters is cut in the middle, with a note.
+- A non-zero exit status is reported as an error with its exit code.
+- run_in_background starts the command and returns at once with a task id and the file its output goes \
+to; read it with TaskOutput (or Read on the file), stop it with TaskStop. Use it for servers and long \
+builds; do not append `&` yourself.
+- Prefer the dedicated tools over shell equivalents: Glob instead of find, Grep instead of grep or rg, Read \
+instead of cat/head/tail, Edit instead of sed/awk, Write instead of echo redirection.
+- Chain dependent commands with `&&`; issue independent commands as separate calls in one message.
+- There is no terminal: interactive programs (editors, `git rebase -i`, pagers) will hang until the timeout."""
+
+
+class BashInput(ToolInput):
+    command: str = Field(description="The command to run.")
+    timeout: int | None = Field(
+        default=None, ge=0, description="Timeout in milliseconds (default 120000, max 600000)."
+    )
+    description: str | None = Field(
+        default=None,
+        description="A short description of what the command does, in active voice (5-10 words), "
+        'e.g. "List files in current directory" or "Install package dependencies".',
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description="Run the command in the background and return a task id at once; read its output "
+        "later with TaskOutput.",
+    )
+
+
+class BashTool(Tool):
+    name = "Bash"
+    input_model = BashInput
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        return PermissionRequest(
+            tool_name=self.name,
+            tool_input=args.model_dump(by_alias=True, exclude_none=True),
+            read_only=False,
+            subject=args.command,
+        )
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, BashInput)
+        notes: list[str] = []
+        if not ctx.cwd.is_dir():
+            notes.append(
+                f"The working directory {ctx.cwd} no longer exists; the command ran in {ctx.project_root}."
+            )
+            ctx.cwd = ctx.project_root
+        if args.run_in_background:
+            return await self._start_background(args, ctx)
+        timeout_ms = min(args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        return await self._run(args.command, timeout_ms, ctx, notes)
+
+    async def _run(self, command: str, timeout_ms: int, ctx: ToolContext, notes: list[str]) -> ToolResult:
+        with tempfile.TemporaryDirectory(prefix="catui-bash-") as scratch:
+            cwd_file = Path(scratch) / "cwd"
+            out_file = Path(scratch) / "out"
+            # The trailer records the final directory and keeps the command's exit status; a command that
+            # calls `exit` skips it, and the directory then stays as it was.
+            script = (
+                f"{command}\n__catui_status=$?\n"
+                f"pwd -P > {shlex.quote(str(cwd_file))} 2>/dev/null\nexit $__catui_status\n"
+            )
+            with out_file.open("wb") as out:
+                proc = await asyncio.create_subprocess_exec(
+                    "bash",
+                    "-c",
+                    script,
+                    cwd=str(ctx.cwd),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                    env=_child_env(),
+                )
+            interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            output = out_file.read_bytes().decode("utf-8", "replace")
+            new_cwd = (
+                cwd_file.read_text(encoding="utf-8", errors="replace").strip() if cwd_file.exists() else ""
+            )
+
+        exit_code = proc.returncode
+        if new_cwd and not interrupted:
+            note = _move_cwd(ctx, Path(new_cwd))
+            if note:
+                notes.append(note)
+        body = _truncate(output.rstrip("\n"))
+        data: dict[str, Any] = {
+            "exit_code": exit_code,
+            "interrupted": interrupted is not None,
+            "cwd": str(ctx.cwd),
+        }
+        if interrupted == "timeout":
+            parts = [body, f"Command timed out after {timeout_ms} ms and was killed."]
+            return ToolResult(_join(parts, notes), is_error=True, data=data)
+        if interrupted == "abort":
+            return ToolResult(
+                _join([body, "Command was interrupted and killed."], notes), is_error=True, data=data
+            )
+        if exit_code != 0:
+            return ToolResult(_join([body, f"Exit code {exit_code}"], notes), is_error=True, data=data)
+        return ToolResult(_join([body or "(no output)"], notes), data=data)
+
+    async def _start_background(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        registry = ctx.services.get("tasks")
+        if registry is None:
+            return ToolResult(
+                "Background commands are not available here (no task registry). Run the command without "
+                "run_in_background.",
+                is_error=True,
+            )
+        task_id = new_task_id("local_bash")
+        output_file: Path = registry.output_path(task_id)
+        with output_file.open("wb") as out:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                args.command,
+                cwd=str(ctx.cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env=_child_env(),
+            )
+        task = Task(
+            id=task_id,
+            type="local_bash",
+            description=args.description or args.command,
+            output_file=output_file,
+            metadata={"command": args.command, "pid": proc.pid, "cwd": str(ctx.cwd)},
+        )
+
+        async def watch() -> None:
+            code = await proc.wait()
+            task.finish("completed" if code == 0 else "failed", f"Exit code {code}", exit_code=code)
+
+        async def stop() -> None:
+            await _kill_group(proc)
+            task.finish("killed", "Killed by request.", exit_code=proc.returncode)
+
+        task.runner = asyncio.create_task(watch())
+        task.stop_callback = stop
+        registry.add(task)
+        return ToolResult(
+            f"Command running in the background with ID: {task_id}. Its output is being written to "
+            f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.",
+            data={"background_task_id": task_id, "output_file": str(output_file)},
+        )
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # No pager or editor can work without a terminal; make git and friends print and return.
+    env.setdefault("GIT_PAGER", "cat")
+    env.setdefault("PAGER", "cat")
+    env.setdefault("GIT_EDITOR", "true")
+    return env
+
+
+async def _wait(proc: asyncio.subprocess.Process, timeout_s: float, abort: asyncio.Event) -> str | None:
+    """Wait for the command; kill its process group on timeout or abort. Returns why it was stopped."""
+    waiter = asyncio.ensure_future(proc.wait())
+    aborter = asyncio.ensure_future(abort.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {waiter, aborter}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
+    except BaseException:
+        await _kill_group(proc)
+        raise
+    finally:
+        aborter.cancel()
+    if waiter in done:
+        return None
+    await _kill_group(proc)
+    return "abort" if aborter in done else "timeout"
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the command's process group, then SIGKILL whatever is left after a short grace."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+    except TimeoutError:
+        pass
+    # Children that ignore SIGTERM, or outlive the shell, still belong to the group.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        await proc.wait()
+
+
+def _move_cwd(ctx: ToolContext, new_cwd: Path) -> str | None:
+    """Follow a ``cd`` when it stays inside the allowed folders; otherwise go back to the project root."""
+    allowed = ctx.permissions.working_directories or (ctx.project_root,)
+    real = Path(os.path.realpath(new_cwd))
+    for root in allowed:
+        if real.is_relative_to(Path(os.path.realpath(root))):
+            ctx.cwd = real
+            return None
+    ctx.cwd = ctx.project_root
+    return (
+        f"Shell cwd was reset to {ctx.project_root}: the command moved to {real}, outside the allowed "
+        "working directories."
+    )
+
+
+def _truncate(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    half = MAX_OUTPUT_CHARS // 2
+    omitted = len(text) - 2 * half
+    return (
+        f"{text[:half]}\n\n... [{omitted} characters cut from the middle of the output] ...\n\n{text[-half:]}"
+    )
+
+
+def _join(parts: list[str], notes: list[str]) -> str:
+    return "\n".join(p for p in [*parts, *notes] if p)

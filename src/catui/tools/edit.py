@@ -1,0 +1,158 @@
+"""Edit: replace an exact string in a file, keeping its line endings and encoding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from catui.permissions.context import PermissionRequest
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.files import (
+    UTF8,
+    absolute_path_error,
+    file_permission_request,
+    freshness_error,
+    line_ending_of,
+    missing_file_error,
+    number_lines,
+    read_text,
+    record_read,
+    resolve_path,
+)
+
+SNIPPET_CONTEXT_LINES = 4
+
+DESCRIPTION = """\
+Replace an exact string in a file.
+
+- Read the file with the Read tool first; the edit is refused for a file you have not read or that changed \
+on disk since you read it.
+- old_string must match the file exactly, including indentation. Copy it from the Read output without the \
+line-number prefix (everything after the tab).
+- old_string must occur exactly once, or the edit is refused and the number of matches is reported: add \
+surrounding lines to make it unique, or set replace_all to change every occurrence (handy for renames).
+- new_string must differ from old_string.
+- Line endings (LF or CRLF) and the file's encoding are kept as they were.
+- An empty old_string creates a new file with new_string as its content."""
+
+
+class EditInput(ToolInput):
+    file_path: str = Field(description="The absolute path of the file to change.")
+    old_string: str = Field(description="The exact text to replace.")
+    new_string: str = Field(description="The text to put in its place (must differ from old_string).")
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence of old_string (default false)."
+    )
+
+
+class EditTool(Tool):
+    name = "Edit"
+    input_model = EditInput
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        return file_permission_request(self.name, args, args.file_path, ctx, is_edit=True, read_only=False)
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, EditInput)
+        error = absolute_path_error(args.file_path, ctx)
+        if error:
+            return ToolResult(error, is_error=True)
+        if args.old_string == args.new_string:
+            return ToolResult(
+                "old_string and new_string are identical, so there is nothing to change.", is_error=True
+            )
+        path = resolve_path(args.file_path, ctx)
+        if path.is_dir():
+            return ToolResult(f"{path} is a directory; Edit changes files.", is_error=True)
+        if not path.exists():
+            if args.old_string == "":
+                return self._create(path, args.new_string, ctx)
+            return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
+        error = freshness_error(path, ctx, verb="edit")
+        if error:
+            return ToolResult(error, is_error=True)
+        try:
+            original, encoding = read_text(path)
+        except OSError as exc:
+            return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
+
+        eol = line_ending_of(original)
+        # Match on LF-normalised text so that a model's "\n" strings work on CRLF files too.
+        text = original.replace("\r\n", "\n") if eol == "\r\n" else original
+        old = args.old_string.replace("\r\n", "\n") if eol == "\r\n" else args.old_string
+        new = args.new_string.replace("\r\n", "\n") if eol == "\r\n" else args.new_string
+
+        if old == "":
+            if text.strip():
+                return ToolResult(
+                    f"old_string is empty, which only creates files or fills empty ones, but {path} has content. "
+                    "Give the exact text to replace.",
+                    is_error=True,
+                )
+            updated = new
+        else:
+            matches = text.count(old)
+            if matches == 0:
+                return ToolResult(
+                    f"old_string was not found in {path}. It must match the file exactly, including "
+                    "whitespace and indentation; Read the file again and copy the text from it.",
+                    is_error=True,
+                )
+            if matches > 1 and not args.replace_all:
+                return ToolResult(
+                    f"old_string occurs {matches} times in {path}. Add surrounding lines to old_string so that "
+                    "it matches exactly once, or set replace_all to true to replace all of them.",
+                    is_error=True,
+                )
+            updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
+        first_change = text.find(old) if old else 0
+
+        final = updated.replace("\n", "\r\n") if eol == "\r\n" else updated
+        try:
+            path.write_bytes(encoding.encode(final))
+        except OSError as exc:
+            return ToolResult(f"Cannot write {path}: {exc.strerror or exc}.", is_error=True)
+        except UnicodeEncodeError as exc:
+            return ToolResult(
+                f"new_string cannot be stored in {path}'s encoding ({encoding.codec}): {exc.reason}.",
+                is_error=True,
+            )
+        record_read(path, ctx)
+        snippet = _snippet(updated, first_change, new)
+        replaced = text.count(old) if (args.replace_all and old) else 1
+        data = {
+            "file_path": str(path),
+            "replacements": replaced,
+            "encoding": encoding.codec,
+            "line_ending": eol,
+        }
+        return ToolResult(
+            f"The file {path} has been updated. A snippet of the result (`cat -n` style):\n{snippet}",
+            data=data,
+        )
+
+    def _create(self, path: Any, content: str, ctx: ToolContext) -> ToolResult:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(UTF8.encode(content))
+        except OSError as exc:
+            return ToolResult(f"Cannot create {path}: {exc.strerror or exc}.", is_error=True)
+        record_read(path, ctx)
+        return ToolResult(
+            f"File created successfully at: {path}", data={"file_path": str(path), "type": "create"}
+        )
+
+
+def _snippet(text: str, change_offset: int, new: str) -> str:
+    """The changed lines with a few lines of context around them, numbered."""
+    lines = text.split("\n")
+    first = text.count("\n", 0, max(change_offset, 0))
+    last = first + new.count("\n")
+    start = max(first - SNIPPET_CONTEXT_LINES, 0)
+    end = min(last + SNIPPET_CONTEXT_LINES + 1, len(lines))
+    return number_lines(lines[start:end], start + 1)

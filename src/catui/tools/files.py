@@ -1,0 +1,159 @@
+"""Helpers the file tools share: path resolution, read-state checks, encodings and line endings."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catui.permissions.context import PermissionRequest
+from catui.tools.base import ToolContext
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def resolve_path(raw: str, ctx: ToolContext) -> Path:
+    """The real path a tool argument names: ``~`` expanded, relative paths taken from ``ctx.cwd``,
+    ``..`` and symlinks resolved (so the permission layer judges where the call really lands)."""
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = ctx.cwd / path
+    return Path(os.path.realpath(path))
+
+
+def absolute_path_error(raw: str, ctx: ToolContext, field: str = "file_path") -> str | None:
+    """An error message when ``raw`` is not an absolute path, else None."""
+    if Path(raw).expanduser().is_absolute():
+        return None
+    return (
+        f"{field} must be an absolute path, got {raw!r}. "
+        f"Relative to the current directory that would be {ctx.cwd / raw}; pass that absolute path instead."
+    )
+
+
+def file_permission_request(
+    tool_name: str, args: Any, raw_path: str, ctx: ToolContext, *, is_edit: bool, read_only: bool
+) -> PermissionRequest:
+    """The permission request of a file tool: the real absolute path as ``file_path`` and ``subject``."""
+    path = resolve_path(raw_path, ctx)
+    return PermissionRequest(
+        tool_name=tool_name,
+        tool_input=args.model_dump(by_alias=True, exclude_none=True),
+        read_only=read_only,
+        subject=str(path),
+        file_path=path,
+        is_edit=is_edit,
+    )
+
+
+def mtime_of(path: Path) -> float:
+    return path.stat().st_mtime
+
+
+def freshness_error(path: Path, ctx: ToolContext, *, verb: str) -> str | None:
+    """Refuse to change an existing file that this agent has not read, or that changed since it was read."""
+    seen = ctx.read_state.get(str(path))
+    if seen is None:
+        return f"{path} has not been read yet. Read it with the Read tool before you {verb} it."
+    try:
+        current = mtime_of(path)
+    except OSError:
+        return None
+    if current != seen:
+        return (
+            f"{path} has been modified since it was read (by the user or another program). "
+            f"Read it again before you {verb} it."
+        )
+    return None
+
+
+def record_read(path: Path, ctx: ToolContext) -> None:
+    try:
+        ctx.read_state[str(path)] = mtime_of(path)
+    except OSError:
+        pass
+
+
+def similar_paths(path: Path, limit: int = 3) -> list[Path]:
+    """Existing paths whose names resemble ``path``'s (same stem with another suffix, near spellings)."""
+    parent = path.parent
+    try:
+        names = [entry.name for entry in os.scandir(parent)]
+    except OSError:
+        return []
+    same_stem = [n for n in names if Path(n).stem == path.stem and n != path.name]
+    close = difflib.get_close_matches(path.name, names, n=limit, cutoff=0.6)
+    picked: list[str] = []
+    for name in same_stem + close:
+        if name not in picked:
+            picked.append(name)
+    return [parent / n for n in picked[:limit]]
+
+
+def missing_file_error(path: Path, cwd: Path) -> str:
+    message = f"File does not exist: {path}."
+    suggestions = similar_paths(path)
+    if suggestions:
+        message += " Did you mean " + " or ".join(str(s) for s in suggestions) + "?"
+    elif not path.parent.exists():
+        message += f" Its folder {path.parent} does not exist either."
+    return message + f" (Current working directory: {cwd}.)"
+
+
+@dataclass(frozen=True)
+class TextEncoding:
+    """How a text file was stored, so that it can be written back byte-compatible."""
+
+    codec: str
+    bom: bytes = b""
+
+    def decode(self, data: bytes) -> str:
+        return data[len(self.bom) :].decode(self.codec)
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.codec)
+
+
+UTF8 = TextEncoding("utf-8")
+
+
+def detect_encoding(data: bytes) -> TextEncoding:
+    """BOM first (utf-8-sig, utf-16 LE/BE), then utf-8; undecodable bytes fall back to latin-1 (lossless)."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return TextEncoding(codec, bom)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return TextEncoding("latin-1")
+    return UTF8
+
+
+def read_text(path: Path) -> tuple[str, TextEncoding]:
+    data = path.read_bytes()
+    encoding = detect_encoding(data)
+    return encoding.decode(data), encoding
+
+
+def looks_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB (text in UTF-16 with a BOM is not binary)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    return b"\x00" in data[:8192]
+
+
+def line_ending_of(text: str) -> str:
+    """``\\r\\n`` when the text's first line break is CRLF, else ``\\n``."""
+    index = text.find("\n")
+    return "\r\n" if index > 0 and text[index - 1] == "\r" else "\n"
+
+
+def number_lines(lines: list[str], first_number: int) -> str:
+    """``cat -n`` style: the line number right-aligned in six columns, a tab, the line."""
+    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, start=first_number))

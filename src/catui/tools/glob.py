@@ -1,0 +1,111 @@
+"""Glob: find files by name pattern, newest first, honouring .gitignore."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import Field
+
+from catui.permissions.context import PermissionRequest
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.files import file_permission_request, resolve_path
+from catui.tools.search_engine import SearchError, find_rg, python_files, rg_files
+
+MAX_RESULTS = 100
+GLOB_CHARS = frozenset("*?[{")
+
+DESCRIPTION = """\
+Find files by name with a glob pattern such as `**/*.py` or `src/**/*.{ts,tsx}`.
+
+- Matching paths come back newest first (by modification time), at most 100 per call.
+- path is the folder to search (default: the current working directory); omit it rather than passing \
+"undefined" or "null".
+- A pattern without a slash matches file names at any depth (`*.md` finds every Markdown file).
+- Files ignored by .gitignore and hidden files are skipped unless the pattern names them.
+- Use it to locate files by name; to search inside files use Grep. For open-ended exploration that needs \
+several rounds of searching, delegate to an agent with the Agent tool."""
+
+
+class GlobInput(ToolInput):
+    pattern: str = Field(description="The glob pattern to match files against.")
+    path: str | None = Field(
+        default=None,
+        description="The folder to search in. Omit it to search the current working directory; "
+        "must be an existing folder when given.",
+    )
+
+
+def split_absolute_pattern(pattern: str) -> tuple[Path | None, str]:
+    """``/repo/src/**/*.py`` → (``/repo/src``, ``**/*.py``); relative patterns are returned unchanged."""
+    if not pattern.startswith("/"):
+        return None, pattern
+    parts = PurePosixPath(pattern).parts
+    base: list[str] = []
+    for part in parts:
+        if GLOB_CHARS & set(part):
+            break
+        base.append(part)
+    rest = parts[len(base) :]
+    if not rest:  # no glob characters at all: the pattern names one file
+        return Path(*base[:-1]), base[-1]
+    return Path(*base), "/".join(rest)
+
+
+class GlobTool(Tool):
+    name = "Glob"
+    input_model = GlobInput
+    read_only = True
+
+    def __init__(self, *, force_fallback: bool = False) -> None:
+        self.force_fallback = force_fallback
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        return file_permission_request(
+            self.name, args, args.path or str(ctx.cwd), ctx, is_edit=False, read_only=True
+        )
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, GlobInput)
+        root = resolve_path(args.path, ctx) if args.path else ctx.cwd
+        base, pattern = split_absolute_pattern(args.pattern)
+        if base is not None:
+            root = base
+        if not root.is_dir():
+            what = "is not a folder" if root.exists() else "does not exist"
+            return ToolResult(
+                f"Cannot search {root}: it {what}. Give an existing folder as path.", is_error=True
+            )
+        rg = None if self.force_fallback else find_rg()
+        try:
+            if rg:
+                files = await rg_files(rg, root, [pattern])
+            else:
+                files = await asyncio.to_thread(python_files, root, [pattern])
+        except SearchError as exc:
+            return ToolResult(f"Glob failed: {exc}", is_error=True)
+        ordered = sorted(files, key=lambda p: (-_mtime(p), p))
+        shown = ordered[:MAX_RESULTS]
+        data = {"num_files": len(ordered), "truncated": len(ordered) > MAX_RESULTS, "filenames": shown}
+        if not shown:
+            return ToolResult("No files found", data=data)
+        body = "\n".join(shown)
+        if len(ordered) > MAX_RESULTS:
+            body += (
+                f"\n(Showing the {MAX_RESULTS} newest of {len(ordered)} matching files. "
+                "Use a more specific pattern or path to see the rest.)"
+            )
+        return ToolResult(body, data=data)
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0

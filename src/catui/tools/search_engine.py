@@ -1,0 +1,266 @@
+"""The search behind Grep and Glob: the ``rg`` binary when present, a pure-Python twin otherwise.
+
+Both backends return the same structures (:class:`FileHits`) in the same
+order, so the tools format one result whichever ran: files_with_matches
+sorted by modification time (newest first, then path), content and count
+sorted by path, lines in file order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from catui.tools.files import detect_encoding
+from catui.tools.grep_types import RG_FILE_TYPES
+from catui.tools.ignore import walk_files
+
+OutputMode = Literal["content", "files_with_matches", "count"]
+FALLBACK_ENV = "CATUI_GREP_FALLBACK"
+
+
+class SearchError(Exception):
+    """A search that cannot run (bad regex, unknown type); the message is for the model."""
+
+
+def find_rg() -> str | None:
+    """The ``rg`` binary: the one next to the running Python (PyPI ``ripgrep``) first, then PATH.
+
+    None when ``CATUI_GREP_FALLBACK=1`` asks for the pure-Python search.
+    """
+    if os.environ.get(FALLBACK_ENV, "") not in ("", "0"):
+        return None
+    beside = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("rg")
+
+
+@dataclass(frozen=True)
+class GrepQuery:
+    pattern: str
+    root: Path
+    mode: OutputMode = "files_with_matches"
+    globs: tuple[str, ...] = ()
+    file_type: str | None = None
+    ignore_case: bool = False
+    multiline: bool = False
+    before: int = 0
+    after: int = 0
+
+
+@dataclass
+class FileHits:
+    """One file's result. ``lines`` holds (line number, is_match, text) or None for a break between groups."""
+
+    path: str
+    count: int = 0
+    lines: list[tuple[int, bool, str] | None] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- ordering
+
+
+def order_hits(hits: list[FileHits], mode: OutputMode) -> list[FileHits]:
+    if mode == "files_with_matches":
+        return sorted(hits, key=lambda h: (-_mtime(h.path), h.path))
+    return sorted(hits, key=lambda h: h.path)
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+# ---------------------------------------------------------------- rg backend
+
+
+def rg_grep_args(rg: str, query: GrepQuery) -> list[str]:
+    args = [rg, "--null", "--color", "never", "--no-heading", "--with-filename", "--no-config"]
+    if query.ignore_case:
+        args.append("-i")
+    if query.multiline:
+        args += ["-U", "--multiline-dotall"]
+    for glob in query.globs:
+        args += ["--glob", glob]
+    if query.file_type:
+        args += ["--type", query.file_type]
+    if query.mode == "files_with_matches":
+        args.append("--files-with-matches")
+    elif query.mode == "count":
+        args.append("--count")
+    else:
+        args += ["--line-number", "--before-context", str(query.before), "--after-context", str(query.after)]
+    args += ["-e", query.pattern, "--", str(query.root)]
+    return args
+
+
+async def rg_search(rg: str, query: GrepQuery) -> list[FileHits]:
+    proc = await asyncio.create_subprocess_exec(
+        *rg_grep_args(rg, query),
+        cwd=str(query.root if query.root.is_dir() else query.root.parent),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+    )
+    out, err = await proc.communicate()
+    if proc.returncode == 2 and not out:
+        raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
+    return order_hits(parse_rg_output(out, query.mode), query.mode)
+
+
+def parse_rg_output(out: bytes, mode: OutputMode) -> list[FileHits]:
+    if mode == "files_with_matches":
+        return [FileHits(os.fsdecode(p)) for p in out.split(b"\0") if p.strip(b"\n")]
+    hits: dict[str, FileHits] = {}
+    if mode == "count":
+        for line in out.splitlines():
+            raw, _, count = line.rpartition(b"\0")
+            if raw:
+                hits[os.fsdecode(raw)] = FileHits(os.fsdecode(raw), count=int(count))
+        return list(hits.values())
+    pending_break = False
+    for line in out.split(b"\n"):
+        if line == b"--":
+            pending_break = True
+            continue
+        raw_path, sep, rest = line.partition(b"\0")
+        if not sep:
+            continue
+        name = os.fsdecode(raw_path)
+        entry = hits.get(name)
+        if entry is None:
+            entry = hits[name] = FileHits(name)
+        elif pending_break:
+            entry.lines.append(None)
+        pending_break = False
+        match = re.match(rb"(\d+)([:-])", rest)
+        if match is None:
+            continue
+        is_match = match.group(2) == b":"
+        text = rest[match.end() :].decode("utf-8", "replace")
+        entry.lines.append((int(match.group(1)), is_match, text))
+        if is_match:
+            entry.count += 1
+    return list(hits.values())
+
+
+async def rg_files(rg: str, root: Path, globs: Iterable[str]) -> list[str]:
+    args = [rg, "--files", "--null", "--no-config"]
+    for glob in globs:
+        args += ["--glob", glob]
+    args += ["--", str(root)]
+    proc = await asyncio.create_subprocess_exec(
+        *args, cwd=str(root), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await proc.communicate()
+    if proc.returncode == 2 and not out:
+        raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
+# ---------------------------------------------------------------- Python backend
+
+
+def python_files(root: Path, globs: Iterable[str]) -> list[str]:
+    return [str(p) for p in walk_files(root, globs=tuple(globs))]
+
+
+def python_search(query: GrepQuery) -> list[FileHits]:
+    flags = re.IGNORECASE if query.ignore_case else 0
+    if query.multiline:
+        flags |= re.MULTILINE | re.DOTALL
+    try:
+        regex = re.compile(query.pattern, flags)
+    except re.error as exc:
+        raise SearchError(f"regex parse error in {query.pattern!r}: {exc}") from None
+    if query.root.is_file():
+        candidates: Iterable[Path] = [query.root]
+    else:
+        type_globs = None
+        if query.file_type:
+            type_globs = RG_FILE_TYPES.get(query.file_type)
+            if type_globs is None:
+                raise SearchError(f"unrecognized file type: {query.file_type}")
+        candidates = walk_files(query.root, globs=query.globs, type_globs=type_globs)
+    hits = []
+    for path in candidates:
+        found = _search_file(path, regex, query)
+        if found is not None:
+            hits.append(found)
+    return order_hits(hits, query.mode)
+
+
+def _search_file(path: Path, regex: re.Pattern[str], query: GrepQuery) -> FileHits | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    encoding = detect_encoding(data)
+    if encoding.codec == "utf-8" and not encoding.bom and b"\x00" in data:
+        return None  # binary, as ripgrep skips it
+    text = encoding.decode(data) if encoding.bom else data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    regions = 0
+    if query.multiline:
+        matched, regions = _multiline_matches(regex, text, len(lines))
+    elif query.mode == "files_with_matches":
+        return FileHits(str(path)) if any(regex.search(line) for line in lines) else None
+    else:
+        matched = [i for i, line in enumerate(lines) if regex.search(line)]
+    if not matched:
+        return None
+    # ripgrep counts a match spanning several lines once (matches sharing a line merge).
+    hits = FileHits(str(path), count=regions if query.multiline else len(matched))
+    if query.mode == "content":
+        hits.lines = _with_context(lines, matched, query.before, query.after)
+    return hits
+
+
+def _multiline_matches(regex: re.Pattern[str], text: str, line_count: int) -> tuple[list[int], int]:
+    """The indexes of lines touched by a match, and the number of separate matched regions."""
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    matched: set[int] = set()
+    regions = 0
+    region_end = -1
+    for m in regex.finditer(text):
+        first = bisect.bisect_right(starts, m.start()) - 1
+        last_pos = m.end() - 1 if m.end() > m.start() else m.start()
+        last = bisect.bisect_right(starts, last_pos) - 1
+        if first >= line_count:
+            continue
+        if first > region_end:
+            regions += 1
+        region_end = max(region_end, last)
+        matched.update(range(first, min(last, line_count - 1) + 1))
+    return sorted(matched), regions
+
+
+def _with_context(
+    lines: list[str], matched: list[int], before: int, after: int
+) -> list[tuple[int, bool, str] | None]:
+    match_set = set(matched)
+    shown: list[int] = sorted(
+        {j for i in matched for j in range(max(i - before, 0), min(i + after, len(lines) - 1) + 1)}
+    )
+    out: list[tuple[int, bool, str] | None] = []
+    previous = None
+    for index in shown:
+        # ripgrep prints a "--" break between non-adjacent groups only when context lines are on.
+        if (before or after) and previous is not None and index != previous + 1:
+            out.append(None)
+        out.append((index + 1, index in match_set, lines[index]))
+        previous = index
+    return out

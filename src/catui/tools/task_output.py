@@ -1,0 +1,90 @@
+"""TaskOutput: read (and optionally wait for) the output of a background task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+MAX_OUTPUT_CHARS = 30_000
+
+DESCRIPTION = """\
+Get the output and status of a background task: a shell started with Bash's run_in_background, or a \
+background agent.
+
+- task_id is the id returned when the task started.
+- block (default true) waits until the task finishes or timeout milliseconds pass (default 30000, at most \
+600000); block=false returns what is there now.
+- The same output is in the task's output file; reading that file with Read works as well and is preferred \
+for long outputs. Background agents notify you when they finish, so there is no need to poll them."""
+
+
+class TaskOutputInput(ToolInput):
+    task_id: str = Field(description="The id of the task to read.")
+    block: bool = Field(default=True, description="Wait for the task to finish (default true).")
+    timeout: float = Field(
+        default=30000,
+        ge=0,
+        le=600000,
+        description="How long to wait, in milliseconds (default 30000, max 600000).",
+    )
+
+
+def no_such_task(task_id: str, registry: Any) -> ToolResult:
+    known = ", ".join(t.id for t in registry.list()) or "none"
+    return ToolResult(f"No task found with ID {task_id!r}. Known task ids: {known}.", is_error=True)
+
+
+def registry_of(ctx: ToolContext) -> Any:
+    return ctx.services.get("tasks")
+
+
+NO_REGISTRY = ToolResult(
+    "Background tasks are not available in this session (no task registry).", is_error=True
+)
+
+
+class TaskOutputTool(Tool):
+    name = "TaskOutput"
+    input_model = TaskOutputInput
+    read_only = True
+    aliases = ("BashOutput", "AgentOutputTool")
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, TaskOutputInput)
+        registry = registry_of(ctx)
+        if registry is None:
+            return NO_REGISTRY
+        if registry.get(args.task_id) is None:
+            return no_such_task(args.task_id, registry)
+        task = await registry.wait(args.task_id, args.timeout / 1000 if args.block else 0)
+        finished = task.done.is_set()
+        retrieval = "success" if finished else ("timeout" if args.block else "not_ready")
+        output = task.read_output()
+        if len(output) > MAX_OUTPUT_CHARS:
+            cut = len(output) - MAX_OUTPUT_CHARS
+            output = (
+                f"[{cut} earlier characters omitted; Read {task.output_file} for all of it]\n" + output[cut:]
+            )
+        parts = [
+            f"<retrieval_status>{retrieval}</retrieval_status>",
+            f"<task_id>{task.id}</task_id>",
+            f"<task_type>{task.type}</task_type>",
+            f"<status>{task.status}</status>",
+        ]
+        if task.exit_code is not None:
+            parts.append(f"<exit_code>{task.exit_code}</exit_code>")
+        parts.append(f"<output_file>{task.output_file}</output_file>")
+        if task.result and task.type == "local_agent":
+            parts.append(f"<result>\n{task.result}\n</result>")
+        parts.append(
+            f"<output>\n{output.rstrip()}\n</output>" if output.strip() else "<output>(none yet)</output>"
+        )
+        data = task.summary() | {"retrieval_status": retrieval, "output": output}
+        return ToolResult("\n".join(parts), data=data)
