@@ -1,0 +1,331 @@
+"""``create_worktree``: give an agent its own working copy.
+
+With git: ``<git root>/.catui/worktrees/agent-<8>`` on a new branch
+``worktree-agent-<8>`` from the commit HEAD points at (a dirty main checkout
+is fine; the worktree starts from HEAD, not from the uncommitted files). One
+``git worktree add`` does the work; the checks around it read git's files
+directly so creation costs about what the bare git command costs.
+
+With ``worktree.sparsePaths`` the worktree is added without a checkout, the
+cone is set, then only those paths are checked out. ``worktree.symlinkDirectories``
+are linked from the main checkout when present there and missing in the worktree.
+
+With WorktreeCreate hooks configured, the hook makes the folder instead of git.
+
+The worktree is recorded in state.db (status ``active``) before this returns,
+so a crash of catui never orphans it; any failure on the way rolls back what
+was made (folder, branch, git's admin entry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import shutil
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from catui.paths import project_runtime_dir
+from catui.worktree.gitcmd import GitResult, git_executable, is_lock_contention, run_git
+from catui.worktree.guard import worktree_branch, worktree_slug, worktrees_root
+from catui.worktree.hooks import CREATE_EVENT, REMOVE_EVENT, configured_hooks, printed_path, run_hook
+from catui.worktree.model import WorktreeError, WorktreeInfo
+from catui.worktree.refs import GitDirs, branch_exists, find_git_root, git_dirs, read_ref
+
+if TYPE_CHECKING:
+    from catui.state.db import StateDB
+
+ADD_ATTEMPTS = 6
+
+
+def worktree_settings(settings: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(symlinkDirectories, sparsePaths)`` from settings' ``worktree`` object, validated."""
+    section = settings.get("worktree") or {}
+    if not isinstance(section, Mapping):
+        raise WorktreeError(
+            "settings: `worktree` must be an object with `symlinkDirectories` and/or `sparsePaths`"
+        )
+    return _relative_paths(section, "symlinkDirectories"), _relative_paths(section, "sparsePaths")
+
+
+def _relative_paths(section: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = section.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise WorktreeError(
+            f'settings: `worktree.{key}` must be a list of folder paths, e.g. ["node_modules"]'
+        )
+    cleaned: list[str] = []
+    for item in value:
+        posix = PurePosixPath(item.strip().replace("\\", "/"))
+        if posix.is_absolute() or ".." in posix.parts:
+            raise WorktreeError(
+                f"settings: `worktree.{key}` entry {item!r} must be relative to the repository and stay inside it"
+            )
+        text = str(posix).strip("/")
+        if text and text != "." and text not in cleaned:
+            cleaned.append(text)
+    return tuple(cleaned)
+
+
+async def create_worktree(
+    agent_id: str,
+    *,
+    repo_root: Path,
+    settings: Mapping[str, Any] | None = None,
+    state: StateDB | None = None,
+    session_id: str = "",
+) -> WorktreeInfo:
+    """Create the isolated worktree of ``agent_id`` and record it in ``state`` (status ``active``).
+
+    Raises :class:`~catui.worktree.model.WorktreeError` with a one-line reason
+    (not a git repository and no hooks, git missing, path or branch taken, a
+    failing hook, a file-system error), leaving nothing half-made behind.
+    """
+    settings = settings or {}
+    repo_root = Path(repo_root).resolve()
+    symlink_dirs, sparse_paths = worktree_settings(settings)
+    create_hooks = configured_hooks(settings, CREATE_EVENT)
+    if create_hooks:
+        info = await _create_with_hooks(agent_id, repo_root, settings, session_id)
+    else:
+        info = await _create_with_git(agent_id, repo_root, symlink_dirs, sparse_paths, session_id)
+    if state is not None:
+        try:
+            state.record_worktree(
+                agent_id,
+                path=info.path,
+                branch=info.branch,
+                head_commit=info.head_commit,
+                git_root=info.git_root,
+                hook_based=info.hook_based,
+                status="active",
+                meta=info.meta(),
+            )
+        except BaseException:
+            await _rollback_info(info)
+            raise
+    return info
+
+
+# ---- git ---------------------------------------------------------------------------------------
+
+
+async def _create_with_git(
+    agent_id: str,
+    repo_root: Path,
+    symlink_dirs: tuple[str, ...],
+    sparse_paths: tuple[str, ...],
+    session_id: str,
+) -> WorktreeInfo:
+    git_root = find_git_root(repo_root)
+    if git_root is None:
+        raise WorktreeError(
+            f'isolation "worktree" needs a git repository, and {repo_root} is not inside one; run `git init` '
+            "and commit, or configure WorktreeCreate/WorktreeRemove hooks in settings"
+        )
+    git_executable()  # a missing git is reported before anything is touched
+    dirs = git_dirs(git_root)
+    slug = worktree_slug(agent_id)
+    branch = worktree_branch(agent_id)
+    path = worktrees_root(git_root) / slug
+    if os.path.lexists(path):
+        raise WorktreeError(
+            f"worktree folder {path} already exists (left over from an earlier run?); "
+            f"remove it with `catui worktrees rm {agent_id}` or delete the folder"
+        )
+    existing = branch_exists(dirs, branch) if dirs is not None else None
+    if existing:
+        raise WorktreeError(
+            f"branch {branch} already exists in {git_root}; delete it (`git branch -D {branch}`) "
+            "or merge it, then retry"
+        )
+    head = await _head_commit(git_root, dirs)
+    project_runtime_dir(git_root)  # writes .catui/.gitignore so worktrees never show up in the main checkout
+
+    add_args = ["worktree", "add", "--quiet"]
+    if sparse_paths:
+        add_args.append("--no-checkout")
+    add_args += ["-b", branch, str(path), head]
+    info = WorktreeInfo(agent_id=agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
+                        session_id=session_id)  # fmt: skip
+    # We may delete the branch on failure only if it did not exist before (existing is False or unknown).
+    try:
+        for attempt in range(1, ADD_ATTEMPTS + 1):
+            result = await run_git(*add_args, cwd=git_root)
+            if result.ok:
+                break
+            if "already exists" in result.stderr and f"named '{branch}'" in result.stderr:
+                raise _BranchTaken(branch, git_root)
+            await _remove_git_worktree(info)
+            if not is_lock_contention(result) or attempt == ADD_ATTEMPTS:
+                raise WorktreeError(f"git worktree add failed in {git_root}: {result.stderr_tail()}")
+            await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
+        if sparse_paths:
+            await _check(run_git("sparse-checkout", "set", "--cone", *sparse_paths, cwd=path, retry_on_lock=True),
+                         "git sparse-checkout set")  # fmt: skip
+            await _check(
+                run_git("reset", "--quiet", "--hard", head, cwd=path), "git checkout of the sparse paths"
+            )
+        linked = _link_directories(git_root, path, symlink_dirs)
+    except _BranchTaken as taken:
+        raise WorktreeError(str(taken)) from None
+    except OSError as exc:
+        await _remove_git_worktree(info)
+        raise WorktreeError(f"could not create worktree {path}: {exc.strerror or exc}") from exc
+    except BaseException:
+        await _remove_git_worktree(info)
+        raise
+    return WorktreeInfo(agent_id=agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
+                        symlinks=linked, session_id=session_id)  # fmt: skip
+
+
+class _BranchTaken(Exception):
+    def __init__(self, branch: str, git_root: Path) -> None:
+        super().__init__(
+            f"branch {branch} already exists in {git_root}; delete it (`git branch -D {branch}`) or merge it, then retry"
+        )
+
+
+async def _check(pending: Any, what: str) -> GitResult:
+    result: GitResult = await pending
+    if not result.ok:
+        raise WorktreeError(f"{what} failed: {result.stderr_tail()}")
+    return result
+
+
+async def _head_commit(git_root: Path, dirs: GitDirs | None) -> str:
+    head = read_ref(dirs, "HEAD") if dirs is not None else None
+    if head:
+        return head
+    result = await run_git("rev-parse", "--verify", "--quiet", "HEAD^{commit}", cwd=git_root)
+    if not result.ok or not result.stdout.strip():
+        raise WorktreeError(
+            f"the repository {git_root} has no commits yet, so there is nothing to start a worktree from; "
+            "make a first commit"
+        )
+    return result.stdout.strip()
+
+
+def _link_directories(main_root: Path, worktree: Path, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Symlink each folder present in the main checkout and missing in the worktree; returns those linked."""
+    linked: list[str] = []
+    for name in names:
+        source = main_root / name
+        target = worktree / name
+        if not source.exists() or os.path.lexists(target):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(source, target, target_is_directory=source.is_dir())
+        linked.append(name)
+    return tuple(linked)
+
+
+def unlink_directories(info: WorktreeInfo) -> None:
+    """Remove the symlinks catui made (never what they point at)."""
+    for name in info.symlinks:
+        target = info.path / name
+        if target.is_symlink():
+            target.unlink()
+
+
+def relink_directories(info: WorktreeInfo) -> None:
+    """Put back the symlinks of a worktree that is being kept after all."""
+    if info.git_root is None:
+        return
+    for name in info.symlinks:
+        source, target = info.git_root / name, info.path / name
+        if source.exists() and not os.path.lexists(target) and target.parent.is_dir():
+            os.symlink(source, target, target_is_directory=source.is_dir())
+
+
+async def _remove_git_worktree(info: WorktreeInfo) -> None:
+    """Best-effort removal of everything a (possibly partial) git worktree creation made."""
+    assert info.git_root is not None
+    try:
+        unlink_directories(info)
+    except OSError:
+        pass
+    if info.path.exists():
+        await run_git("worktree", "remove", "--force", str(info.path), cwd=info.git_root, retry_on_lock=True)
+    if os.path.lexists(info.path):
+        shutil.rmtree(info.path, ignore_errors=True)
+    await run_git("worktree", "prune", cwd=info.git_root, retry_on_lock=True)
+    if info.branch:
+        await run_git("branch", "-D", info.branch, cwd=info.git_root, retry_on_lock=True)
+
+
+# ---- hooks -------------------------------------------------------------------------------------
+
+
+async def _create_with_hooks(
+    agent_id: str, repo_root: Path, settings: Mapping[str, Any], session_id: str
+) -> WorktreeInfo:
+    slug = worktree_slug(agent_id)
+    remove_hooks = tuple(configured_hooks(settings, REMOVE_EVENT))
+    payload = {
+        "session_id": session_id,
+        "transcript_path": "",
+        "cwd": str(repo_root),
+        "hook_event_name": CREATE_EVENT,
+        "name": slug,
+        "worktree_name": slug,
+        "agent_id": agent_id,
+    }
+    path_text: str | None = None
+    for hook in configured_hooks(settings, CREATE_EVENT):
+        path_text = (
+            printed_path(await run_hook(hook, payload, cwd=repo_root, event=CREATE_EVENT)) or path_text
+        )
+    if not path_text:
+        raise WorktreeError(
+            "WorktreeCreate hook printed no path; it must print the absolute path of the folder it created on stdout"
+        )
+    path = Path(path_text).expanduser()
+    if not path.is_absolute():
+        path = repo_root / path
+    info = WorktreeInfo(
+        agent_id=agent_id,
+        path=path.resolve(),
+        branch=None,
+        head_commit=None,
+        git_root=find_git_root(repo_root),
+        hook_based=True,
+        remove_hooks=remove_hooks,
+        session_id=session_id,
+        project_root=repo_root,
+    )
+    if not info.path.is_dir():
+        raise WorktreeError(f"WorktreeCreate hook printed {path_text!r}, which is not an existing folder")
+    return info
+
+
+async def run_remove_hooks(info: WorktreeInfo) -> None:
+    """Run the WorktreeRemove hooks recorded for a hook-made worktree."""
+    payload = {
+        "session_id": info.session_id,
+        "transcript_path": "",
+        "cwd": str(info.project_root or info.git_root or info.path.parent),
+        "hook_event_name": REMOVE_EVENT,
+        "worktree_path": str(info.path),
+        "name": worktree_slug(info.agent_id),
+        "agent_id": info.agent_id,
+    }
+    candidates = [info.project_root, info.git_root]
+    cwd = next((c for c in candidates if c is not None and c.is_dir()), Path.cwd())
+    for hook in info.remove_hooks:
+        await run_hook(hook, payload, cwd=cwd, event=REMOVE_EVENT)
+
+
+async def _rollback_info(info: WorktreeInfo) -> None:
+    if info.hook_based:
+        if info.remove_hooks:
+            try:
+                await run_remove_hooks(info)
+            except WorktreeError:
+                pass
+    else:
+        await _remove_git_worktree(info)

@@ -1,0 +1,105 @@
+"""Running git: one async helper, with retries for git's own lock-file contention.
+
+Git processes dominate worktree timing, so callers keep their number minimal;
+this module only makes each one predictable (C locale so messages can be
+matched, no prompts, a clear error when git is missing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from catui.worktree.model import WorktreeError
+
+# git prints these when another git process holds a lock it needs (refs, config, index).
+_LOCK_CONTENTION = re.compile(
+    r"(Unable to create '[^']*\.lock'|could not lock config file|cannot lock ref|\.lock': File exists)", re.I
+)
+LOCK_RETRIES = 8
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """A finished git command."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines of stderr on one line, for error messages."""
+        tail = [line.strip() for line in self.stderr.strip().splitlines() if line.strip()][-lines:]
+        return " / ".join(tail) or f"exit status {self.returncode}"
+
+
+def git_executable() -> str:
+    """The path of ``git`` on PATH, or a :class:`WorktreeError` saying it is missing."""
+    found = shutil.which("git")
+    if found is None:
+        raise WorktreeError(
+            "worktree isolation needs git, but `git` was not found on PATH; install git, "
+            "or configure WorktreeCreate/WorktreeRemove hooks in settings"
+        )
+    return found
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def is_lock_contention(result: GitResult) -> bool:
+    """Whether a failure was another git process holding a lock (worth retrying)."""
+    return not result.ok and bool(_LOCK_CONTENTION.search(result.stderr))
+
+
+async def run_git(*args: str, cwd: Path, retry_on_lock: bool = False) -> GitResult:
+    """Run ``git <args>`` in ``cwd``; never raises for a non-zero exit (check ``.ok``).
+
+    With ``retry_on_lock`` a failure caused by git's lock files (another agent
+    creating its worktree at the same moment) is retried with a short jittered
+    back-off. Only pass it for commands that are safe to repeat after failing.
+    """
+    git = git_executable()
+    attempt = 0
+    while True:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                git,
+                *args,
+                cwd=str(cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=_git_env(),
+            )
+        except FileNotFoundError as exc:
+            if not Path(cwd).is_dir():
+                raise WorktreeError(f"cannot run git in {cwd}: the folder does not exist") from exc
+            raise WorktreeError(f"cannot run git ({git}): {exc}") from exc
+        except OSError as exc:
+            raise WorktreeError(f"cannot run git in {cwd}: {exc}") from exc
+        out, err = await proc.communicate()
+        result = GitResult(
+            args=tuple(args),
+            returncode=proc.returncode if proc.returncode is not None else -1,
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+        )
+        if retry_on_lock and attempt < LOCK_RETRIES and is_lock_contention(result):
+            attempt += 1
+            await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
+            continue
+        return result
