@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -117,11 +118,31 @@ class Tool(ABC):
 def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of a pydantic model as Claude Code sends it: no titles, closed objects, 2020-12."""
     raw = model.model_json_schema(by_alias=True)
-    schema = _clean(raw)
+    schema = _clean(_inline_refs(raw, raw.get("$defs", {})))
     out: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}
     out.update(schema)
     out["additionalProperties"] = False
     return out
+
+
+def _inline_refs(node: Any, defs: dict[str, Any], seen: frozenset[str] = frozenset()) -> Any:
+    """Replace ``$ref``s to ``$defs`` by the definitions themselves: nested objects are sent inline.
+
+    A recursive model keeps its ``$ref`` (and its ``$defs``), since it cannot be inlined.
+    """
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        name = ref[len("#/$defs/") :] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+        if name is not None and name in defs and name not in seen:
+            merged = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+            return _inline_refs(merged, defs, seen | {name})
+        out = {k: _inline_refs(v, defs, seen) for k, v in node.items() if k != "$defs"}
+        if "$defs" in node and '"$ref": "#/$defs/' in json.dumps(out):
+            out["$defs"] = node["$defs"]
+        return out
+    if isinstance(node, list):
+        return [_inline_refs(v, defs, seen) for v in node]
+    return node
 
 
 def _clean(node: Any) -> Any:

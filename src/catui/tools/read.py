@@ -110,7 +110,7 @@ class ReadInput(ToolInput):
         description="The line number to start reading from (1-based). Use it for large files.",
     )
     limit: int | None = Field(
-        default=None, gt=0, description="How many lines to read. Use it with offset for large files."
+        default=None, ge=1, description="How many lines to read. Use it with offset for large files."
     )
     pages: str | None = Field(
         default=None,
