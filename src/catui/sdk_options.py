@@ -1,0 +1,221 @@
+"""``CatuiOptions``: what a library caller says about a run, and how it maps onto :class:`RunOptions`.
+
+Field names follow claude-agent-sdk's ``ClaudeAgentOptions``. One default
+differs from the CLI on purpose: ``setting_sources`` is empty, so a library
+call reads no settings files, agent folders or CLAUDE.md unless asked to.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from catui.errors import CatuiError, ConfigurationError
+from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
+from catui.sdk_tools import SdkMcpServer
+from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from catui.tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from catui.app import RunOptions
+    from catui.session.session import CanUseTool
+
+SETTING_SOURCES: tuple[str, ...] = ("user", "project", "local")
+
+CanUseToolCallback = Callable[
+    [str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResultAllow | PermissionResultDeny]
+]
+"""``async def can_use_tool(tool_name, input, context) -> PermissionResultAllow | PermissionResultDeny``."""
+
+
+@dataclass
+class CatuiOptions:
+    """Options of :func:`catui.query` and :class:`catui.CatuiClient` (claude-agent-sdk's names, snake_case).
+
+    ``agents`` maps agent type names to :class:`catui.AgentDefinition` objects
+    (or dicts with the same fields). ``tools`` are extra in-process tools made
+    with :func:`catui.tool` (an :class:`SdkMcpServer` is accepted too; its tools
+    get ``mcp__<server>__`` names). ``can_use_tool`` is asked whenever the
+    permission rules say "ask"; without it such calls are refused.
+    ``system_prompt`` replaces catui's main prompt (a str) or keeps it (None, or
+    claude-agent-sdk's ``{"type": "preset", "preset": "claude_code", "append": ...}``).
+    """
+
+    agents: dict[str, Any] | None = None
+    model: str | None = None
+    fallback_model: str | None = None
+    max_turns: int | None = None
+    permission_mode: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    can_use_tool: CanUseToolCallback | None = None
+    system_prompt: str | dict[str, Any] | None = None
+    append_system_prompt: str | None = None
+    cwd: str | Path | None = None
+    add_dirs: list[str | Path] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    setting_sources: list[str] | None = None
+    settings: str | None = None
+    tools: list[Any] = field(default_factory=list)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    plugin_dirs: list[str | Path] = field(default_factory=list)
+    include_partial_messages: bool = False
+    session_id: str | None = None
+    write_transcript: bool = True
+
+
+def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
+    """Validate ``options`` and build the RunOptions of a fresh app. Raises ConfigurationError."""
+    from catui.app import RunOptions
+
+    if not isinstance(options, CatuiOptions):
+        raise ConfigurationError(f"options must be a catui.CatuiOptions, not {type(options).__name__}")
+    cwd = Path(options.cwd).expanduser() if options.cwd is not None else Path.cwd()
+    if not cwd.is_dir():
+        raise ConfigurationError(f"CatuiOptions.cwd: {cwd} is not a directory")
+    if options.permission_mode is not None and options.permission_mode not in PERMISSION_MODES:
+        raise ConfigurationError(
+            f"CatuiOptions.permission_mode: unknown mode {options.permission_mode!r}; "
+            f"use one of {', '.join(PERMISSION_MODES)}"
+        )
+    if options.max_turns is not None and (not isinstance(options.max_turns, int) or options.max_turns < 1):
+        raise ConfigurationError(f"CatuiOptions.max_turns must be a positive integer, not {options.max_turns!r}")
+    sources = tuple(options.setting_sources or ())
+    bad = [s for s in sources if s not in SETTING_SOURCES]
+    if bad:
+        raise ConfigurationError(
+            f"CatuiOptions.setting_sources: unknown source {bad[0]!r}; use any of {', '.join(SETTING_SOURCES)}"
+        )
+    system_prompt, append = _system_prompt(options)
+    return RunOptions(
+        cwd=cwd,
+        model=options.model,
+        fallback_model=options.fallback_model,
+        max_turns=options.max_turns,
+        permission_mode=options.permission_mode,
+        allowed_tools=list(options.allowed_tools),
+        disallowed_tools=list(options.disallowed_tools),
+        system_prompt=system_prompt,
+        append_system_prompt=append,
+        settings_arg=options.settings,
+        setting_sources=sources,
+        sdk_agents=_agents(options.agents),
+        plugin_dirs=[str(p) for p in options.plugin_dirs],
+        add_dirs=[str(Path(d).expanduser()) for d in options.add_dirs],
+        interactive=False,
+        include_partial_messages=options.include_partial_messages,
+        extra_tools=extra_tools(options),
+        can_use_tool=permission_bridge(options.can_use_tool, abort_run) if options.can_use_tool else None,
+        env=dict(options.env),
+        session_id=options.session_id,
+        write_transcript=options.write_transcript,
+    )
+
+
+def _system_prompt(options: CatuiOptions) -> tuple[str | None, str | None]:
+    value = options.system_prompt
+    if value is None or isinstance(value, str):
+        return value, options.append_system_prompt
+    if isinstance(value, Mapping) and value.get("type") == "preset":
+        appended = [a for a in (value.get("append"), options.append_system_prompt) if a]
+        return None, "\n\n".join(appended) if appended else None
+    raise ConfigurationError(
+        "CatuiOptions.system_prompt must be a string, None, or "
+        '{"type": "preset", "preset": "claude_code", "append": "..."}'
+    )
+
+
+def _agents(agents: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if agents is None:
+        return None
+    if not isinstance(agents, Mapping):
+        raise ConfigurationError("CatuiOptions.agents must be a dict of agent type → AgentDefinition")
+    for name in agents:
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigurationError(f"CatuiOptions.agents: agent type names must be non-empty strings, not {name!r}")
+    return dict(agents)
+
+
+def extra_tools(options: CatuiOptions) -> list[Tool]:
+    """The in-process tools of ``tools`` and ``mcp_servers``, checked for duplicate names."""
+    tools: list[Tool] = []
+    for item in options.tools:
+        if isinstance(item, SdkMcpServer):
+            tools.extend(item.prefixed_tools())
+        elif isinstance(item, Tool):
+            tools.append(item)
+        else:
+            raise ConfigurationError(
+                f"CatuiOptions.tools: {item!r} is not a tool; decorate an async function with @catui.tool"
+            )
+    for key, server in options.mcp_servers.items():
+        if isinstance(server, SdkMcpServer):
+            tools.extend(server.prefixed_tools(key))
+        else:
+            raise ConfigurationError(
+                f"CatuiOptions.mcp_servers[{key!r}]: only in-process servers made by create_sdk_mcp_server "
+                "go here; configure external MCP servers in .mcp.json or settings"
+            )
+    seen: set[str] = set()
+    for item in tools:
+        if item.name in seen:
+            raise ConfigurationError(f"CatuiOptions.tools: two tools are named {item.name!r}")
+        seen.add(item.name)
+    return tools
+
+
+def permission_bridge(callback: CanUseToolCallback, abort_run: Callable[[], None] | None) -> CanUseTool:
+    """Adapt the SDK's ``can_use_tool(name, input, context)`` to the session's permission hook."""
+    if not callable(callback):
+        raise ConfigurationError("CatuiOptions.can_use_tool must be an async function (tool_name, input, context)")
+
+    async def ask(tool: Tool, raw_input: dict[str, Any], request: PermissionRequest, ctx: ToolContext) -> PermissionDecision:
+        context = ToolPermissionContext(
+            signal=ctx.abort,
+            suggestions=[],
+            tool_use_id=None,
+            agent_id=ctx.agent_id,
+            agent_type=ctx.agent_type or ("main" if ctx.agent_id is None else None),
+            blocked_path=str(request.file_path) if request.file_path is not None else None,
+        )
+        try:
+            outcome: Any = callback(tool.name, dict(raw_input), context)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except CatuiError:
+            raise
+        except Exception as exc:
+            raise CatuiError(f"can_use_tool raised {type(exc).__name__}: {exc}") from exc
+        return decision_from_result(tool.name, raw_input, outcome, ctx, abort_run)
+
+    return ask
+
+
+def decision_from_result(
+    tool_name: str,
+    raw_input: dict[str, Any],
+    outcome: Any,
+    ctx: ToolContext,
+    abort_run: Callable[[], None] | None,
+) -> PermissionDecision:
+    """Turn the callback's answer into the session's decision (a Deny with ``interrupt`` also stops the run)."""
+    if isinstance(outcome, PermissionResultAllow):
+        if outcome.updated_input is not None and outcome.updated_input != raw_input:
+            raise ConfigurationError(
+                f"can_use_tool returned updated_input for {tool_name}; catui does not support rewriting a "
+                "tool call's input yet. Deny the call with a message saying what to do instead."
+            )
+        return PermissionDecision("allow", "allowed by can_use_tool")
+    if isinstance(outcome, PermissionResultDeny):
+        if outcome.interrupt:
+            ctx.abort.set()
+            if abort_run is not None:
+                abort_run()
+        return PermissionDecision("deny", outcome.message or f"Permission to use {tool_name} was denied.")
+    raise CatuiError(
+        f"can_use_tool returned {type(outcome).__name__}; return catui.PermissionResultAllow() "
+        "or catui.PermissionResultDeny(message=...)"
+    )
