@@ -1,0 +1,270 @@
+"""The threaded HTTP/1.1 server under the provider test servers.
+
+Responses stream with chunked transfer encoding over keep-alive connections,
+with TCP_NODELAY on every accepted socket so that each SSE event leaves at
+once. :class:`Fault` objects queued with ``inject`` shape the next answers.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from catui.models.scripted import ScriptEngine
+
+
+@dataclass
+class Fault:
+    """How to spoil one answer. Queued faults apply to the next requests in order.
+
+    ``status``: answer with this HTTP status and an error body (``error_type``,
+    ``message``, extra ``headers`` such as retry-after). ``cut_after_events``:
+    send that many events, then drop the connection. ``error_event_after``:
+    send that many events, then an ``error`` event (``error_type``,
+    ``message``). ``raw_body``: send exactly these bytes as the event stream.
+    ``drop_connection``: close the socket without answering at all.
+    """
+
+    status: int | None = None
+    error_type: str = "api_error"
+    message: str = "injected fault"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cut_after_events: int | None = None
+    error_event_after: int | None = None
+    raw_body: bytes | None = None
+    drop_connection: bool = False
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it (header names lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def make_engine(script: ScriptEngine | Mapping[str, Any] | list[Any] | str | Path | None) -> ScriptEngine:
+    if isinstance(script, ScriptEngine):
+        return script
+    if script is None:
+        return ScriptEngine({"turns": [{"content": [{"type": "text", "text": "ok"}], "repeat": True}]})
+    if isinstance(script, (str, Path)):
+        return ScriptEngine.from_file(script)
+    return ScriptEngine(script)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    owner: LoopbackServer
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.owner.connections.append(addr)
+        return conn, addr
+
+
+class ConnectionCut(Exception):
+    """Raised inside a handler to drop the connection mid-answer."""
+
+
+class StreamWriter:
+    """Writes a chunked SSE body and applies a fault's cut or error event."""
+
+    def __init__(self, handler: BaseHTTPRequestHandler, fault: Fault | None) -> None:
+        self.handler = handler
+        self.fault = fault
+        self.sent_events = 0
+        self.raw = bytearray()
+
+    def start(self, status: int = 200, headers: Mapping[str, str] | None = None) -> None:
+        self.handler.send_response(status)
+        self.handler.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.handler.send_header("cache-control", "no-cache")
+        self.handler.send_header("transfer-encoding", "chunked")
+        for name, value in (headers or {}).items():
+            self.handler.send_header(name, value)
+        self.handler.end_headers()
+
+    def write_raw(self, data: bytes) -> None:
+        if not data:
+            return
+        self.raw += data
+        self.handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.handler.wfile.flush()
+
+    def event(self, data: bytes, *, error_event: bytes | None = None) -> None:
+        """Send one event; before it, cut or inject an error as the fault says."""
+        fault = self.fault
+        if fault is not None and fault.cut_after_events is not None and self.sent_events >= fault.cut_after_events:
+            raise ConnectionCut
+        if fault is not None and fault.error_event_after is not None and self.sent_events >= fault.error_event_after:
+            if error_event is not None:
+                self.write_raw(error_event)
+            self.end()
+            raise StopStream
+        self.write_raw(data)
+        self.sent_events += 1
+
+    def end(self) -> None:
+        self.handler.wfile.write(b"0\r\n\r\n")
+        self.handler.wfile.flush()
+
+
+class StopStream(Exception):
+    """Raised after an injected error event ended the stream early."""
+
+
+class LoopbackServer:
+    """A background-thread HTTP server on 127.0.0.1 with a random port.
+
+    Subclasses implement :meth:`handle_post`. Use as a context manager, or
+    call :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        script: ScriptEngine | Mapping[str, Any] | list[Any] | str | Path | None = None,
+        *,
+        require_key: str | None = None,
+        port: int = 0,
+    ) -> None:
+        self.engine = make_engine(script)
+        self.requests: list[RecordedRequest] = []
+        self.responses: list[bytes] = []
+        self.connections: list[Any] = []
+        self.faults: collections.deque[Fault] = collections.deque()
+        self.require_key = require_key
+        self._lock = threading.Lock()
+        self._port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------
+    def start(self) -> LoopbackServer:
+        server = _Server(("127.0.0.1", self._port), self._handler_class())
+        server.owner = self
+        self._server = server
+        self._port = int(server.server_address[1])
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._port, "the server was never started"
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- faults and records ---------------------------------------------
+    def inject(self, *faults: Fault) -> None:
+        with self._lock:
+            self.faults.extend(faults)
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    # -- handling --------------------------------------------------------
+    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+        raise NotImplementedError
+
+    def send_json(
+        self, handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+        handler.wfile.flush()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 30
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except json.JSONDecodeError:
+                    body = raw.decode("utf-8", "replace")
+                request = RecordedRequest(
+                    "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
+                with owner._lock:
+                    owner.requests.append(request)
+                fault = owner._next_fault()
+                if fault is not None and fault.drop_connection:
+                    self._cut()
+                    return
+                try:
+                    owner.handle_post(self, request, fault)
+                except ConnectionCut:
+                    self._cut()
+                except StopStream:
+                    pass
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+            def _cut(self) -> None:
+                self.close_connection = True
+                try:
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        return Handler
+
+
+def sse_lines(pairs: Iterable[tuple[str | None, Any]]) -> Iterator[bytes]:
+    """Encode (event name, JSON payload or raw string) pairs as SSE frames."""
+    for name, payload in pairs:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        prefix = f"event: {name}\n" if name else ""
+        yield f"{prefix}data: {data}\n\n".encode()
+
+
+def sleep_ms(ms: int) -> None:
+    if ms > 0:
+        time.sleep(ms / 1000.0)
