@@ -1,0 +1,313 @@
+"""``catui`` with no -p: the interactive session in the terminal.
+
+A prompt with a status line under it; each input runs one turn of the same
+conversation (``app.session.run`` again), streaming the answer and showing
+tool calls and sub-agents as they work (see :mod:`catui.cli.ui_progress`).
+Keys during a turn: Ctrl-C or Esc interrupts it, Ctrl-B moves running
+foreground agents to the background. At the prompt: Ctrl-C clears the line,
+a second Ctrl-C on an empty line exits, Ctrl-D exits. When stdin or stdout is
+not a terminal the same session runs line by line in plain text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import signal
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from catui.cli.ui_ask import QuestionAsker
+from catui.cli.ui_permission import PermissionPrompter
+from catui.cli.ui_progress import TurnView
+from catui.cli.ui_screen import Screen
+from catui.cli.ui_status import status_line
+from catui.cli.ui_terminal import NAMED_KEYS, KeyReader, LineEditor
+from catui.session.events import ResultEvent
+
+PROMPT = "› "
+DOUBLE_PRESS_S = 2.0
+TICK_S = 0.25
+EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+HELP_TEXT = """Commands: /help, /exit (or Ctrl-D).
+During a turn: Ctrl-C or Esc interrupts it; Ctrl-B moves running sub-agents to the background.
+At the prompt: Ctrl-C clears the line, twice on an empty line exits; ↑/↓ recall earlier input."""
+
+
+async def interactive_main(run_options: Any, prompt: str | None) -> int:
+    """Run the interactive session until the user exits; returns the exit status."""
+    from catui.app import build_app
+
+    app = build_app(run_options)
+    ui = InteractiveSession(app, stdin=sys.stdin, stdout=sys.stdout)
+    try:
+        return await ui.run(prompt)
+    finally:
+        ui.close()
+        await app.aclose()
+
+
+class InteractiveSession:
+    """The terminal front end of one :class:`~catui.app.AgentApp`."""
+
+    def __init__(self, app: Any, *, stdin: TextIO, stdout: TextIO) -> None:
+        self.app = app
+        self.stdin = stdin
+        self.tty = stdin.isatty() and stdout.isatty()
+        self.screen = Screen(stdout, tty=self.tty)
+        self.keys: KeyReader | None = KeyReader(stdin.fileno()) if self.tty else None
+        self.editor: LineEditor | None = LineEditor(self.screen, self.keys) if self.keys else None
+        self.turn_running = False
+        self.sent_first_message = False
+        self.typeahead = ""
+        self._plain_read: asyncio.Future[str | None] | None = None
+        self._last_interrupt = 0.0
+        self._exit_requested = False
+        self._installed_signals: list[int] = []
+        self._background_jobs: set[asyncio.Future[Any]] = set()
+        config = app.session.config
+        if config.can_use_tool is None:
+            config.can_use_tool = PermissionPrompter(
+                self.screen,
+                keys=self.keys,
+                editor=self.editor,
+                read_plain_line=self.read_plain_line,
+                on_interrupt=self.interrupt_turn,
+                main_context=lambda: app.session.ctx,
+                cwd=app.session.ctx.cwd,
+            )
+        if app.session.ctx.ask_user is None:
+            app.session.ctx.ask_user = QuestionAsker(self.screen, self._read_answer)
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def run(self, prompt: str | None) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self._on_signal, sig)
+                self._installed_signals.append(sig)
+            except (NotImplementedError, RuntimeError):
+                pass
+        if self.keys is not None:
+            self.keys.start()
+        self._banner()
+        if prompt and prompt.strip():
+            await self.turn(prompt)
+        while not self._exit_requested:
+            line = await self.next_input()
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in EXIT_COMMANDS:
+                break
+            if text == "/help":
+                self.screen.print(HELP_TEXT)
+                continue
+            await self.turn(text)
+        if self.app.transcript_path is not None:
+            self.screen.print(self.screen.style(f"Transcript: {self.app.transcript_path}", "dim"))
+        return 0
+
+    def close(self) -> None:
+        """Give the terminal back and remove signal handlers."""
+        if self.keys is not None:
+            self.keys.stop()
+        with contextlib.suppress(Exception):
+            loop = asyncio.get_running_loop()
+            for sig in self._installed_signals:
+                loop.remove_signal_handler(sig)
+        self._installed_signals.clear()
+
+    def _banner(self) -> None:
+        from catui import __version__
+
+        s = self.screen
+        s.print(s.style(f"catui {__version__}", "bold") + s.style(f" · {self.app.model_display} · {self.app.session.ctx.cwd}", "dim"))
+        s.print(s.style("Type a task and press Enter. /help for keys; Ctrl-D exits.", "dim"))
+
+    # -- input ------------------------------------------------------------------------------------
+
+    async def next_input(self) -> str | None:
+        """The next line from the user, running background-agent notifications as turns meanwhile."""
+        while True:
+            status = await status_line(self.app)
+            reader = asyncio.ensure_future(self._read_prompt(status))
+            notifier = self._notification_waiter()
+            if notifier is None:
+                return await reader
+            done, _ = await asyncio.wait({reader, notifier}, return_when=asyncio.FIRST_COMPLETED)
+            if reader in done:
+                notifier.cancel()
+                with contextlib.suppress(BaseException):
+                    await notifier
+                return reader.result()
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+            notification = notifier.result()
+            if notification is None:
+                # nothing to wait for: read without racing until the next turn starts agents
+                return await self._read_prompt(status)
+            await self.turn(notification, raw=True)
+
+    def _notification_waiter(self) -> asyncio.Future[Any] | None:
+        waiter = getattr(self.app.tasks, "next_notification", None)
+        if waiter is None:
+            return None
+        return asyncio.ensure_future(waiter())
+
+    async def _read_prompt(self, status: str) -> str | None:
+        if self.editor is None:
+            self.screen.print(self.screen.style(status, "dim"))
+            self.screen.write_raw(PROMPT)
+            return await self.read_plain_line()
+        initial, self.typeahead = self.typeahead, ""
+        while True:
+            try:
+                line = await self.editor.read_line(PROMPT, status, initial=initial)
+            except KeyboardInterrupt:
+                initial = ""
+                if self.editor.last_text.strip():
+                    continue  # the first Ctrl-C clears the line
+                now = time.monotonic()
+                if now - self._last_interrupt < DOUBLE_PRESS_S:
+                    return None
+                self._last_interrupt = now
+                self.screen.print(self.screen.style("Press Ctrl-C again to exit.", "dim"))
+                continue
+            except asyncio.CancelledError:
+                self.typeahead = self.editor.last_text
+                raise
+            return line
+
+    async def read_plain_line(self) -> str | None:
+        """A line from a non-terminal stdin, read on a thread; None at end of input."""
+        if self._plain_read is None or self._plain_read.done():
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[str | None] = loop.create_future()
+
+            def read() -> None:
+                try:
+                    line = self.stdin.readline()
+                except (OSError, ValueError):
+                    line = ""
+                value = line.rstrip("\n") if line else None
+
+                def deliver() -> None:
+                    if not future.done():
+                        future.set_result(value)
+
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(deliver)
+
+            threading.Thread(target=read, name="catui-stdin", daemon=True).start()
+            self._plain_read = future
+        return await asyncio.shield(self._plain_read)
+
+    async def _read_answer(self, prompt: str) -> str | None:
+        if self.editor is None:
+            self.screen.write_raw(prompt)
+            return await self.read_plain_line()
+        try:
+            return await self.editor.read_line(prompt)
+        except KeyboardInterrupt:
+            self.interrupt_turn()
+            return None
+
+    # -- turns ------------------------------------------------------------------------------------
+
+    async def turn(self, text: str | Any, *, raw: bool = False) -> None:
+        """Run one turn of the conversation with ``text`` as the user's message."""
+        from catui.app import first_prompt_content
+
+        if raw:
+            content = text
+        elif not self.sent_first_message:
+            content = first_prompt_content(self.app, text)
+        else:
+            content = text
+        self.sent_first_message = True
+        view = TurnView(self.screen, cwd=self.app.session.ctx.cwd)
+        view.status_hint = "esc to interrupt · ctrl-b to background agents" if self.tty else ""
+        view.start_turn()
+        self.turn_running = True
+        ticker = asyncio.ensure_future(self._tick(view))
+        focus = self.keys.focus(self._on_turn_key) if self.keys else contextlib.nullcontext()
+        try:
+            with focus:
+                async for event in self.app.session.run(content):
+                    view.handle(event)
+                    if isinstance(event, ResultEvent) and event.agent_id is None:
+                        view.busy = False
+        finally:
+            self.turn_running = False
+            ticker.cancel()
+            with contextlib.suppress(BaseException):
+                await ticker
+            self.screen.suspend_live()
+
+    async def _tick(self, view: TurnView) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            view.tick()
+
+    def _on_turn_key(self, key: str) -> None:
+        if key in ("ctrl-c", "esc"):
+            self.interrupt_turn()
+        elif key == "ctrl-b":
+            self.background_agents()
+        elif key not in NAMED_KEYS:
+            self.typeahead += key  # typed ahead: it pre-fills the next prompt
+
+    def interrupt_turn(self) -> None:
+        """Stop the running turn (its ResultEvent still arrives)."""
+        if self.turn_running and not self.app.session.ctx.abort.is_set():
+            self.app.session.abort()
+            self.screen.print(self.screen.style("  ⎿ Interrupted · what should catui do instead?", "red"))
+
+    def background_agents(self) -> None:
+        """Ctrl-B: move the running foreground sub-agents to the background."""
+        runtime = self.app.session.ctx.services.get("subagents") or self.app.services.get("subagents")
+        move = getattr(runtime, "background_all_foreground", None)
+        if move is None:
+            self.screen.print(self.screen.style("  Background agents are not available in this session.", "dim"))
+            return
+        outcome = move()
+        if inspect.isawaitable(outcome):
+            self._background_jobs.add(asyncio.ensure_future(outcome))
+            self.screen.print(self.screen.style("  Moving running agents to the background…", "dim"))
+            return
+        count = len(outcome) if isinstance(outcome, list | tuple | set | dict) else outcome
+        if isinstance(count, int):
+            noun = "agent" if count == 1 else "agents"
+            self.screen.print(self.screen.style(f"  Moved {count} running {noun} to the background.", "dim"))
+        else:
+            self.screen.print(self.screen.style("  Moved running agents to the background.", "dim"))
+
+    def _on_signal(self, sig: int) -> None:
+        if self.turn_running:
+            self.interrupt_turn()
+            if sig == signal.SIGINT:
+                return
+        if sig == signal.SIGTERM:
+            self._request_exit()
+            return
+        now = time.monotonic()
+        if now - self._last_interrupt < DOUBLE_PRESS_S:
+            self._request_exit()
+        else:
+            self._last_interrupt = now
+            self.screen.print(self.screen.style("Press Ctrl-C again to exit.", "dim"))
+
+    def _request_exit(self) -> None:
+        self._exit_requested = True
+        if self._plain_read is not None and not self._plain_read.done():
+            self._plain_read.set_result(None)
+        if self.keys is not None and self.keys.handler is not None:
+            self.keys.handler("ctrl-d")

@@ -1,0 +1,187 @@
+"""Short, human labels for tool calls and their outcomes, as the terminal shows them.
+
+``● Read(src/app.py)`` then ``  ⎿ Read 42 lines``: one line for the call, one
+(or a few) for what came of it. Pure functions over event data; no terminal
+state, so the interactive UI, the demo and the tests share them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from catui.messages import result_text
+
+AGENT_TOOL_NAMES = frozenset({"Agent", "Task"})
+FILE_TOOLS = frozenset({"Read", "Write", "Edit", "NotebookEdit"})
+MAX_ARG_CHARS = 80
+RESULT_PREVIEW_LINES = 3
+
+_TAG = re.compile(r"</?tool_use_error>")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def cell_width(text: str) -> int:
+    """Terminal columns ``text`` occupies (wide East Asian characters take two, ANSI codes none)."""
+    width = 0
+    for ch in _ANSI.sub("", text):
+        if unicodedata.combining(ch):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def fit(text: str, columns: int) -> str:
+    """``text`` (one line, may hold ANSI styles) cut to ``columns`` cells, ending with ``…`` when cut."""
+    if columns <= 0:
+        return ""
+    if cell_width(text) <= columns:
+        return text
+    out: list[str] = []
+    used = 0
+    for piece in re.split(f"({_ANSI.pattern})", text):
+        if _ANSI.fullmatch(piece):
+            out.append(piece)
+            continue
+        for ch in piece:
+            w = cell_width(ch)
+            if used + w > columns - 1:
+                styled = any(_ANSI.fullmatch(p) for p in out)
+                return "".join(out) + "…" + ("\x1b[0m" if styled else "")
+            out.append(ch)
+            used += w
+    return "".join(out)
+
+
+def one_line(text: str, limit: int = MAX_ARG_CHARS) -> str:
+    """The first line of ``text``, shortened, with a marker when more was cut."""
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > limit:
+        return first[: limit - 1] + "…"
+    return first + (" …" if len(lines) > 1 else "")
+
+
+def format_tokens(count: int) -> str:
+    """``950`` → ``950``, ``12345`` → ``12.3k``, ``2_500_000`` → ``2.5M``."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def format_duration(seconds: float) -> str:
+    """``4.2`` → ``4s``, ``75`` → ``1m 15s``."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m"
+
+
+def display_path(path: str, cwd: Path | None) -> str:
+    """A path relative to ``cwd`` when it lies inside it, else as given."""
+    if cwd is None or not path:
+        return path
+    try:
+        return str(Path(path).relative_to(cwd))
+    except ValueError:
+        return path
+
+
+def is_agent_call(name: str) -> bool:
+    return name in AGENT_TOOL_NAMES
+
+
+def agent_type_of(tool_input: Mapping[str, Any]) -> str:
+    value = tool_input.get("subagent_type")
+    return value if isinstance(value, str) and value else "general-purpose"
+
+
+def tool_call_label(name: str, tool_input: Mapping[str, Any], cwd: Path | None = None) -> str:
+    """``Read(src/app.py)``, ``Bash(pytest -q)``, ``Explore(Find the config loader)`` …"""
+    if is_agent_call(name):
+        return f"{agent_type_of(tool_input)}({one_line(str(tool_input.get('description') or ''))})"
+    arg = _main_argument(name, tool_input, cwd)
+    return f"{name}({arg})" if arg else name
+
+
+def _main_argument(name: str, tool_input: Mapping[str, Any], cwd: Path | None) -> str:
+    if name in FILE_TOOLS:
+        path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
+        return display_path(str(path), cwd)
+    if name in ("Glob", "Grep"):
+        pattern = one_line(str(tool_input.get("pattern") or ""))
+        where = tool_input.get("path")
+        return f"{pattern} in {display_path(str(where), cwd)}" if where else pattern
+    if name == "Bash":
+        return one_line(str(tool_input.get("command") or ""))
+    if name == "WebFetch":
+        return one_line(str(tool_input.get("url") or ""))
+    if name == "TodoWrite":
+        todos = tool_input.get("todos")
+        return f"{len(todos)} items" if isinstance(todos, list) else ""
+    for value in tool_input.values():
+        if isinstance(value, str) and value.strip():
+            return one_line(value)
+    return ""
+
+
+def _count_lines(text: str) -> int:
+    return len(text.splitlines())
+
+
+def tool_result_lines(name: str, content: Any, is_error: bool, data: Any = None) -> list[str]:
+    """What to show under a finished call: usually one line, a short preview for Bash output."""
+    text = result_text(content) if isinstance(content, str | list) else str(content or "")
+    if is_error:
+        cleaned = _TAG.sub("", text).strip()
+        return [one_line(cleaned, 120) or "Error"]
+    if is_agent_call(name):
+        return [agent_done_line(data)]
+    if name == "Read":
+        count = _count_lines(text)
+        return [f"Read {count} line{'s' if count != 1 else ''}"]
+    if name == "Write":
+        return [one_line(text, 120) or "Written"]
+    if name in ("Edit", "NotebookEdit"):
+        return [one_line(text, 120) or "Updated"]
+    if name in ("Glob", "Grep"):
+        if text.strip().startswith(("No files found", "No matches")) or not text.strip():
+            return [one_line(text) or "No matches"]
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        noun = "files" if name == "Glob" or not re.search(r":\d+[:-]", lines[0]) else "lines"
+        return [f"Found {len(lines)} {noun if len(lines) != 1 else noun[:-1]}"]
+    if name == "Bash":
+        lines = text.rstrip().splitlines() or ["(no output)"]
+        shown = [one_line(ln, 120) if ln.strip() else "" for ln in lines[:RESULT_PREVIEW_LINES]]
+        if len(lines) > RESULT_PREVIEW_LINES:
+            shown.append(f"… +{len(lines) - RESULT_PREVIEW_LINES} lines")
+        return shown
+    return [one_line(text, 120) or "Done"]
+
+
+def agent_done_line(data: Any) -> str:
+    """``Done (3 tool uses · 12.3k tokens · 4s)`` from an Agent call's structured result."""
+    if not isinstance(data, Mapping):
+        return "Done"
+    if data.get("status") == "async_launched":
+        return "Running in the background"
+    parts = []
+    tools = data.get("totalToolUseCount")
+    if isinstance(tools, int):
+        parts.append(f"{tools} tool use{'s' if tools != 1 else ''}")
+    tokens = data.get("totalTokens")
+    if isinstance(tokens, int):
+        parts.append(f"{format_tokens(tokens)} tokens")
+    duration = data.get("totalDurationMs")
+    if isinstance(duration, int | float):
+        parts.append(format_duration(duration / 1000))
+    return f"Done ({' · '.join(parts)})" if parts else "Done"
