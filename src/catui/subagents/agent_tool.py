@@ -1,0 +1,174 @@
+"""The ``Agent`` tool (alias ``Task``): the model's way to start a sub-agent (spec 3, observed section 1).
+
+The tool itself is thin: it validates the call against the observed schema
+and hands it to the sub-agent runtime found in ``ctx.services["subagents"]``.
+Its description lists the active agent types and is rebuilt whenever the
+agent registry changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from catui.permissions.context import PermissionRequest
+from catui.subagents.tool_filter import tool_summary
+from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolInput, ToolResult
+
+AGENT_TOOL_NAME = "Agent"
+LEGACY_AGENT_TOOL_NAME = "Task"
+
+
+class AgentInput(ToolInput):
+    """The Agent tool's arguments, in the observed property order (``cwd`` is internal, never sent)."""
+
+    description: str = Field(description="A short (3-5 word) summary of the task")
+    prompt: str = Field(description="The complete task for the agent to carry out")
+    subagent_type: str | None = Field(default=None, description="Which kind of agent to start")
+    model: Literal["sonnet", "opus", "haiku"] | None = Field(
+        default=None,
+        description="Model for this agent. Used when the agent type does not name its own model; "
+        "without it the agent runs on your model.",
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description="Run the agent in the background and carry on; you are told when it has finished.",
+    )
+    name: str | None = Field(
+        default=None, description="A name for the agent; while it runs, SendMessage({to: name}) reaches it."
+    )
+    team_name: str | None = Field(
+        default=None, description="The team to start the agent in; the current team when left out."
+    )
+    mode: Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"] | None = Field(
+        default=None, description='Permission mode for the new teammate (e.g. "plan" to require plan approval).'
+    )
+    isolation: Literal["worktree"] | None = Field(
+        default=None,
+        description='"worktree" runs the agent in its own temporary git worktree, a separate copy of the '
+        "repository on a new branch.",
+    )
+    cwd: str | None = Field(
+        default=None,
+        description="Absolute folder the agent works in (every file and shell operation). Cannot be combined "
+        'with isolation: "worktree".',
+    )
+
+
+TEAM_PROPERTIES = ("name", "team_name", "mode")
+INTERNAL_PROPERTIES = ("cwd",)
+
+INTRO = """Start a sub-agent: a separate agent with its own conversation and tools that carries out one \
+task on its own and reports back to you. Use it for broad searches, independent investigations and \
+multi-step work whose details would otherwise fill this conversation.
+
+Agent types and the tools each one has:"""
+
+GUIDANCE = """Pick the type with subagent_type; when it is left out, general-purpose runs.
+
+When not to use it: reading a file whose path you know (use Read), looking for a specific class or \
+function name (use Glob or Grep), or searching two or three known files (use Read). Those are faster done \
+directly.
+
+How to use it:
+- The agent does not see this conversation. Give it a complete prompt: the goal, what you already know, \
+the files involved, and exactly what it should report back.
+- Say whether it should change code or only research; it cannot tell your intent otherwise.
+- Start several agents in one message when their tasks are independent: they run at the same time.
+- The agent's answer comes back to you, not to the user. Tell the user what matters in it.
+- Treat its findings as well-founded leads; check what you rely on before acting on it."""
+
+BACKGROUND_GUIDANCE = """- Set run_in_background to true to keep working while the agent runs. You are \
+notified when it finishes, so do not poll, sleep or check on it in the meantime."""
+
+WORKTREE_GUIDANCE = """- isolation: "worktree" gives the agent its own git worktree (a copy of the \
+repository on a new branch). If the agent changes nothing, the worktree is removed automatically; \
+otherwise its path and branch come back with the result."""
+
+
+def agent_line(definition: Any) -> str:
+    """One line of the description: ``- <type>: <when to use> (Tools: <tools>)``."""
+    return f"- {definition.agent_type}: {definition.get_when_to_use()} (Tools: {tool_summary(definition)})"
+
+
+def build_agent_tool_description(agents: list[Any], *, background_enabled: bool) -> str:
+    """The Agent tool's description for a list of active agent definitions."""
+    parts = [INTRO, "\n".join(agent_line(a) for a in agents), GUIDANCE]
+    extra = [WORKTREE_GUIDANCE]
+    if background_enabled:
+        extra.insert(0, BACKGROUND_GUIDANCE)
+    parts[-1] = parts[-1] + "\n" + "\n".join(extra)
+    return "\n\n".join(parts)
+
+
+class AgentTool(Tool):
+    """Starts a sub-agent. ``registry`` is the agent registry (``active``, ``version``)."""
+
+    name: ClassVar[str] = AGENT_TOOL_NAME
+    aliases: ClassVar[tuple[str, ...]] = (LEGACY_AGENT_TOOL_NAME,)
+    input_model: ClassVar[type[ToolInput]] = AgentInput
+    read_only: ClassVar[bool] = False
+
+    def __init__(self, registry: Any, *, env: Mapping[str, str] | None = None) -> None:
+        from catui.config.flags import agent_teams_enabled, background_tasks_disabled
+
+        self.registry = registry
+        self.background_enabled = not background_tasks_disabled(env or {})
+        self.teams_enabled = agent_teams_enabled(env or {})
+        self._description_cache: tuple[Any, str] | None = None
+
+    @property
+    def description(self) -> str:
+        version = getattr(self.registry, "version", None)
+        cached = self._description_cache
+        if cached is None or cached[0] != version or version is None:
+            agents = list(getattr(self.registry, "active", []) or [])
+            text = build_agent_tool_description(agents, background_enabled=self.background_enabled)
+            self._description_cache = (version, text)
+            return text
+        return cached[1]
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = super().input_schema()
+        hidden = set(INTERNAL_PROPERTIES)
+        if not self.background_enabled:
+            hidden.add("run_in_background")
+        if not self.teams_enabled:
+            hidden.update(TEAM_PROPERTIES)
+        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in hidden}
+        return schema
+
+    def is_concurrency_safe(self, args: Any) -> bool:
+        # Sub-agents of one assistant message run side by side; each has its own context.
+        return True
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        # Agent(<type>) rules are checked by the runtime, which answers in Claude Code's words; the
+        # empty subject keeps the generic check to whole-tool rules.
+        return PermissionRequest(
+            tool_name=self.name, tool_input=args.model_dump(exclude_none=True), read_only=True, subject=""
+        )
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        runtime = ctx.services.get("subagents")
+        if runtime is None:
+            return ToolResult("Sub-agents are not available in this session.", is_error=True)
+        from catui.subagents.runtime import SpawnRequest
+
+        request = SpawnRequest(
+            description=args.description,
+            prompt=args.prompt,
+            subagent_type=args.subagent_type,
+            model=args.model,
+            run_in_background=bool(args.run_in_background) and self.background_enabled,
+            name=args.name if self.teams_enabled else None,
+            team_name=args.team_name if self.teams_enabled else None,
+            mode=args.mode if self.teams_enabled else None,
+            isolation=args.isolation,
+            cwd=args.cwd,
+            tool_use_id=CURRENT_TOOL_USE_ID.get(),
+        )
+        result: ToolResult = await runtime.spawn(request, ctx)
+        return result

@@ -1,0 +1,636 @@
+"""The sub-agent runtime: one spawn, step by step (spec 6.1, 8.1).
+
+:meth:`SubagentRuntime.spawn` is what the Agent tool calls. It resolves the
+definition, the model, the tools, the permission context, the system prompt
+and first message, creates the worktree when asked, and builds a
+:class:`SubagentRun` (the child :class:`~catui.session.session.Session` with
+its metadata). A run is then either driven to completion in the foreground
+(:meth:`SubagentRuntime.run_to_completion`) or handed to the background
+launcher (``runtime.background_launcher``, installed by the background-task
+layer), which drives ``run.events()`` itself and calls
+:meth:`SubagentRuntime.finish` for the result.
+
+Whatever goes wrong inside a child comes back as that Agent call's error
+tool_result; siblings and the parent carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catui.agents.definition import AgentDefinition, SystemPromptContext
+from catui.errors import CatuiError
+from catui.messages import Message, blocks_of
+from catui.session.events import AssistantMessageEvent, Event, ResultEvent, SystemEvent, UsageEvent
+from catui.session.session import Session, SessionConfig
+from catui.session.transcript import TranscriptWriter
+from catui.session.usage import total_tokens
+from catui.subagents.ids import new_agent_id
+from catui.subagents.models import ChildModel, resolve_child_model
+from catui.subagents.prompt import build_first_message, build_subagent_system_prompt, load_agent_memory
+from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
+from catui.subagents.result import (
+    AgentResult,
+    NoAssistantMessagesError,
+    extract_agent_result,
+    format_agent_tool_result,
+)
+from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
+from catui.telemetry.events import AGENT_MEMORY_LOADED, AGENT_TOOL_COMPLETED, AGENT_TOOL_SELECTED, Telemetry
+from catui.telemetry.spans import agent_span, set_span_attributes
+from catui.tools.base import ToolContext, ToolResult
+
+BackgroundLauncher = Callable[["SubagentRun", ToolContext], Awaitable[ToolResult]]
+"""Takes a prepared run and the parent's context, starts it in the background, returns the immediate result."""
+
+ForkHandler = Callable[["SpawnRequest", ToolContext], Awaitable[ToolResult]]
+"""The fork path (an omitted subagent_type with the fork setting on); installed by a later layer."""
+
+
+@dataclass
+class SpawnRequest:
+    """One Agent call's arguments, plus the id of the tool_use that made it."""
+
+    description: str
+    prompt: str
+    subagent_type: str | None = None
+    model: str | None = None
+    run_in_background: bool = False
+    name: str | None = None
+    team_name: str | None = None
+    mode: str | None = None
+    isolation: str | None = None
+    cwd: str | None = None
+    tool_use_id: str | None = None
+
+
+@dataclass
+class SubagentRun:
+    """A prepared child: its session, first message and metadata; drive it with :meth:`events`.
+
+    Counters (``tool_use_count``, ``last_tool_name``, ``last_usage``) follow
+    the child's messages as they arrive, for progress lines and task events.
+    """
+
+    agent_id: str
+    definition: AgentDefinition
+    request: SpawnRequest
+    session: Session
+    first_message: Message
+    model: ChildModel
+    parent_ctx: ToolContext
+    transcript_path: Path | None = None
+    worktree: Any = None
+    is_async: bool = False
+    started: float = field(default_factory=time.monotonic)
+    tool_use_count: int = 0
+    last_tool_name: str | None = None
+    last_usage: dict[str, Any] = field(default_factory=dict)
+    result_event: ResultEvent | None = None
+    span: Any = None
+
+    @property
+    def agent_type(self) -> str:
+        return self.definition.agent_type
+
+    @property
+    def description(self) -> str:
+        return self.request.description
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.session.messages
+
+    @property
+    def duration_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
+
+    def progress_usage(self) -> dict[str, int]:
+        """``{total_tokens, tool_uses, duration_ms}`` as task events and notifications report them."""
+        return {
+            "total_tokens": total_tokens(self.last_usage),
+            "tool_uses": self.tool_use_count,
+            "duration_ms": self.duration_ms,
+        }
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Run the child to its end, yielding its events; the parent's abort aborts the child."""
+        parent_abort = self.parent_ctx.abort
+        watcher = asyncio.create_task(_link_abort(parent_abort, self.session))
+        try:
+            async for event in self.session.run(self.first_message):
+                if isinstance(event, AssistantMessageEvent) and event.agent_id == self.agent_id:
+                    self._observe(event)
+                elif isinstance(event, UsageEvent) and event.agent_id == self.agent_id:
+                    self.last_usage = dict(event.usage)
+                elif isinstance(event, ResultEvent) and event.agent_id == self.agent_id:
+                    self.result_event = event
+                yield event
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await watcher
+
+    def _observe(self, event: AssistantMessageEvent) -> None:
+        for block in blocks_of(event.message):
+            if block.get("type") == "tool_use":
+                self.tool_use_count += 1
+                self.last_tool_name = str(block.get("name", ""))
+
+
+async def _link_abort(parent_abort: asyncio.Event, child: Session) -> None:
+    await parent_abort.wait()
+    child.abort()
+
+
+@dataclass
+class RuntimeDeps:
+    """What the runtime needs from the application (built by :func:`catui.subagents.install.install_subagents`)."""
+
+    registry: Any
+    settings: Mapping[str, Any]
+    env: Mapping[str, str]
+    project_root: Path
+    sessions_dir: Path | None
+    parent_resolved: Any = None
+    telemetry: Telemetry | None = None
+    worktree_state: Any = None
+
+
+class SubagentRuntime:
+    """Spawns sub-agents for the sessions whose ``ctx.services["subagents"]`` it is."""
+
+    def __init__(self, deps: RuntimeDeps) -> None:
+        self.deps = deps
+        self.background_launcher: BackgroundLauncher | None = None
+        self.fork_handler: ForkHandler | None = None
+        self.runs: dict[str, SubagentRun] = {}
+        self._env_blocks: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self._git_status: dict[str, str | None] = {}
+        self._project_memory: dict[str, str | None] = {}
+
+    # -- the Agent tool's entry point -----------------------------------------------------------
+
+    async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
+        """Run one Agent call to its tool_result (foreground) or hand it to the background launcher."""
+        if request.subagent_type is None and self.fork_handler is not None:
+            return await self.fork_handler(request, parent_ctx)
+        try:
+            run = await self.prepare(request, parent_ctx)
+        except AgentSpawnError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except CatuiError as exc:
+            return ToolResult(f"Agent could not start: {exc}", is_error=True)
+        if run.is_async and self.background_launcher is not None:
+            return await self.background_launcher(run, parent_ctx)
+        run.is_async = False
+        return await self.run_to_completion(run)
+
+    # -- preparing a run ------------------------------------------------------------------------
+
+    async def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
+        """Everything up to the child's first request (spec 6.1 steps 5-11). Raises AgentSpawnError."""
+        deps = self.deps
+        parent = _parent_session(parent_ctx)
+        reload = getattr(deps.registry, "reload_if_changed", None)
+        if reload is not None:
+            reload()
+        definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
+
+        model = resolve_child_model(
+            definition.model,
+            request.model,
+            parent_model_id=parent.config.model,
+            parent_resolved=deps.parent_resolved,
+            settings=deps.settings,
+            env=deps.env,
+        )
+        provider = parent.config.provider
+        if model.resolved is not None:
+            from catui.models.resolve import create_provider
+
+            # Providers are shared per configuration, so this is the parent's own when they match.
+            provider = create_provider(model.resolved, deps.settings, deps.env)
+
+        permissions = _child_permissions(parent_ctx, definition, request)
+        try:
+            tools = filter_tools_for_agent(definition, parent.tools, permissions)
+        except NoToolsLeftError as exc:
+            raise AgentSpawnError(str(exc)) from None
+
+        agent_id = new_agent_id()
+        is_async = bool(request.run_in_background or definition.background)
+        isolation = request.isolation or definition.isolation
+        cwd_override = _validate_cwd(request.cwd, isolation)
+        worktree = None
+        if isolation == "worktree":
+            worktree = await self._create_worktree(agent_id, parent)
+        child_cwd = worktree.path if worktree is not None else (cwd_override or parent_ctx.cwd)
+        child_root = worktree.path if worktree is not None else parent_ctx.project_root
+        if worktree is not None:
+            others = [d for d in permissions.working_directories if d != parent_ctx.project_root]
+            permissions = permissions.with_working_directories(Path(worktree.path), *others)
+        elif cwd_override is not None:
+            permissions = permissions.with_working_directories(cwd_override, *permissions.working_directories)
+
+        memory = load_agent_memory(definition, parent_ctx.project_root) if definition.memory else None
+        if memory is not None and deps.telemetry is not None:
+            deps.telemetry.record(AGENT_MEMORY_LOADED, {"scope": definition.memory, "source": "subagent"})
+        system = build_subagent_system_prompt(
+            definition,
+            environment=self._environment(Path(child_cwd), model.model_id),
+            git_status=None if definition.omit_claude_md else self._git_snapshot(Path(child_cwd)),
+            working_dirs=[cwd_override] if cwd_override is not None else [],
+            memory=memory,
+            prompt_context=SystemPromptContext(
+                active_agents=list(getattr(deps.registry, "active", []) or []),
+                tool_names=[t.name for t in tools],
+            ),
+        )
+        from catui.session.prompt import context_block
+
+        project_memory = None if definition.omit_claude_md else self._memory(Path(child_cwd), child_root)
+        first_message = build_first_message(request.prompt, context_block(project_memory))
+
+        ctx = ToolContext(
+            cwd=Path(child_cwd),
+            project_root=Path(child_root),
+            permissions=permissions,
+            agent_id=agent_id,
+            agent_type=definition.agent_type,
+            interactive=parent_ctx.interactive,
+            services=dict(parent_ctx.services),
+        )
+        transcript, transcript_path = self._transcript(parent, agent_id, definition, request, Path(child_cwd),
+                                                       worktree)
+        from catui.models.resolve import default_max_tokens
+
+        config = SessionConfig(
+            provider=provider,
+            model=model.model_id,
+            tools=tools,
+            tool_context=ctx,
+            system_prompt=system,
+            session_id=parent.session_id,
+            max_turns=definition.max_turns,
+            max_tokens=default_max_tokens(model.model_id),
+            temperature=1,
+            thinking=None,
+            transcript=transcript,
+            can_use_tool=parent.config.can_use_tool,
+            usage_tracker=parent.config.usage_tracker,
+            agent_id=agent_id,
+            parent_tool_use_id=request.tool_use_id,
+            request_metadata={"query_source": f"agent:{definition.agent_type}"},
+        )
+        child = Session(config)
+        ctx.services["session"] = child
+        run = SubagentRun(
+            agent_id=agent_id,
+            definition=definition,
+            request=request,
+            session=child,
+            first_message=first_message,
+            model=model,
+            parent_ctx=parent_ctx,
+            transcript_path=transcript_path,
+            worktree=worktree,
+            is_async=is_async,
+        )
+        if deps.telemetry is not None:
+            deps.telemetry.record(
+                AGENT_TOOL_SELECTED,
+                {
+                    "agent_type": definition.agent_type,
+                    "model": model.model_id,
+                    "model_reason": model.reason,
+                    "source": definition.source,
+                    "color": definition.color,
+                    "is_built_in_agent": definition.is_built_in,
+                    "is_resume": False,
+                    "is_async": is_async,
+                    "is_fork": False,
+                },
+            )
+        self.runs[agent_id] = run
+        return run
+
+    # -- running --------------------------------------------------------------------------------
+
+    async def run_to_completion(self, run: SubagentRun) -> ToolResult:
+        """Drive a run in the foreground, forwarding its events to the parent's stream; returns the result."""
+        emit = run.parent_ctx.emit
+        with agent_span(
+            "catui.agent",
+            {
+                "catui.agent.id": run.agent_id,
+                "catui.agent.type": run.agent_type,
+                "catui.agent.model": run.model.model_id,
+                "catui.agent.model_reason": run.model.reason,
+                "catui.agent.description": run.description,
+                "catui.agent.is_async": False,
+            },
+        ) as span:
+            run.span = span
+            self._emit_task_started(run)
+            try:
+                async for event in run.events():
+                    if emit is not None:
+                        emit(event)
+                    if (
+                        isinstance(event, AssistantMessageEvent)
+                        and event.agent_id == run.agent_id
+                        and emit is not None
+                    ):
+                        emit(self._task_progress(run))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug in a child must not take the parent down
+                await self._discard_worktree(run)
+                result = ToolResult(
+                    f"Agent \"{run.description}\" ({run.agent_type}) failed: {type(exc).__name__}: {exc}",
+                    is_error=True,
+                )
+                self._emit_task_finished(run, "failed")
+                return result
+            result = await self.finish(run)
+            self._emit_task_finished(run, "failed" if result.is_error else "completed")
+            set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
+            return result
+
+    async def finish(self, run: SubagentRun) -> ToolResult:
+        """The tool_result of a child that has stopped: its answer, or the reason it failed.
+
+        Also reviews the handoff (auto mode), settles the worktree and records telemetry.
+        """
+        self.runs.pop(run.agent_id, None)
+        end = run.result_event
+        failure = _failure_text(run, end)
+        if failure is not None:
+            await self._discard_worktree(run)
+            self._record_completed(run, None)
+            return ToolResult(failure, is_error=True)
+        try:
+            result = extract_agent_result(
+                run.messages,
+                run.agent_id,
+                agent_type=run.agent_type,
+                prompt=run.request.prompt,
+                duration_ms=run.duration_ms,
+                usage=run.last_usage,
+            )
+        except NoAssistantMessagesError as exc:
+            await self._discard_worktree(run)
+            self._record_completed(run, None)
+            return ToolResult(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", is_error=True)
+        result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
+        warning = await self._handoff_warning(run, result)
+        kept_path, kept_branch = await self._settle_worktree(run)
+        self._record_completed(run, result)
+        return format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch, warning=warning)
+
+    # -- task events (stream-json, SDK, live lines) ---------------------------------------------
+
+    def _emit(self, run: SubagentRun, event: Event) -> None:
+        if run.parent_ctx.emit is not None:
+            run.parent_ctx.emit(event)
+
+    def _emit_task_started(self, run: SubagentRun) -> None:
+        self._emit(
+            run,
+            SystemEvent(
+                subtype="task_started",
+                data={
+                    "task_id": run.agent_id,
+                    "tool_use_id": run.request.tool_use_id,
+                    "description": run.description,
+                    "task_type": "local_agent",
+                    "prompt": run.request.prompt,
+                },
+                agent_id=run.parent_ctx.agent_id,
+            ),
+        )
+
+    def _task_progress(self, run: SubagentRun) -> SystemEvent:
+        return SystemEvent(
+            subtype="task_progress",
+            data={
+                "task_id": run.agent_id,
+                "tool_use_id": run.request.tool_use_id,
+                "description": run.description,
+                "last_tool_name": run.last_tool_name,
+                "usage": run.progress_usage(),
+            },
+            agent_id=run.parent_ctx.agent_id,
+        )
+
+    def _emit_task_finished(self, run: SubagentRun, status: str) -> None:
+        self._emit(
+            run,
+            SystemEvent(
+                subtype="task_notification",
+                data={
+                    "task_id": run.agent_id,
+                    "tool_use_id": run.request.tool_use_id,
+                    "status": status,
+                    "output_file": str(run.transcript_path) if run.transcript_path else "",
+                    "summary": f'Agent "{run.description}" {status}',
+                    "usage": run.progress_usage(),
+                },
+                agent_id=run.parent_ctx.agent_id,
+            ),
+        )
+
+    # -- pieces ---------------------------------------------------------------------------------
+
+    def _environment(self, cwd: Path, model_id: str) -> str:
+        key = (str(cwd), model_id, ())
+        block = self._env_blocks.get(key)
+        if block is None:
+            from catui.config.context import environment_block
+
+            block = environment_block(cwd, model_id)
+            self._env_blocks[key] = block
+        return block
+
+    def _git_snapshot(self, cwd: Path) -> str | None:
+        # One snapshot per folder per conversation, as the main agent's: it is described as such.
+        key = str(cwd)
+        if key not in self._git_status:
+            from catui.config.context import git_status_snapshot
+
+            self._git_status[key] = git_status_snapshot(cwd)
+        return self._git_status[key]
+
+    def _memory(self, cwd: Path, project_root: Path) -> str | None:
+        key = f"{cwd}\0{project_root}"
+        if key not in self._project_memory:
+            from catui.config.context import load_project_memory
+
+            self._project_memory[key] = load_project_memory(cwd, project_root)
+        return self._project_memory[key]
+
+    def _transcript(
+        self, parent: Session, agent_id: str, definition: AgentDefinition, request: SpawnRequest, cwd: Path,
+        worktree: Any,
+    ) -> tuple[TranscriptWriter | None, Path | None]:
+        if parent.config.transcript is None or self.deps.sessions_dir is None:
+            return None, None
+        folder = self.deps.sessions_dir / parent.session_id / "subagents"
+        path = folder / f"agent-{agent_id}.jsonl"
+        writer = TranscriptWriter(
+            [path], session_id=parent.session_id, cwd=cwd, agent_id=agent_id,
+            git_branch=parent.config.transcript.git_branch,
+        )
+        meta: dict[str, Any] = {"agentType": definition.agent_type, "description": request.description}
+        if worktree is not None:
+            meta["worktreePath"] = str(worktree.path)
+        _write_json_atomic(folder / f"agent-{agent_id}.meta.json", meta)
+        return writer, path
+
+    def _state(self) -> Any:
+        """The project's state database (worktree records), opened on first use."""
+        if self.deps.worktree_state is None:
+            from catui.state.db import StateDB
+
+            self.deps.worktree_state = StateDB(self.deps.project_root)
+        return self.deps.worktree_state
+
+    async def _create_worktree(self, agent_id: str, parent: Session) -> Any:
+        from catui.worktree.create import create_worktree
+
+        try:
+            return await create_worktree(
+                agent_id,
+                repo_root=self.deps.project_root,
+                settings=self.deps.settings,
+                state=self._state(),
+                session_id=parent.session_id,
+            )
+        except CatuiError as exc:
+            raise AgentSpawnError(f"Agent could not create its worktree: {exc}") from None
+
+    async def _settle_worktree(self, run: SubagentRun) -> tuple[str | None, str | None]:
+        """Remove an unchanged worktree; report a changed one's path and branch."""
+        if run.worktree is None:
+            return None, None
+        from catui.worktree.cleanup import finish_worktree
+
+        outcome = await finish_worktree(run.worktree, self._state())
+        if not outcome.kept:
+            return None, None
+        return str(outcome.path), outcome.branch
+
+    async def _discard_worktree(self, run: SubagentRun) -> None:
+        # A failed child's worktree is settled like a finished one's: kept only when it changed something.
+        if run.worktree is not None:
+            with contextlib.suppress(Exception):
+                await self._settle_worktree(run)
+
+    async def _handoff_warning(self, run: SubagentRun, result: AgentResult) -> str | None:
+        if run.parent_ctx.permissions.mode != "auto":
+            return None
+        from catui.models.resolve import create_provider, resolve_model
+        from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety
+
+        try:
+            resolved = resolve_model("haiku", self.deps.settings, self.deps.env, within=self.deps.parent_resolved)
+            provider = create_provider(resolved, self.deps.settings, self.deps.env)
+        except CatuiError:
+            return UNAVAILABLE_NOTE
+        return await check_handoff_safety(
+            run.messages,
+            permission_mode=run.parent_ctx.permissions.mode,
+            provider=provider,
+            model=resolved.model_id,
+            subagent_type=run.agent_type,
+            total_tool_use_count=result.total_tool_use_count,
+            tool_names=[t.name for t in run.session.tools],
+            telemetry=self.deps.telemetry,
+        )
+
+    def _record_completed(self, run: SubagentRun, result: AgentResult | None) -> None:
+        if self.deps.telemetry is None:
+            return
+        assistants = [m for m in run.messages if m.get("role") == "assistant"]
+        self.deps.telemetry.record(
+            AGENT_TOOL_COMPLETED,
+            {
+                "agent_type": run.agent_type,
+                "model": run.model.model_id,
+                "model_reason": run.model.reason,
+                "prompt_char_count": len(run.request.prompt),
+                "response_char_count": len(result.text) if result is not None else 0,
+                "assistant_message_count": len(assistants),
+                "total_tool_use_count": result.total_tool_use_count if result else run.tool_use_count,
+                "duration_ms": run.duration_ms,
+                "total_tokens": result.total_tokens if result else total_tokens(run.last_usage),
+                "is_built_in_agent": run.definition.is_built_in,
+                "is_async": run.is_async,
+                "is_error": result is None,
+            },
+        )
+
+
+def _parent_session(ctx: ToolContext) -> Session:
+    session = ctx.services.get("session")
+    if not isinstance(session, Session):
+        raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
+    return session
+
+
+def _child_permissions(parent_ctx: ToolContext, definition: AgentDefinition, request: SpawnRequest) -> Any:
+    """The parent's rules and folders with the definition's mode (else the parent's), never more permissive."""
+    from catui.permissions.decide import cap_mode
+
+    parent = parent_ctx.permissions
+    requested = definition.permission_mode or request.mode
+    return parent.with_mode(cap_mode(parent.mode, requested))  # type: ignore[arg-type]
+
+
+def _validate_cwd(cwd: str | None, isolation: str | None) -> Path | None:
+    if cwd is None:
+        return None
+    from catui.worktree.guard import validate_agent_cwd
+
+    try:
+        return validate_agent_cwd(cwd, isolation)
+    except CatuiError as exc:
+        raise AgentSpawnError(str(exc)) from None
+
+
+def _failure_text(run: SubagentRun, end: ResultEvent | None) -> str | None:
+    """The error tool_result text of a child that did not finish normally, or None."""
+    who = f"Agent \"{run.description}\" ({run.agent_type})"
+    if end is None:
+        return f"{who} stopped without a result."
+    if not end.is_error:
+        return None
+    if end.subtype == "error_max_turns":
+        limit = run.session.config.max_turns
+        return (
+            f"{who} stopped after reaching its limit of {limit} turns before finishing its task. "
+            "Give it a narrower task, or raise maxTurns in its definition."
+        )
+    if run.session.last_stop_reason == "aborted" or run.parent_ctx.abort.is_set():
+        return f"{who} was interrupted before it finished."
+    return f"{who} failed: {end.result}"
+
+
+def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()

@@ -1,0 +1,52 @@
+"""An OpenTelemetry span per agent, nested under the parent's span, when ``opentelemetry`` is installed.
+
+Without the package (or with it but no SDK configured) this costs nothing:
+the API's default tracer makes non-recording spans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+_tracer: Any = None
+_checked = False
+
+
+def _get_tracer() -> Any:
+    global _tracer, _checked
+    if not _checked:
+        _checked = True
+        try:
+            from opentelemetry import trace
+        except ImportError:
+            _tracer = None
+        else:
+            _tracer = trace.get_tracer("catui")
+    return _tracer
+
+
+@contextlib.contextmanager
+def agent_span(name: str, attributes: Mapping[str, Any]) -> Iterator[Any]:
+    """A span for one agent run; the current span (the parent agent's) becomes its parent.
+
+    Yields the span (or None without opentelemetry); attributes whose values
+    are None are left out, as OpenTelemetry requires.
+    """
+    tracer = _get_tracer()
+    if tracer is None:
+        yield None
+        return
+    clean = {k: v for k, v in attributes.items() if v is not None}
+    with tracer.start_as_current_span(name, attributes=clean) as span:
+        yield span
+
+
+def set_span_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
+    """Add attributes to a span from :func:`agent_span` (no-op for None)."""
+    if span is None:
+        return
+    for key, value in attributes.items():
+        if value is not None:
+            span.set_attribute(key, value)
