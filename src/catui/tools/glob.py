@@ -12,6 +12,7 @@ from pydantic import Field
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
+from catui.tools.ignore import glob_to_regex
 from catui.tools.search_engine import SearchError, find_rg, python_files, rg_files
 
 MAX_RESULTS = 100
@@ -24,7 +25,7 @@ Find files by name with a glob pattern such as `**/*.py` or `src/**/*.{ts,tsx}`.
 - path is the folder to search (default: the current working directory); omit it rather than passing \
 "undefined" or "null".
 - A pattern without a slash matches file names at any depth (`*.md` finds every Markdown file).
-- Files ignored by .gitignore and hidden files are skipped unless the pattern names them.
+- Files ignored by .gitignore (and .ignore) and hidden files are skipped.
 - Use it to locate files by name; to search inside files use Grep. For open-ended exploration that needs \
 several rounds of searching, delegate to an agent with the Agent tool."""
 
@@ -83,13 +84,18 @@ class GlobTool(Tool):
                 f"Cannot search {root}: it {what}. Give an existing folder as path.", is_error=True
             )
         rg = None if self.force_fallback else find_rg()
+        # List every visible, non-ignored file, then match the pattern here: a --glob given to rg would
+        # whitelist files that .gitignore excludes.
         try:
             if rg:
-                files = await rg_files(rg, root, [pattern])
+                listed = await rg_files(rg, root, [])
             else:
-                files = await asyncio.to_thread(python_files, root, [pattern])
+                listed = await asyncio.to_thread(python_files, root, [])
         except SearchError as exc:
             return ToolResult(f"Glob failed: {exc}", is_error=True)
+        regex, _ = glob_to_regex(pattern)
+        prefix = len(str(root).rstrip("/")) + 1
+        files = [p for p in listed if regex.match(p[prefix:])]
         ordered = sorted(files, key=lambda p: (-_mtime(p), p))
         shown = ordered[:MAX_RESULTS]
         data = {"num_files": len(ordered), "truncated": len(ordered) > MAX_RESULTS, "filenames": shown}
