@@ -17,9 +17,12 @@ from pathlib import Path
 
 from catui.worktree.model import WorktreeError
 
-# git prints these when another git process holds a lock it needs (refs, config, index).
+# git prints these when another git process holds a lock it needs (refs, config, index), or when it
+# read another worktree's admin folder while a concurrent `git worktree add` was still filling it in.
 _LOCK_CONTENTION = re.compile(
-    r"(Unable to create '[^']*\.lock'|could not lock config file|cannot lock ref|\.lock': File exists)", re.I
+    r"(Unable to create '[^']*\.lock'|could not lock config file|cannot lock ref|\.lock': File exists"
+    r"|failed to read [^:]*worktrees/[^:]*: |worktrees/[^:]*: No such file or directory)",
+    re.I,
 )
 LOCK_RETRIES = 8
 
@@ -61,7 +64,7 @@ def _git_env() -> dict[str, str]:
 
 
 def is_lock_contention(result: GitResult) -> bool:
-    """Whether a failure was another git process holding a lock (worth retrying)."""
+    """Whether a failure came from a concurrent git process (a held lock, a half-made worktree): worth retrying."""
     return not result.ok and bool(_LOCK_CONTENTION.search(result.stderr))
 
 
