@@ -8,12 +8,18 @@ Configuration comes from the constructor or, when not given, the environment:
 (sent as ``Authorization: Bearer``), ``ANTHROPIC_BETAS`` (comma-separated
 ``anthropic-beta`` values) and ``ANTHROPIC_CUSTOM_HEADERS`` (``Name: value``
 lines). Prompt caching can be switched off with ``DISABLE_PROMPT_CACHING=1``.
+
+catui speaks API version 2023-06-01, as Claude Code 2.1.92 does (the 2.x SDKs
+default to 2026-10-21; ``CATUI_ANTHROPIC_VERSION`` overrides). ``temperature``
+is sent only where it is accepted: not from API version 2026-10-21 on, and not
+to models that reject sampling parameters (Opus 4.7 and later, generation 5).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -27,12 +33,25 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+SAMPLING_REMOVED_IN = "2026-10-21"
+_MODEL_VERSION = re.compile(r"claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)")
 # Blocks the API refuses a cache_control on.
 _UNCACHEABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def accepts_temperature(model_id: str, api_version: str = API_VERSION) -> bool:
+    """Whether a request to ``model_id`` may carry ``temperature`` without a 400."""
+    if api_version >= SAMPLING_REMOVED_IN:
+        return False
+    match = _MODEL_VERSION.search(model_id.lower())
+    if match is None:
+        return True
+    major, minor = int(match.group(1)), int(match.group(2) or 0)
+    return (major, minor) < (4, 7)
 
 
 def _custom_headers(raw: str | None) -> dict[str, str]:
@@ -102,6 +121,7 @@ class AnthropicProvider:
             env.get("ANTHROPIC_CUSTOM_HEADERS")
         )
         self.retry = retry or RetryPolicy.from_env(env)
+        self.api_version = env.get("CATUI_ANTHROPIC_VERSION") or API_VERSION
         if prompt_caching is None:
             prompt_caching = not (_truthy(env.get("DISABLE_PROMPT_CACHING")) or _truthy(env.get("CATUI_DISABLE_PROMPT_CACHING")))
         self.prompt_caching = prompt_caching
@@ -123,7 +143,7 @@ class AnthropicProvider:
             body["tools"] = list(request.tools)
         if request.tool_choice is not None:
             body["tool_choice"] = request.tool_choice
-        if request.temperature is not None:
+        if request.temperature is not None and accepts_temperature(request.model, self.api_version):
             body["temperature"] = request.temperature
         if request.thinking is not None:
             body["thinking"] = request.thinking
@@ -134,7 +154,7 @@ class AnthropicProvider:
         headers = {
             "content-type": "application/json",
             "accept": "application/json",
-            "anthropic-version": API_VERSION,
+            "anthropic-version": self.api_version,
             "user-agent": "catui",
         }
         if self.api_key:

@@ -131,7 +131,7 @@ async def post_sse(
             async for sse in SSEDecoder().aiter_events(response.aiter_bytes()):
                 yield sse
     except (httpx2.UnsupportedProtocol, httpx2.InvalidURL) as err:
-        raise ProviderError(f"invalid {service} URL {url!r} ({err}); check {base_var}") from err
+        raise ProviderError(f"the URL of {service}, {url!r}, is invalid ({err}); check {base_var}") from err
     except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
         raise RetryableFailure(
             f"cannot reach {service} at {url} ({type(err).__name__}: {err or 'no detail'}); "
