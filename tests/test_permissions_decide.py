@@ -12,6 +12,7 @@ from catui.permissions.decide import (
     cap_mode,
     decide,
     is_agent_type_denied,
+    session_allow_rule,
     suggest_rule_text,
 )
 from catui.permissions.rules import parse_rule
@@ -27,24 +28,26 @@ BASH = PermissionRequest("Bash", {"command": "npm test"})
 BASH_READONLY = PermissionRequest("Bash", {"command": "git status"}, read_only=True)
 TODO = PermissionRequest("TodoWrite", {"todos": []})
 MCP = PermissionRequest("mcp__db__query", {"sql": "select 1"})
+FETCH = PermissionRequest("WebFetch", {"url": "https://example.com/", "prompt": "p"}, read_only=True,
+                          subject="domain:example.com")
 
 # mode → expected behaviour for each call, with no rules at all
 MODE_TABLE: dict[str, dict[str, str]] = {
     "default": {"read_in": "allow", "read_out": "ask", "edit_in": "ask", "edit_out": "ask", "bash": "ask",
-                "bash_ro": "allow", "todo": "allow", "mcp": "ask"},
+                "bash_ro": "allow", "todo": "allow", "mcp": "ask", "fetch": "ask"},
     "acceptEdits": {"read_in": "allow", "read_out": "ask", "edit_in": "allow", "edit_out": "ask", "bash": "ask",
-                    "bash_ro": "allow", "todo": "allow", "mcp": "ask"},
+                    "bash_ro": "allow", "todo": "allow", "mcp": "ask", "fetch": "ask"},
     "plan": {"read_in": "allow", "read_out": "deny", "edit_in": "deny", "edit_out": "deny", "bash": "deny",
-             "bash_ro": "allow", "todo": "allow", "mcp": "deny"},
+             "bash_ro": "allow", "todo": "allow", "mcp": "deny", "fetch": "ask"},
     "dontAsk": {"read_in": "allow", "read_out": "deny", "edit_in": "deny", "edit_out": "deny", "bash": "deny",
-                "bash_ro": "allow", "todo": "allow", "mcp": "deny"},
+                "bash_ro": "allow", "todo": "allow", "mcp": "deny", "fetch": "deny"},
     "bypassPermissions": {"read_in": "allow", "read_out": "allow", "edit_in": "allow", "edit_out": "allow",
-                          "bash": "allow", "bash_ro": "allow", "todo": "allow", "mcp": "allow"},
+                          "bash": "allow", "bash_ro": "allow", "todo": "allow", "mcp": "allow", "fetch": "allow"},
     "auto": {"read_in": "allow", "read_out": "ask", "edit_in": "allow", "edit_out": "ask", "bash": "allow",
-             "bash_ro": "allow", "todo": "allow", "mcp": "allow"},
+             "bash_ro": "allow", "todo": "allow", "mcp": "allow", "fetch": "allow"},
 }
 CALLS = {"read_in": READ_IN, "read_out": READ_OUT, "edit_in": EDIT_IN, "edit_out": EDIT_OUT, "bash": BASH,
-         "bash_ro": BASH_READONLY, "todo": TODO, "mcp": MCP}
+         "bash_ro": BASH_READONLY, "todo": TODO, "mcp": MCP, "fetch": FETCH}
 
 
 def ctx(mode: str = "default", *rules: str, behavior: str = "allow") -> PermissionContext:
@@ -84,6 +87,9 @@ RULE_TABLE = [
     ("default", [("allow", "mcp__db")], MCP, "allow"),
     ("bypassPermissions", [("deny", "mcp__db__*")], MCP, "deny"),
     ("default", [("deny", "TodoWrite")], TODO, "deny"),
+    ("default", [("allow", "WebFetch(domain:example.com)")], FETCH, "allow"),
+    ("dontAsk", [("allow", "WebFetch(domain:other.org)")], FETCH, "deny"),
+    ("plan", [("allow", "WebFetch")], FETCH, "allow"),
     (
         "default",
         [("allow", "Bash(git status:*)"), ("allow", "Bash(npm test:*)")],
@@ -233,3 +239,14 @@ def test_derived_contexts_share_rules_and_stay_immutable() -> None:
     extended = base.with_rules(session_rule)
     assert extended.rules[-1] == session_rule and len(base.rules) == 1
     assert extended.without_rules_from("session").rules == base.rules
+
+
+def test_dont_ask_again_adds_a_session_rule() -> None:
+    context = ctx("default")
+    assert decide(context, BASH).behavior == "ask"
+    rule = session_allow_rule(BASH, PROJECT)
+    assert (str(rule), rule.behavior, rule.source) == ("Bash(npm test:*)", "allow", "session")
+    approved = context.with_rules(rule)
+    assert decide(approved, BASH).behavior == "allow"
+    assert decide(approved, PermissionRequest("Bash", {"command": "npm test -- -k x"})).behavior == "allow"
+    assert decide(approved, PermissionRequest("Bash", {"command": "npm publish"})).behavior == "ask"

@@ -211,3 +211,5 @@ def test_command_parts() -> None:
     assert command_parts("echo 'a && b' \"c; d\"") == ["echo 'a && b' \"c; d\""]
     assert command_parts("make 2>&1 > out.log") == ["make 2>&1 > out.log"]
     assert command_parts("echo $(date) x") == ["echo $(date) x", "date"]
+    assert command_parts("(cd sub && make) ; { ls; }") == ["cd sub", "make", "ls"]
+    assert command_parts("echo $(date)") == ["echo $(date)", "date"]

@@ -39,6 +39,7 @@ from catui.permissions.rules import (
     command_parts,
     first_matching,
     format_rule,
+    parse_rule,
     part_allowed_by,
     request_host,
     request_path,
@@ -51,6 +52,9 @@ from catui.permissions.rules import (
 NO_APPROVAL_TOOLS: frozenset[str] = frozenset(
     {"TodoWrite", "Agent", "TaskOutput", "TaskStop", "AskUserQuestion", "EnterPlanMode", "SendMessage"}
 )
+
+# Read-only, but they reach the network: asked for unless a rule allows them (as Claude Code does).
+NETWORK_TOOLS: frozenset[str] = frozenset({"WebFetch", "WebSearch"})
 
 SETTINGS_HINT = ".catui/settings.json"
 
@@ -136,6 +140,8 @@ def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: s
             )
         return PermissionDecision("ask", f"{path} is outside the working directories ({dirs}). {how}")
 
+    if tool in NETWORK_TOOLS and mode != "auto":
+        return _needs_approval(request, label, mode, cwd, what="reaches the network and")
     if mode == "plan":
         if request.read_only:
             return PermissionDecision("allow", "Read-only calls run in plan mode.")
@@ -146,18 +152,26 @@ def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: s
         return PermissionDecision("allow", f"Read-only calls run in {mode} mode.")
     if mode == "acceptEdits" and request.is_edit:
         return PermissionDecision("allow", "File edits inside the working directories run in acceptEdits mode.")
+    return _needs_approval(request, label, mode, cwd)
+
+
+def _needs_approval(
+    request: PermissionRequest, label: str, mode: str, cwd: Path, *, what: str = ""
+) -> PermissionDecision:
+    """Ask, or deny in dontAsk mode, with the allow rule that would let the call through."""
     rule_text = suggest_rule_text(request, cwd)
     how = (
         f"To allow it, add '{rule_text}' to permissions.allow in {SETTINGS_HINT} "
         f"or pass --allowedTools \"{rule_text}\""
     )
-    if request.is_edit and mode == "default":
+    if request.is_edit and mode in ("default", "dontAsk"):
         how += ", or use --permission-mode acceptEdits"
     if mode == "dontAsk":
         return PermissionDecision(
             "deny", f"{label} was denied because dontAsk mode denies every call that is not pre-approved. {how}."
         )
-    return PermissionDecision("ask", f"{label} needs approval in {mode} mode. {how}.")
+    subject = f"{label} {what}" if what else label
+    return PermissionDecision("ask", f"{subject} needs approval in {mode} mode. {how}.")
 
 
 def _plan_denial(label: str) -> PermissionDecision:
@@ -273,6 +287,11 @@ def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
     return request.tool_name
 
 
+def session_allow_rule(request: PermissionRequest, cwd: Path) -> PermissionRule:
+    """The rule "yes, and don't ask again for this" adds for the rest of the session (source ``session``)."""
+    return parse_rule(suggest_rule_text(request, cwd), "allow", "session", base=cwd, origin="this session")
+
+
 def _path_pattern(path: Path, cwd: Path) -> str:
     try:
         rel = path.relative_to(cwd)
@@ -317,6 +336,7 @@ __all__ = [
     "describe_call",
     "is_agent_type_denied",
     "rule_matches",
+    "session_allow_rule",
     "suggest_rule_text",
     "within_directories",
 ]

@@ -421,8 +421,12 @@ def command_parts(command: str) -> list[str]:
 
 def _flush(current: list[str], parts: list[str]) -> None:
     text = "".join(current).strip()
-    # Grouping parentheses and braces do not change which command runs.
-    text = text.strip("(){} \t").strip() if text[:1] in "({" or text[-1:] in ")}" else text
+    # Subshell parentheses and group braces do not change which command runs: '(cd x' and 'make)'.
+    while text[:1] in ("(", "{"):
+        text = text[1:].strip()
+    for opener, closer in (("(", ")"), ("{", "}")):
+        while text.endswith(closer) and text.count(closer) > text.count(opener):
+            text = text[:-1].rstrip()
     if text:
         parts.append(text)
     current.clear()
