@@ -1,0 +1,72 @@
+"""Which tool names an agent definition may mention without a warning.
+
+The authoritative list is catui's tool registry; it is imported lazily (it
+pulls in every tool module) and, if it cannot be imported, Claude Code
+2.1.92's tool names stand in. Names of MCP tools (``mcp__server__tool``) are
+never flagged: servers connect later, and their tools are matched then.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from catui.agents.tool_lists import tool_base_name
+
+# Claude Code 2.1.92's tools (observed list), the teams-feature tools, and the ``Task`` alias of Agent.
+CLAUDE_CODE_TOOL_NAMES: frozenset[str] = frozenset(
+    {
+        "Agent",
+        "Task",
+        "AskUserQuestion",
+        "Bash",
+        "CronCreate",
+        "CronDelete",
+        "CronList",
+        "Edit",
+        "EnterPlanMode",
+        "EnterWorktree",
+        "ExitPlanMode",
+        "ExitWorktree",
+        "Glob",
+        "Grep",
+        "NotebookEdit",
+        "Read",
+        "Skill",
+        "TaskOutput",
+        "TaskStop",
+        "TodoWrite",
+        "WebFetch",
+        "WebSearch",
+        "Write",
+        "SendMessage",
+        "TeamCreate",
+        "TeamDelete",
+    }
+)
+
+
+@lru_cache(maxsize=1)
+def known_tool_names() -> frozenset[str]:
+    """catui's built-in tool names plus Claude Code's (so definitions written for it raise no noise)."""
+    names = set(CLAUDE_CODE_TOOL_NAMES)
+    try:
+        from catui.tools.registry import builtin_tools
+
+        names.update(tool.name for tool in builtin_tools())
+    except Exception:  # the registry is optional here: any failure falls back to the static list
+        pass
+    return frozenset(names)
+
+
+def unknown_tool_names(entries: list[str] | None, known: frozenset[str] | None = None) -> list[str]:
+    """Entries of a tools list that name no known tool (``*`` and ``mcp__…`` are always fine)."""
+    if not entries:
+        return []
+    known = known if known is not None else known_tool_names()
+    unknown: list[str] = []
+    for entry in entries:
+        base = tool_base_name(entry)
+        if base == "*" or base.startswith("mcp__") or base in known:
+            continue
+        unknown.append(entry)
+    return unknown
