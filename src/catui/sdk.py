@@ -263,6 +263,10 @@ class CatuiClient:
         app.session.set_model(resolved.model_id)
         app.services["resolved_model"] = resolved
         app.model_display = resolved.display
+        # Sub-agents with model "inherit" follow the main agent's new model.
+        deps = getattr(app.services.get("subagents"), "deps", None)
+        if deps is not None and hasattr(deps, "parent_resolved"):
+            deps.parent_resolved = resolved
 
     async def stop_task(self, task_id: str) -> None:
         """Stop a background task (an agent or a shell command) by id; its notification follows."""
