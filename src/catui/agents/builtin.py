@@ -127,7 +127,12 @@ def guide_agent(*, search_tools: bool = True) -> AgentDefinition:
 
 def builtin_agents(*, include_guide: bool = False, search_tools: bool = True) -> list[AgentDefinition]:
     """The built-in agents in their active order (see the module docstring for the guide's conditions)."""
-    agents = [general_purpose_agent(), statusline_setup_agent(), explore_agent(search_tools=search_tools), plan_agent()]
+    agents = [
+        general_purpose_agent(),
+        statusline_setup_agent(),
+        explore_agent(search_tools=search_tools),
+        plan_agent(),
+    ]
     if include_guide:
         agents.append(guide_agent(search_tools=search_tools))
     return agents

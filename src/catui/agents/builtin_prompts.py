@@ -136,8 +136,8 @@ the file does not exist, create it with just that key.
 made by asking the main agent. If a symlink or an unreadable file stops you, say so instead of guessing."""
 
 GUIDE_WHEN_TO_USE = (
-    "Use this agent when the user asks how catui works or what it can do (\"Can catui…\", \"How do I…\", "
-    "\"Does catui support…\"): its CLI flags and print mode, settings files, custom agents and the Agent "
+    'Use this agent when the user asks how catui works or what it can do ("Can catui…", "How do I…", '
+    '"Does catui support…"): its CLI flags and print mode, settings files, custom agents and the Agent '
     "tool, background tasks and worktrees, hooks, MCP servers, permissions, plugins, and its Python SDK. "
     "Before starting a new one, check whether a catui-guide agent is already running or recently finished "
     "that you can continue with SendMessage."

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from catui.agents.definition import AGENT_COLORS, EFFORT_LEVELS, MEMORY_SCOPES, PERMISSION_MODES, normalize_model
+from catui.agents.definition import (
+    AGENT_COLORS,
+    EFFORT_LEVELS,
+    MEMORY_SCOPES,
+    PERMISSION_MODES,
+    normalize_model,
+)
 from catui.agents.tool_lists import parse_tool_list
 
 # Frontmatter keys that map to AgentDefinition fields (everything else goes to extra_fields).
@@ -218,6 +224,8 @@ def extra_fields(data: Mapping[str, Any], warn: Warn) -> dict[str, Any]:
         extras[str(key)] = value
         suggestion = MISSPELLED_KEYS.get(str(key))
         if suggestion:
-            consequence = " so the agent gets ALL tools" if suggestion == "tools" and "tools" not in data else ""
+            consequence = (
+                " so the agent gets ALL tools" if suggestion == "tools" and "tools" not in data else ""
+            )
             warn(f"'{key}' is not an agent field and is ignored{consequence}; did you mean '{suggestion}'?")
     return extras

@@ -50,10 +50,19 @@ def agents_from_json_mapping(
             agents.append(value.model_copy(update=update))
             continue
         if not isinstance(value, Mapping):
-            failed.append(FailedFile(origin, f"agent '{raw_name}' must be an object with description and prompt"))
+            failed.append(
+                FailedFile(origin, f"agent '{raw_name}' must be an object with description and prompt")
+            )
             continue
-        definition = _from_object(name, dict(value), source=source, origin=origin, plugin_name=plugin_name,
-                                  failed=failed, warnings=warnings)
+        definition = _from_object(
+            name,
+            dict(value),
+            source=source,
+            origin=origin,
+            plugin_name=plugin_name,
+            failed=failed,
+            warnings=warnings,
+        )
         if definition is not None:
             agents.append(definition)
     return agents, failed, warnings

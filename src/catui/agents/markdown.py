@@ -57,7 +57,9 @@ def read_agent_file(path: Path, *, size_hint: int | None = None) -> str:
     except OSError as exc:
         raise AgentFileError(f"cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_AGENT_FILE_BYTES:
-        raise AgentFileError(f"file is larger than {MAX_AGENT_FILE_BYTES:,} bytes, the limit for agent definitions")
+        raise AgentFileError(
+            f"file is larger than {MAX_AGENT_FILE_BYTES:,} bytes, the limit for agent definitions"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -69,7 +71,7 @@ def read_agent_file(path: Path, *, size_hint: int | None = None) -> str:
 def _yaml_failure(parsed: ParsedMarkdown) -> str:
     return (
         f"the frontmatter is not valid YAML ({parsed.error}); quote values that contain ': ' or '#', "
-        "e.g. description: \"...\""
+        'e.g. description: "..."'
     )
 
 
@@ -87,7 +89,9 @@ def load_markdown_agent(
         result.warnings.append(AgentWarning(path, message))
 
     if not text.strip(BOM + " \t\r\n"):
-        result.error = "the file is empty; an agent file starts with a '---' frontmatter block (name, description)"
+        result.error = (
+            "the file is empty; an agent file starts with a '---' frontmatter block (name, description)"
+        )
         return result
     parsed = parse_markdown(text)
     if parsed.status == "no_frontmatter":
@@ -110,7 +114,9 @@ def load_markdown_agent(
 
     name = data.get("name")
     if "name" not in data or name is None or name == "":
-        result.error = "missing required field 'name' in the frontmatter (the agent type, e.g. name: code-reviewer)"
+        result.error = (
+            "missing required field 'name' in the frontmatter (the agent type, e.g. name: code-reviewer)"
+        )
         return result
     problem = agent_name_problem(name)
     if problem:

@@ -126,7 +126,10 @@ def read_manifest(root: Path) -> tuple[dict[str, Any] | None, str | None]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, f"the plugin manifest is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return (
+            None,
+            f"the plugin manifest is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+        )
     if not isinstance(data, dict):
         return None, "the plugin manifest must be a JSON object"
     return data, None
@@ -153,7 +156,9 @@ def load_plugin(root: Path, fingerprint: Fingerprint | None = None) -> PluginLoa
         result.name = name.strip()
     elif name is not None:
         result.warnings.append(
-            AgentWarning(str(manifest_file), f"plugin name {name!r} is not usable; using the folder name '{root.name}'")
+            AgentWarning(
+                str(manifest_file), f"plugin name {name!r} is not usable; using the folder name '{root.name}'"
+            )
         )
 
     loaded: set[str] = set()
@@ -172,7 +177,9 @@ def load_plugin(root: Path, fingerprint: Fingerprint | None = None) -> PluginLoa
     paths = [entry] if isinstance(entry, str) else entry
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         result.failed_files.append(
-            FailedFile(str(manifest_file), "'agents' must be a path, a list of paths, or an object of definitions")
+            FailedFile(
+                str(manifest_file), "'agents' must be a path, a list of paths, or an object of definitions"
+            )
         )
         return result
     resolved_root = root.resolve()
@@ -180,7 +187,9 @@ def load_plugin(root: Path, fingerprint: Fingerprint | None = None) -> PluginLoa
         target = (root / relative).resolve()
         if target != resolved_root and resolved_root not in target.parents:
             result.warnings.append(
-                AgentWarning(str(manifest_file), f"agents path '{relative}' points outside the plugin folder; skipped")
+                AgentWarning(
+                    str(manifest_file), f"agents path '{relative}' points outside the plugin folder; skipped"
+                )
             )
             continue
         _load_agent_path(target, result, loaded, fingerprint, explicit=True, label=relative)

@@ -35,7 +35,14 @@ from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
 
 # Precedence order of sources (index = rank); also the order groups are listed in, reversed.
-SOURCE_ORDER: tuple[AgentSource, ...] = ("built-in", "plugin", "userSettings", "projectSettings", "flagSettings", "sdk")
+SOURCE_ORDER: tuple[AgentSource, ...] = (
+    "built-in",
+    "plugin",
+    "userSettings",
+    "projectSettings",
+    "flagSettings",
+    "sdk",
+)
 FLAG_ORIGIN = "--agents"
 SDK_ORIGIN = "agents= (SDK options)"
 
@@ -255,7 +262,9 @@ def _load_mapping(mapping: Mapping[str, Any], source: AgentSource, origin: str, 
     from catui.agents.json_agents import agents_from_json_mapping
 
     if not isinstance(mapping, Mapping):
-        state.failed_files.append(FailedFile(origin, 'must be a JSON object: {"name": {"description": ..., "prompt": ...}}'))
+        state.failed_files.append(
+            FailedFile(origin, 'must be a JSON object: {"name": {"description": ..., "prompt": ...}}')
+        )
         return
     agents, failed, warnings = agents_from_json_mapping(mapping, source=source, origin=origin)
     for agent in agents:

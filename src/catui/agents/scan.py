@@ -41,10 +41,7 @@ class Fingerprint:
 
     def changed(self) -> bool:
         """True as soon as one recorded path's stat key differs from the disk."""
-        for path, key in self.entries.items():
-            if stat_key(path) != key:
-                return True
-        return False
+        return any(stat_key(path) != key for path, key in self.entries.items())
 
 
 @dataclass
@@ -73,7 +70,9 @@ def scan_markdown_files(root: Path, fingerprint: Fingerprint | None = None) -> S
     except OSError:
         return result
     if not stat_module.S_ISDIR(root_stat.st_mode):
-        result.warnings.append(AgentWarning(root_str, "is not a folder; expected a folder of agent .md files"))
+        result.warnings.append(
+            AgentWarning(root_str, "is not a folder; expected a folder of agent .md files")
+        )
         return result
     visited: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
     _walk(root_str, (), visited, result, fingerprint)
@@ -99,7 +98,9 @@ def _walk(
         except OSError:
             if entry.name.endswith(".md"):
                 result.warnings.append(
-                    AgentWarning(entry.path, "cannot be read (a broken symbolic link or a symbolic-link loop)")
+                    AgentWarning(
+                        entry.path, "cannot be read (a broken symbolic link or a symbolic-link loop)"
+                    )
                 )
             continue
         if stat_module.S_ISDIR(st.st_mode):

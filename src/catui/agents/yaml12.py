@@ -26,7 +26,7 @@ except AttributeError:  # PyYAML built without libyaml
     _BaseLoader = yaml.SafeLoader
 
 
-class Yaml12Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+class Yaml12Loader(_BaseLoader):  # type: ignore[valid-type]
     """SafeLoader with YAML 1.2 core-schema implicit typing and no timestamps."""
 
 
@@ -74,4 +74,4 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 def load_yaml12(text: str) -> Any:
     """Parse one YAML document with 1.2 scalar rules. Raises ``yaml.YAMLError`` on bad input."""
-    return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=Yaml12Loader)
