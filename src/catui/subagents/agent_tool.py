@@ -132,12 +132,20 @@ class AgentTool(Tool):
 
     def input_schema(self) -> dict[str, Any]:
         schema = super().input_schema()
+        schema.pop("description", None)  # the model's docstring is for readers of this code, not the model
         hidden = set(INTERNAL_PROPERTIES)
         if not self.background_enabled:
             hidden.add("run_in_background")
         if not self.teams_enabled:
             hidden.update(TEAM_PROPERTIES)
-        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in hidden}
+        properties = {}
+        for key, prop in schema["properties"].items():
+            if key in hidden:
+                continue
+            if "const" in prop:  # a one-value Literal: sent as an enum, as observed (isolation)
+                prop = {("enum" if k == "const" else k): ([v] if k == "const" else v) for k, v in prop.items()}
+            properties[key] = prop
+        schema["properties"] = properties
         return schema
 
     def is_concurrency_safe(self, args: Any) -> bool:
