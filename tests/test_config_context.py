@@ -159,6 +159,9 @@ def test_git_snapshot_main_branch_and_cap(repo: Path) -> None:
     assert "Main branch (the usual target for pull requests): master" in snapshot
     assert "status cut at 500 characters" in snapshot
     assert "untracked_file_with_long_name_299" not in snapshot
+    head = git(repo, "rev-parse", "--short", "HEAD").strip()
+    git(repo, "checkout", "-q", "--detach")
+    assert f"Current branch: (detached HEAD at {head})" in (git_status_snapshot(repo) or "")
 
 
 def test_git_snapshot_follows_origin_head(repo: Path, tmp_path: Path) -> None:

@@ -70,6 +70,10 @@ TABLE = [
     ("Bash(git status:*)", bash("git status && rm -rf /"), False),
     ("Bash(git status:*)", bash("git status; git status -s"), True),
     ("Bash(echo:*)", bash("echo $(rm -rf x)"), False),
+    ("Bash(make && make install)", bash("make && make install"), True),
+    ("Bash(make && make install)", bash("make && make install && rm x"), False),
+    ("Bash(ls \\*.py)", bash("ls *.py"), True),
+    ("Bash(ls \\*.py)", bash("ls secret.py"), False),
     ("Bash(timeout:*)", bash("timeout 5 rm x"), True),
     ("Bash(npm test:*)", bash("timeout 30 npm test"), True),
     # Edit rules cover Write/NotebookEdit; Read rules cover Glob/Grep

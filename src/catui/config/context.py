@@ -255,22 +255,31 @@ def git_status_snapshot(cwd: Path, *, max_status_chars: int = MAX_STATUS_CHARS) 
     inside = _git(cwd, "rev-parse", "--is-inside-work-tree")
     if inside is None or inside.strip() != "true":
         return None
-    branch = (_git(cwd, "branch", "--show-current") or "").strip()
+    # The four look-ups are independent; running them side by side keeps session start-up quick.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        branch_job = pool.submit(_git, cwd, "branch", "--show-current")
+        status_job = pool.submit(_git, cwd, "status", "--short")
+        log_job = pool.submit(_git, cwd, "log", "--oneline", "-n", "5")
+        main_job = pool.submit(main_branch, cwd)
+        branch = (branch_job.result() or "").strip()
+        status = (status_job.result() or "").rstrip()
+        log = (log_job.result() or "").rstrip()
+        main = main_job.result()
     if not branch:
         head = (_git(cwd, "rev-parse", "--short", "HEAD") or "").strip()
         branch = f"(detached HEAD at {head})" if head else "(no branch)"
-    status = (_git(cwd, "status", "--short") or "").rstrip()
     if len(status) > max_status_chars:
         status = (
             status[:max_status_chars].rstrip()
             + f"\n… (status cut at {max_status_chars} characters; run `git status` with Bash for the rest)"
         )
-    log = (_git(cwd, "log", "--oneline", "-n", "5") or "").rstrip()
     lines = [
         "gitStatus: a snapshot taken when the conversation started; it does not change as you work.",
         f"Current branch: {branch}",
         "",
-        f"Main branch (the usual target for pull requests): {main_branch(cwd)}",
+        f"Main branch (the usual target for pull requests): {main}",
         "",
         "Status:",
         status or "(clean)",

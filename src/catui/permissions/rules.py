@@ -227,6 +227,8 @@ def rule_matches(rule: PermissionRule, request: PermissionRequest, cwd: Path | N
             return False
         parts = command_parts(command)
         if rule.behavior == "allow":
+            if _is_exact(rule.content) and command.strip() == rule.content.replace("\\*", "*"):
+                return True  # the whole command, exactly as approved (compound ones included)
             return bool(parts) and all(_command_part_allowed(rule.content, part) for part in parts)
         return any(command_pattern_matches(rule.content, cand) for part in parts for cand in _deny_forms(part))
     if rule.tool_name == "WebFetch":
@@ -463,6 +465,10 @@ def _substitutions(command: str) -> list[str]:
             continue
         i += 1
     return found
+
+
+def _is_exact(pattern: str) -> bool:
+    return "*" not in pattern.replace("\\*", "")
 
 
 def _has_substitution(part: str) -> bool:
