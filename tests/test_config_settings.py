@@ -157,7 +157,7 @@ def test_empty_file_counts_as_empty_object(home: Path, repo: Path) -> None:
 def test_settings_argument_errors(home: Path, repo: Path) -> None:
     with pytest.raises(ConfigurationError, match="does not exist"):
         load_settings(repo, extra="missing.json")
-    with pytest.raises(ConfigurationError, match=r"--settings \(inline JSON\):1:"):
+    with pytest.raises(ConfigurationError, match=r"--settings \(inline JSON\), line 1, column"):
         load_settings(repo, extra='{"model": }')
 
 

@@ -212,8 +212,8 @@ def _parse_json(text: str, label: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
-            f"{label}:{exc.lineno}:{exc.colno}: invalid JSON in settings: {exc.msg} "
-            f"(line {exc.lineno}, column {exc.colno}); fix the file or remove it"
+            f"{label}, line {exc.lineno}, column {exc.colno}: invalid JSON in settings: {exc.msg}; "
+            "fix the file or remove it"
         ) from None
     if not isinstance(data, dict):
         raise ConfigurationError(
