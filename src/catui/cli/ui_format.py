@@ -21,6 +21,7 @@ MAX_ARG_CHARS = 80
 RESULT_PREVIEW_LINES = 3
 
 _TAG = re.compile(r"</?tool_use_error>")
+_SEPARATOR = re.compile(r"[=\-_~*#]{3,}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -91,9 +92,10 @@ def display_path(path: str, cwd: Path | None) -> str:
     if cwd is None or not path:
         return path
     try:
-        return str(Path(path).relative_to(cwd))
+        relative = str(Path(path).relative_to(cwd))
     except ValueError:
         return path
+    return relative if relative != "." else ""
 
 
 def is_agent_call(name: str) -> bool:
@@ -119,8 +121,8 @@ def _main_argument(name: str, tool_input: Mapping[str, Any], cwd: Path | None) -
         return display_path(str(path), cwd)
     if name in ("Glob", "Grep"):
         pattern = one_line(str(tool_input.get("pattern") or ""))
-        where = tool_input.get("path")
-        return f"{pattern} in {display_path(str(where), cwd)}" if where else pattern
+        where = display_path(str(tool_input.get("path") or ""), cwd)
+        return f"{pattern} in {where}" if where else pattern
     if name == "Bash":
         return one_line(str(tool_input.get("command") or ""))
     if name == "WebFetch":
@@ -138,33 +140,48 @@ def _count_lines(text: str) -> int:
     return len(text.splitlines())
 
 
-def tool_result_lines(name: str, content: Any, is_error: bool, data: Any = None) -> list[str]:
-    """What to show under a finished call: usually one line, a short preview for Bash output."""
+def _bash_lines(text: str) -> list[str]:
+    """The tail of a command's output (where test runners and compilers say what happened)."""
+    lines = [ln for ln in text.rstrip().splitlines() if ln.strip() and not _SEPARATOR.fullmatch(ln.strip())]
+    if not lines:
+        return ["(no output)"]
+    if len(lines) <= RESULT_PREVIEW_LINES + 1:
+        return [one_line(ln, 120) for ln in lines]
+    hidden = len(lines) - RESULT_PREVIEW_LINES
+    return [f"… +{hidden} lines", *(one_line(ln, 120) for ln in lines[-RESULT_PREVIEW_LINES:])]
+
+
+def tool_result_lines(
+    name: str, content: Any, is_error: bool, data: Any = None, tool_input: Mapping[str, Any] | None = None,
+    cwd: Path | None = None,
+) -> list[str]:
+    """What to show under a finished call: usually one line, the tail of the output for Bash."""
     text = result_text(content) if isinstance(content, str | list) else str(content or "")
+    tool_input = tool_input or {}
+    if name == "Bash":
+        return _bash_lines(_TAG.sub("", text))
     if is_error:
         cleaned = _TAG.sub("", text).strip()
         return [one_line(cleaned, 120) or "Error"]
     if is_agent_call(name):
         return [agent_done_line(data)]
+    path = display_path(str(tool_input.get("file_path") or ""), cwd)
     if name == "Read":
         count = _count_lines(text)
         return [f"Read {count} line{'s' if count != 1 else ''}"]
-    if name == "Write":
-        return [one_line(text, 120) or "Written"]
-    if name in ("Edit", "NotebookEdit"):
-        return [one_line(text, 120) or "Updated"]
+    if name == "Write" and path:
+        count = _count_lines(str(tool_input.get("content") or ""))
+        return [f"Wrote {count} line{'s' if count != 1 else ''} to {path}"]
+    if name == "Edit" and path:
+        added = _count_lines(str(tool_input.get("new_string") or ""))
+        removed = _count_lines(str(tool_input.get("old_string") or ""))
+        return [f"Updated {path} (+{added} -{removed} lines)"]
     if name in ("Glob", "Grep"):
         if text.strip().startswith(("No files found", "No matches")) or not text.strip():
             return [one_line(text) or "No matches"]
         lines = [ln for ln in text.splitlines() if ln.strip()]
         noun = "files" if name == "Glob" or not re.search(r":\d+[:-]", lines[0]) else "lines"
         return [f"Found {len(lines)} {noun if len(lines) != 1 else noun[:-1]}"]
-    if name == "Bash":
-        lines = text.rstrip().splitlines() or ["(no output)"]
-        shown = [one_line(ln, 120) if ln.strip() else "" for ln in lines[:RESULT_PREVIEW_LINES]]
-        if len(lines) > RESULT_PREVIEW_LINES:
-            shown.append(f"… +{len(lines) - RESULT_PREVIEW_LINES} lines")
-        return shown
     return [one_line(text, 120) or "Done"]
 
 

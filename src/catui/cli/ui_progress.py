@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from catui.cli.ui_format import (
     agent_type_of,
@@ -54,6 +55,7 @@ class RunningCall:
     name: str
     label: str
     started: float
+    tool_input: dict[str, Any]
 
 
 @dataclass
@@ -150,7 +152,7 @@ class TurnView:
         self._end_text()
         now = self.clock()
         label = tool_call_label(event.name, event.input, self.cwd)
-        self.calls[event.tool_use_id] = RunningCall(event.tool_use_id, event.name, label, now)
+        self.calls[event.tool_use_id] = RunningCall(event.tool_use_id, event.name, label, now, event.input)
         if is_agent_call(event.name):
             self.agents[event.tool_use_id] = AgentProgress(
                 tool_use_id=event.tool_use_id,
@@ -169,7 +171,10 @@ class TurnView:
             self._forget_agent(event.tool_use_id)
         colour = "red" if event.is_error else "green"
         self.screen.print(self.screen.style(BULLET, colour) + " " + self.screen.style(label, "bold"))
-        for i, line in enumerate(tool_result_lines(event.name, event.content, event.is_error, event.data)):
+        lines = tool_result_lines(
+            event.name, event.content, event.is_error, event.data, call.tool_input if call else None, self.cwd
+        )
+        for i, line in enumerate(lines):
             prefix = f"  {ELBOW} " if i == 0 else "    "
             self.screen.print(prefix + (self.screen.style(line, "red") if event.is_error else line))
 
@@ -219,7 +224,9 @@ class TurnView:
         return depth
 
     def _system(self, event: SystemEvent) -> None:
-        if event.subtype == "task_notification" and event.parent_tool_use_id is None:
+        # a foreground agent's end shows under its Agent call; only background agents are announced here
+        running_here = event.data.get("tool_use_id") in self.agents
+        if event.subtype == "task_notification" and event.parent_tool_use_id is None and not running_here:
             summary = event.data.get("summary") or event.data.get("status") or ""
             if summary:
                 self.screen.print(self.screen.style(f"{BULLET} {summary}", "dim"))
