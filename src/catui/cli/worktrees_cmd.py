@@ -1,0 +1,191 @@
+"""``catui worktrees``: list, remove and prune the worktrees agents left behind.
+
+``catui worktrees`` lists kept worktrees (agent, branch, change summary, age);
+``catui worktrees rm ID`` removes one with its branch, changes and all;
+``catui worktrees prune`` removes those without changes and those whose
+folder is gone. Worktree and state modules are imported only when a command
+runs, so ``catui --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from catui.state.db import StateDB
+
+
+def _project_root(project: str | None) -> Path:
+    from catui.paths import find_project_root
+
+    return find_project_root(Path(project) if project else Path.cwd())
+
+
+def _open_state(root: Path) -> StateDB:
+    from catui.state.db import StateDB
+
+    return StateDB(root)
+
+
+def _age(created_at: float | None, now: float) -> str:
+    if not created_at:
+        return "?"
+    seconds = max(0, int(now - created_at))
+    for size, unit in ((86_400, "d"), (3_600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _fail(exc: Exception) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+project_option = click.option(
+    "-C",
+    "--project",
+    "project",
+    metavar="DIR",
+    help="The project folder (default: the git root of the current folder).",
+)
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@project_option
+@click.option("--all", "show_all", is_flag=True, help="Also list worktrees of agents still running.")
+@click.pass_context
+def command(ctx: click.Context, project: str | None, show_all: bool) -> None:
+    """List the worktrees agents kept because they changed something."""
+    ctx.ensure_object(dict)
+    ctx.obj["project"] = project
+    if ctx.invoked_subcommand is not None:
+        return
+    import asyncio
+
+    from catui.errors import CatuiError
+
+    try:
+        rows = asyncio.run(_collect(_project_root(project), show_all))
+    except CatuiError as exc:
+        raise _fail(exc) from exc
+    if not rows:
+        click.echo("No kept worktrees.")
+        return
+    header = ("AGENT", "STATUS", "BRANCH", "FILES", "+", "-", "AGE", "PATH")
+    table = [header, *rows]
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        cells = [str(cell).ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        click.echo("  ".join([*cells, str(row[-1])]))
+
+
+async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
+    from catui.worktree import WorktreeError, WorktreeInfo, change_summary
+
+    state = _open_state(root)
+    try:
+        records = [
+            r
+            for r in state.list_worktrees()
+            if r["status"] == "kept" or (show_all and r["status"] == "active")
+        ]
+    finally:
+        state.close()
+    now = time.time()
+    rows: list[tuple[str, ...]] = []
+    for record in records:
+        info = WorktreeInfo.from_row(record)
+        files, insertions, deletions = "-", "-", "-"
+        if not info.path.is_dir():
+            files = "gone"
+        elif not info.hook_based:
+            try:
+                summary = await change_summary(info)
+                files, insertions, deletions = (str(n) for n in summary)
+            except WorktreeError:
+                files = "?"
+        rows.append(
+            (
+                info.agent_id,
+                str(record["status"]),
+                info.branch or "(hook)",
+                str(files),
+                str(insertions),
+                str(deletions),
+                _age(record.get("created_at"), now),
+                str(info.path),
+            )
+        )
+    return rows
+
+
+def _match(records: list[dict[str, Any]], ident: str) -> dict[str, Any]:
+    ident = ident.strip()
+    key = ident.removeprefix("worktree-").removeprefix("agent-")
+    exact = [r for r in records if r["agent_id"] == ident or r["path"] == ident]
+    candidates = exact or [r for r in records if len(key) >= 4 and str(r["agent_id"]).startswith(key)]
+    if not candidates:
+        known = ", ".join(str(r["agent_id"]) for r in records) or "none"
+        raise click.ClickException(f"no worktree matches {ident!r}; known agent ids: {known}")
+    if len(candidates) > 1:
+        raise click.ClickException(
+            f"{ident!r} matches several worktrees ({', '.join(str(r['agent_id']) for r in candidates)}); "
+            "give more of the agent id"
+        )
+    return candidates[0]
+
+
+@command.command("rm")
+@click.argument("ident", metavar="ID")
+@click.pass_context
+def rm_command(ctx: click.Context, ident: str) -> None:
+    """Remove one worktree and its branch, discarding its changes (ID: agent id, its prefix, or agent-XXXXXXXX)."""
+    import asyncio
+
+    from catui.errors import CatuiError
+    from catui.worktree import WorktreeInfo, remove_worktree
+
+    root = _project_root(ctx.obj.get("project"))
+    state = _open_state(root)
+    try:
+        record = _match([r for r in state.list_worktrees() if r["status"] != "removed"], ident)
+        info = WorktreeInfo.from_row(record)
+        asyncio.run(remove_worktree(info, state))
+    except CatuiError as exc:
+        raise _fail(exc) from exc
+    finally:
+        state.close()
+    branch = f" and branch {info.branch}" if info.branch else ""
+    click.echo(f"Removed worktree {info.path}{branch}.")
+
+
+@command.command("prune")
+@click.pass_context
+def prune_command(ctx: click.Context) -> None:
+    """Remove worktrees without changes, and forget those whose folder is gone."""
+    import asyncio
+
+    from catui.errors import CatuiError
+    from catui.worktree import prune_worktrees
+
+    root = _project_root(ctx.obj.get("project"))
+    state = _open_state(root)
+    try:
+        result = asyncio.run(prune_worktrees(root, state))
+    except CatuiError as exc:
+        raise _fail(exc) from exc
+    finally:
+        state.close()
+    for agent_id in result.removed:
+        click.echo(f"removed  {agent_id}")
+    for agent_id in result.kept:
+        click.echo(f"kept     {agent_id} (has changes)")
+    for agent_id, reason in result.failed:
+        click.echo(f"failed   {agent_id}: {reason}", err=True)
+    click.echo(f"{len(result.removed)} removed, {len(result.kept)} kept, {len(result.failed)} failed.")
+    if result.failed:
+        ctx.exit(1)
