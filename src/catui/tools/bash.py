@@ -168,11 +168,17 @@ class BashTool(Tool):
             metadata={"command": args.command, "pid": proc.pid, "cwd": str(ctx.cwd)},
         )
 
+        stopping = asyncio.Event()
+
         async def watch() -> None:
             code = await proc.wait()
-            task.finish("completed" if code == 0 else "failed", f"Exit code {code}", exit_code=code)
+            if stopping.is_set():
+                task.finish("killed", "Killed by request.", exit_code=code)
+            else:
+                task.finish("completed" if code == 0 else "failed", f"Exit code {code}", exit_code=code)
 
         async def stop() -> None:
+            stopping.set()  # so that the watcher records "killed", not the signal's exit status
             await _kill_group(proc)
             task.finish("killed", "Killed by request.", exit_code=proc.returncode)
 

@@ -100,7 +100,12 @@ def rg_grep_args(rg: str, query: GrepQuery) -> list[str]:
     elif query.mode == "count":
         args.append("--count")
     else:
-        args += ["--line-number", "--before-context", str(query.before), "--after-context", str(query.after)]
+        args.append("--line-number")
+        # Context flags, even "0", take ripgrep off its fast path; pass them only when asked for.
+        if query.before:
+            args += ["--before-context", str(query.before)]
+        if query.after:
+            args += ["--after-context", str(query.after)]
     args += ["-e", query.pattern, "--", str(query.root)]
     return args
 

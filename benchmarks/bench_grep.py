@@ -1,0 +1,109 @@
+"""Grep over a 20k-file tree: catui's Grep tool against running ``rg`` directly, in the same run.
+
+Usage: ``python benchmarks/bench_grep.py [--files N] [--repeat R]``. Prints the median wall time of each
+variant and the ratio catui/rg (goal: within 1.2x). No assertions: this is a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from catui.tools.base import ToolContext
+from catui.tools.grep import GrepInput, GrepTool
+from catui.tools.search_engine import find_rg
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda", "sigma", "omega"]
+
+
+def build_tree(root: Path, files: int, seed: int = 7) -> None:
+    """``files`` small source files in 100-file folders; about 1 in 50 contains the needle."""
+    rng = random.Random(seed)
+    (root / ".gitignore").write_text("*.tmp\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for i in range(files):
+        folder = root / f"pkg{i // 100:03}"
+        folder.mkdir(exist_ok=True)
+        lines = [" ".join(rng.choices(WORDS, k=8)) for _ in range(30)]
+        if i % 50 == 0:
+            lines[rng.randrange(30)] += " needle_marker"
+        (folder / f"mod{i % 100:02}.py").write_text("\n".join(lines) + "\n")
+
+
+def time_sync(fn: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+async def time_async(fn: Callable[[], Awaitable[object]], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        await fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--with-fallback", action="store_true", help="also time the pure-Python search once")
+    options = parser.parse_args()
+    rg = find_rg()
+    if rg is None:
+        print("rg not found (install the ripgrep package); nothing to compare against.")
+        return
+    with tempfile.TemporaryDirectory(prefix="catui-bench-") as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        build_tree(root, options.files)
+        print(f"tree: {options.files} files in {time.perf_counter() - started:.1f}s at {root}")
+        ctx = ToolContext(cwd=root, project_root=root)
+        tool = GrepTool()
+        cases = {
+            "files_with_matches": ({"pattern": "needle_marker"}, [rg, "-l", "needle_marker", str(root)]),
+            "content -n": (
+                {"pattern": "needle_marker", "output_mode": "content"},
+                [rg, "-n", "needle_marker", str(root)],
+            ),
+            "count -i": (
+                {"pattern": "NEEDLE_MARKER", "output_mode": "count", "-i": True},
+                [rg, "-c", "-i", "NEEDLE_MARKER", str(root)],
+            ),
+        }
+        for name, (tool_args, rg_args) in cases.items():
+            args = GrepInput.model_validate(tool_args)
+
+            async def run_tool(args: GrepInput = args) -> object:
+                return await tool.call(args, ctx)
+
+            def run_rg(rg_args: list[str] = rg_args) -> object:
+                return subprocess.run(rg_args, capture_output=True, check=False)
+
+            run_rg()  # warm the page cache for both
+            direct = time_sync(run_rg, options.repeat)
+            catui = await time_async(run_tool, options.repeat)
+            print(
+                f"{name:20} rg {direct * 1000:8.1f} ms   catui Grep {catui * 1000:8.1f} ms   ratio {catui / direct:5.2f}x"
+            )
+        if options.with_fallback:
+            fallback = GrepTool(force_fallback=True)
+            args = GrepInput.model_validate({"pattern": "needle_marker"})
+            slow = await time_async(lambda: fallback.call(args, ctx), 1)
+            print(f"{'python fallback':20} {slow * 1000:8.1f} ms (files_with_matches, one run)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

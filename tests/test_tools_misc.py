@@ -1,0 +1,297 @@
+"""TodoWrite, WebFetch (against a 127.0.0.1 server), AskUserQuestion, plan mode, the tool registry and schemas."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catui.messages import result_text
+from catui.tools.ask_user_question import AskUserQuestionInput, AskUserQuestionTool
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.html_markdown import html_to_markdown
+from catui.tools.plan_mode import (
+    APPROVE_LABEL,
+    EnterPlanModeInput,
+    EnterPlanModeTool,
+    ExitPlanModeInput,
+    ExitPlanModeTool,
+)
+from catui.tools.registry import builtin_tools, find_tool, tool_names
+from catui.tools.todo_write import TodoWriteInput, TodoWriteTool
+from catui.tools.web_fetch import WebFetchInput, WebFetchTool
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(cwd=tmp_path, project_root=tmp_path)
+
+
+def text(result: ToolResult) -> str:
+    return result_text(result.content)
+
+
+# ------------------------------------------------------------------ registry and schemas
+
+EXPECTED = [
+    "Bash",
+    "Edit",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "Glob",
+    "Grep",
+    "NotebookEdit",
+    "Read",
+    "TaskOutput",
+    "TaskStop",
+    "TodoWrite",
+    "WebFetch",
+    "Write",
+]
+
+
+def test_builtin_tools_sorted_and_ask_only_interactive() -> None:
+    assert tool_names(builtin_tools()) == EXPECTED
+    assert tool_names(builtin_tools(interactive=True)) == sorted([*EXPECTED, "AskUserQuestion"])
+
+
+def test_find_tool_by_name_alias_and_extra() -> None:
+    class AgentInput(ToolInput):
+        prompt: str
+
+    class FakeAgent(Tool):
+        name = "Agent"
+        input_model = AgentInput
+        aliases = ("Task",)
+
+        @property
+        def description(self) -> str:
+            return "agent"
+
+        async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+            return ToolResult("")
+
+    tools = builtin_tools(extra=[FakeAgent()])
+    assert tool_names(tools)[0] == "Agent"
+    found = find_tool(tools, "Task")
+    assert found is not None and found.name == "Agent"
+    stop = find_tool(tools, "KillShell")
+    assert stop is not None and stop.name == "TaskStop"
+    assert find_tool(tools, "Nope") is None
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+@pytest.mark.parametrize("tool", builtin_tools(interactive=True), ids=lambda t: t.name)
+def test_every_schema_is_clean(tool: Tool) -> None:
+    schema = tool.to_api()["input_schema"]
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    assert "$defs" not in schema and "$ref" not in json.dumps(schema)
+    for node in _walk(schema):
+        assert "title" not in node
+        if node.get("type") == "object":
+            assert node.get("additionalProperties") is False
+        assert "anyOf" not in node
+    for name, prop in schema["properties"].items():
+        assert prop.get("description"), f"{tool.name}.{name} has no description"
+    assert len(tool.description) > 80
+
+
+def test_specific_schema_shapes() -> None:
+    tools = {t.name: t.input_schema() for t in builtin_tools(interactive=True)}
+    assert tools["Edit"]["required"] == ["file_path", "old_string", "new_string"]
+    assert tools["Edit"]["properties"]["replace_all"]["default"] is False
+    todo_item = tools["TodoWrite"]["properties"]["todos"]["items"]
+    assert todo_item["required"] == ["content", "status", "activeForm"]
+    assert todo_item["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
+    question = tools["AskUserQuestion"]["properties"]["questions"]["items"]
+    assert (
+        question["properties"]["options"]["minItems"] == 2
+        and question["properties"]["options"]["maxItems"] == 4
+    )
+    assert tools["NotebookEdit"]["properties"]["edit_mode"]["enum"] == ["replace", "insert", "delete"]
+    assert tools["EnterPlanMode"]["properties"] == {}
+    assert tools["ExitPlanMode"]["required"] == ["plan"]
+    assert tools["WebFetch"]["required"] == ["url", "prompt"]
+    assert tools["TaskStop"]["properties"].keys() == {"task_id", "shell_id"}
+
+
+# ------------------------------------------------------------------ TodoWrite
+
+
+async def test_todo_write_stores_list(ctx: ToolContext) -> None:
+    todos = [
+        {"content": "Run tests", "status": "in_progress", "activeForm": "Running tests"},
+        {"content": "Fix bug", "status": "pending", "activeForm": "Fixing bug"},
+    ]
+    result = await TodoWriteTool().call(TodoWriteInput.model_validate({"todos": todos}), ctx)
+    assert not result.is_error and ctx.todos == todos
+    assert "1 pending" in text(result) and "1 in progress" in text(result)
+    with pytest.raises(Exception, match="status"):
+        TodoWriteInput.model_validate({"todos": [{"content": "x", "status": "done", "activeForm": "x"}]})
+
+
+# ------------------------------------------------------------------ WebFetch
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        routes = {
+            "/page": (200, "text/html; charset=utf-8", PAGE),
+            "/plain": (200, "text/plain", "just text"),
+            "/missing": (404, "text/plain", "nope"),
+        }
+        if self.path == "/moved":
+            self.send_response(302)
+            self.send_header("Location", "/page")
+            self.end_headers()
+            return
+        if self.path == "/away":
+            self.send_response(301)
+            self.send_header("Location", "http://example.invalid/elsewhere")
+            self.end_headers()
+            return
+        status, ctype, body = routes.get(self.path, (404, "text/plain", "unknown"))
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+PAGE = """<!doctype html><html><head><title>Docs</title><style>body{}</style><script>alert(1)</script></head>
+<body><h1>Install</h1><p>Run the <strong>installer</strong> and read <a href="/guide">the guide</a>.</p>
+<ul><li>one</li><li>two</li></ul><ol><li>first</li><li>second</li></ol>
+<pre><code>pip install catui
+catui --help</code></pre><p>Use <code>catui demo</code>.</p></body></html>"""
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+async def fetch(ctx: ToolContext, url: str) -> ToolResult:
+    return await WebFetchTool().call(WebFetchInput(url=url, prompt="How do I install it?"), ctx)
+
+
+async def test_web_fetch_converts_html(ctx: ToolContext, server: str) -> None:
+    result = await fetch(ctx, f"{server}/page")
+    body = text(result)
+    assert not result.is_error
+    assert "How do I install it?" in body and "no second model" in body
+    assert "# Install" in body and "**installer**" in body and f"[the guide]({server}/guide)" in body
+    assert "- one\n- two" in body and "1. first\n2. second" in body
+    assert "```\npip install catui\ncatui --help\n```" in body and "`catui demo`" in body
+    assert "alert" not in body and "body{}" not in body
+
+
+async def test_web_fetch_redirects_and_errors(ctx: ToolContext, server: str) -> None:
+    moved = await fetch(ctx, f"{server}/moved")
+    assert not moved.is_error and "# Install" in text(moved)
+    away = await fetch(ctx, f"{server}/away")
+    assert "redirects to another host" in text(away) and "http://example.invalid/elsewhere" in text(away)
+    missing = await fetch(ctx, f"{server}/missing")
+    assert missing.is_error and "404" in text(missing)
+    plain = await fetch(ctx, f"{server}/plain")
+    assert "just text" in text(plain)
+    invalid = await fetch(ctx, "ftp://x")
+    assert invalid.is_error and "http" in text(invalid)
+
+
+async def test_web_fetch_unreachable(ctx: ToolContext) -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens here now
+    result = await fetch(ctx, f"http://127.0.0.1:{port}/")
+    assert result.is_error and "Could not fetch" in text(result)
+
+
+def test_web_fetch_permission_subject(ctx: ToolContext) -> None:
+    request = WebFetchTool().permission_request(
+        WebFetchInput(url="https://docs.example.com/a?b", prompt="p"), ctx
+    )
+    assert request.subject == "domain:docs.example.com" and request.read_only
+
+
+def test_html_to_markdown_nested_lists_and_title() -> None:
+    md = html_to_markdown(
+        "<html><head><title>T</title></head><body><ul><li>a<ul><li>b</li></ul></li></ul></body></html>"
+    )
+    assert md.startswith("# T") and "- a" in md and "  - b" in md
+
+
+# ------------------------------------------------------------------ AskUserQuestion and plan mode
+
+QUESTION = {
+    "question": "Which database?",
+    "header": "DB",
+    "options": [
+        {"label": "SQLite", "description": "embedded"},
+        {"label": "Postgres", "description": "server"},
+    ],
+}
+
+
+async def test_ask_user_question(ctx: ToolContext) -> None:
+    seen: list[Any] = []
+
+    async def ask(questions: list[dict[str, Any]]) -> dict[str, str]:
+        seen.append(questions)
+        return {questions[0]["question"]: "SQLite"}
+
+    args = AskUserQuestionInput.model_validate({"questions": [QUESTION]})
+    refused = await AskUserQuestionTool().call(args, ctx)
+    assert refused.is_error and "not interactive" in text(refused)
+
+    ctx.interactive = True
+    ctx.ask_user = ask
+    result = await AskUserQuestionTool().call(args, ctx)
+    assert not result.is_error and '"Which database?"="SQLite"' in text(result)
+    assert seen[0][0]["multiSelect"] is False
+    with pytest.raises(Exception, match="at least 2"):
+        AskUserQuestionInput.model_validate({"questions": [{**QUESTION, "options": QUESTION["options"][:1]}]})
+
+
+async def test_plan_mode_enter_and_exit(ctx: ToolContext) -> None:
+    entered = await EnterPlanModeTool().call(EnterPlanModeInput(), ctx)
+    assert entered.data == {"permission_mode": "plan"}
+
+    printed = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    assert printed.data["permission_mode"] == "default" and printed.data["plan"] == "1. do it"
+
+    answers = iter([APPROVE_LABEL, "No, keep planning"])
+
+    async def ask(questions: list[dict[str, Any]]) -> dict[str, str]:
+        return {questions[0]["question"]: next(answers)}
+
+    ctx.interactive = True
+    ctx.ask_user = ask
+    approved = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    assert not approved.is_error and approved.data["permission_mode"] == "default"
+    rejected = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    assert rejected.is_error and rejected.data["permission_mode"] == "plan"
