@@ -205,3 +205,69 @@ async def test_child_mode_is_capped_by_the_parent(tmp_path: Path, monkeypatch: p
     runtime.prepare = spy
     await run(app, "PARENT")
     assert seen == ["acceptEdits"]
+
+
+async def test_worktree_isolation_removes_clean_and_keeps_changed(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    app, engine = build(tmp_path, monkeypatch, [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [spawn("toolu_1", "CLEAN JOB", isolation="worktree"),
+                     spawn("toolu_2", "WRITE JOB", isolation="worktree")]},
+        {"match": {"first_user_contains": "CLEAN JOB"}, "content": [{"type": "text", "text": "nothing to do"}]},
+        {"match": {"first_user_contains": "WRITE JOB", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo hi > new.txt"}}]},
+        {"match": {"first_user_contains": "WRITE JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "wrote it"}]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "done"}]},
+    ], mode="bypassPermissions")
+    events = await run(app, "PARENT")
+    results = tool_results(events)
+    clean_trailer = results["toolu_1"]["content"][1]["text"]
+    assert "worktreePath" not in clean_trailer
+    kept_trailer = results["toolu_2"]["content"][1]["text"]
+    path_line = next(line for line in kept_trailer.splitlines() if line.startswith("worktreePath: "))
+    kept = Path(path_line.removeprefix("worktreePath: "))
+    assert kept.parent == tmp_path / "repo" / ".catui" / "worktrees" and (kept / "new.txt").read_text() == "hi\n"
+    assert "\nworktreeBranch: worktree-agent-a" in kept_trailer
+    assert kept_trailer.index("worktreeBranch") < kept_trailer.index("<usage>")
+    remaining = [p.name for p in (tmp_path / "repo" / ".catui" / "worktrees").iterdir()]
+    assert remaining == [kept.name]
+    write_view = next(view for view, turn in engine.history if "WRITE JOB" in view.first_user_text)
+    assert f"Working directory: {kept}" in write_view.system_text
+
+
+async def test_cwd_with_isolation_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app, _ = build(tmp_path, monkeypatch, [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [spawn("toolu_1", "JOB", isolation="worktree", cwd=str(tmp_path))]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "done"}]},
+    ])
+    results = tool_results(await run(app, "PARENT"))
+    assert results["toolu_1"]["is_error"] is True and "cannot be used together" in results["toolu_1"]["content"]
+
+
+async def test_aborting_the_parent_aborts_running_children(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    app, _ = build(tmp_path, monkeypatch, [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [spawn("toolu_1", "SLOW JOB", "Explore")]},
+        {"match": {"first_user_contains": "SLOW JOB"}, "delay_ms": 2000,
+         "content": [{"type": "text", "text": "late"}]},
+    ])
+    events: list[Event] = []
+
+    async def consume() -> None:
+        async for event in app.session.run("PARENT"):
+            events.append(event)
+            if isinstance(event, UserMessageEvent) and event.parent_tool_use_id == "toolu_1":
+                # The child has sent its first request and waits for the slow answer.
+                asyncio.get_running_loop().call_later(0.05, app.session.abort)
+
+    await consume()
+    # Had the abort waited for the slow answer, the child would have finished normally with "late".
+    results = tool_results(events)
+    assert results["toolu_1"]["is_error"] is True and "interrupted" in results["toolu_1"]["content"]
+    assert isinstance(events[-1], ResultEvent) and events[-1].agent_id is None and events[-1].is_error

@@ -95,6 +95,7 @@ class SubagentRun:
     last_tool_name: str | None = None
     last_usage: dict[str, Any] = field(default_factory=dict)
     result_event: ResultEvent | None = None
+    aborted: bool = False
     span: Any = None
 
     @property
@@ -122,11 +123,28 @@ class SubagentRun:
         }
 
     async def events(self) -> AsyncIterator[Event]:
-        """Run the child to its end, yielding its events; the parent's abort aborts the child."""
-        parent_abort = self.parent_ctx.abort
-        watcher = asyncio.create_task(_link_abort(parent_abort, self.session))
+        """Run the child to its end, yielding its events.
+
+        The parent's abort aborts the child at once, even in the middle of a
+        model request: the child's run is closed, which cancels its work.
+        """
+        stream = self.session.run(self.first_message)
+        parent_abort = asyncio.ensure_future(self.parent_ctx.abort.wait())
         try:
-            async for event in self.session.run(self.first_message):
+            while True:
+                step = asyncio.ensure_future(anext(stream))
+                await asyncio.wait({step, parent_abort}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():
+                    self.session.abort()
+                    step.cancel()
+                    with contextlib.suppress(BaseException):
+                        await step
+                    self.aborted = True
+                    return
+                try:
+                    event = step.result()
+                except StopAsyncIteration:
+                    return
                 if isinstance(event, AssistantMessageEvent) and event.agent_id == self.agent_id:
                     self._observe(event)
                 elif isinstance(event, UsageEvent) and event.agent_id == self.agent_id:
@@ -135,20 +153,15 @@ class SubagentRun:
                     self.result_event = event
                 yield event
         finally:
-            watcher.cancel()
+            parent_abort.cancel()
             with contextlib.suppress(BaseException):
-                await watcher
+                await stream.aclose()
 
     def _observe(self, event: AssistantMessageEvent) -> None:
         for block in blocks_of(event.message):
             if block.get("type") == "tool_use":
                 self.tool_use_count += 1
                 self.last_tool_name = str(block.get("name", ""))
-
-
-async def _link_abort(parent_abort: asyncio.Event, child: Session) -> None:
-    await parent_abort.wait()
-    child.abort()
 
 
 @dataclass
@@ -610,6 +623,8 @@ def _validate_cwd(cwd: str | None, isolation: str | None) -> Path | None:
 def _failure_text(run: SubagentRun, end: ResultEvent | None) -> str | None:
     """The error tool_result text of a child that did not finish normally, or None."""
     who = f"Agent \"{run.description}\" ({run.agent_type})"
+    if run.aborted:
+        return f"{who} was interrupted before it finished."
     if end is None:
         return f"{who} stopped without a result."
     if not end.is_error:
