@@ -154,8 +154,10 @@ class SubagentRun:
                 yield event
         finally:
             parent_abort.cancel()
-            with contextlib.suppress(BaseException):
-                await stream.aclose()
+            closer = getattr(stream, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(BaseException):
+                    await closer()
 
     def _observe(self, event: AssistantMessageEvent) -> None:
         for block in blocks_of(event.message):
