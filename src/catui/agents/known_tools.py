@@ -1,14 +1,14 @@
 """Which tool names an agent definition may mention without a warning.
 
-The authoritative list is catui's tool registry; it is imported lazily (it
-pulls in every tool module) and, if it cannot be imported, Claude Code
-2.1.92's tool names stand in. Names of MCP tools (``mcp__server__tool``) are
+Claude Code 2.1.92's tool names are always known (definitions are shared
+between the two programs); catui's tool registry adds its own names when a
+session has already imported it. Names of MCP tools (``mcp__server__tool``) are
 never flagged: servers connect later, and their tools are matched then.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import sys
 
 from catui.agents.tool_lists import tool_base_name
 
@@ -45,16 +45,17 @@ CLAUDE_CODE_TOOL_NAMES: frozenset[str] = frozenset(
 )
 
 
-@lru_cache(maxsize=1)
 def known_tool_names() -> frozenset[str]:
     """catui's built-in tool names plus Claude Code's (so definitions written for it raise no noise)."""
     names = set(CLAUDE_CODE_TOOL_NAMES)
-    try:
-        from catui.tools.registry import builtin_tools
-
-        names.update(tool.name for tool in builtin_tools())
-    except Exception:  # the registry is optional here: any failure falls back to the static list
-        pass
+    # Only consult the tool registry when a session already imported it: importing every tool
+    # module just to word a warning would make `catui agents` noticeably slower.
+    registry = sys.modules.get("catui.tools.registry")
+    if registry is not None:
+        try:
+            names.update(tool.name for tool in registry.builtin_tools())
+        except Exception:  # the registry is optional here: any failure keeps the static list
+            pass
     return frozenset(names)
 
 

@@ -73,12 +73,18 @@ class _LoadState:
 
 
 def user_agent_dirs(home: Path | None) -> list[Path]:
-    """``~/.claude/agents`` then the catui home's ``agents`` (``home`` replaces ``~`` for both when given)."""
+    """``~/.claude/agents`` then the catui home's ``agents``.
+
+    ``home`` replaces ``~`` for both (tests); otherwise ``$CLAUDE_CONFIG_DIR`` and ``$CATUI_HOME``
+    are honoured, as the settings loader does.
+    """
     if home is not None:
         return [home / ".claude" / "agents", home / ".catui" / "agents"]
     from catui.paths import catui_home
 
-    return [Path.home() / ".claude" / "agents", catui_home() / "agents"]
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    claude_dir = Path(config_dir).expanduser() if config_dir else Path.home() / ".claude"
+    return [claude_dir / "agents", catui_home() / "agents"]
 
 
 def project_agent_dirs(cwd: Path) -> list[Path]:

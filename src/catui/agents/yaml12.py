@@ -21,12 +21,12 @@ import yaml
 
 _BaseLoader: type[yaml.SafeLoader]
 try:
-    _BaseLoader = yaml.CSafeLoader  # type: ignore[assignment,misc]
+    _BaseLoader = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # PyYAML built without libyaml
     _BaseLoader = yaml.SafeLoader
 
 
-class Yaml12Loader(_BaseLoader):  # type: ignore[valid-type]
+class Yaml12Loader(_BaseLoader):  # type: ignore[valid-type,misc]
     """SafeLoader with YAML 1.2 core-schema implicit typing and no timestamps."""
 
 
