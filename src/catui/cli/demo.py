@@ -132,6 +132,7 @@ async def run_demo(workdir: Path, *, fast: bool, out: Any) -> int:
     app = build_app(RunOptions(model=f"scripted:{script_path}", **options))
     screen.print(screen.style(f"› {DEMO_TASK}", "bold"))
     view = TurnView(screen, cwd=project)
+    view.status_hint = "ctrl-c to stop"
     view.start_turn()
     final: ResultEvent | None = None
 

@@ -234,7 +234,8 @@ class InteractiveSession:
             content = text
         self.sent_first_message = True
         view = TurnView(self.screen, cwd=self.app.session.ctx.cwd)
-        view.status_hint = "esc to interrupt · ctrl-b to background agents" if self.tty else ""
+        view.status_hint = "esc to interrupt" if self.tty else ""
+        view.agents_hint = "ctrl-b to run in background" if self.tty else ""
         view.start_turn()
         self.turn_running = True
         ticker = asyncio.ensure_future(self._tick(view))

@@ -101,6 +101,9 @@ class PermissionPrompter:
         self, tool: Tool, raw_input: dict[str, Any], request: PermissionRequest, ctx: ToolContext
     ) -> PermissionDecision:
         async with self._lock:
+            # let the turn's consumer show the events queued before this call (its text, its tool line)
+            for _ in range(3):
+                await asyncio.sleep(0)
             if ctx.abort.is_set():
                 return PermissionDecision("deny", "The turn was interrupted before this call could run.")
             rule = session_rule_for(request)

@@ -98,6 +98,7 @@ class TurnView:
         self.output_tokens = 0
         self.in_text = False
         self.status_hint = "esc to interrupt"
+        self.agents_hint = ""  # shown while sub-agents run, e.g. "ctrl-b to run in background"
         self.busy = False
 
     # -- events -----------------------------------------------------------------------------------
@@ -170,13 +171,14 @@ class TurnView:
             agent.done = True
             self._forget_agent(event.tool_use_id)
         colour = "red" if event.is_error else "green"
-        self.screen.print(self.screen.style(BULLET, colour) + " " + self.screen.style(label, "bold"))
+        out = [self.screen.style(BULLET, colour) + " " + self.screen.style(label, "bold")]
         lines = tool_result_lines(
             event.name, event.content, event.is_error, event.data, call.tool_input if call else None, self.cwd
         )
         for i, line in enumerate(lines):
             prefix = f"  {ELBOW} " if i == 0 else "    "
-            self.screen.print(prefix + (self.screen.style(line, "red") if event.is_error else line))
+            out.append(prefix + (self.screen.style(line, "red") if event.is_error else line))
+        self.screen.print("\n".join(out), live=self.live_lines(self.clock()))
 
     def _forget_agent(self, tool_use_id: str) -> None:
         agent = self.agents.pop(tool_use_id, None)
@@ -263,9 +265,15 @@ class TurnView:
                 lines.extend(self._agent_lines(agent, now, depth=0))
         if self.busy:
             elapsed = format_duration(now - self.turn_started)
-            tokens = f" · ↓ {format_tokens(self.output_tokens)} tokens" if self.output_tokens else ""
+            parts = [elapsed]
+            if self.output_tokens:
+                parts.append(f"↓ {format_tokens(self.output_tokens)} tokens")
+            if self.status_hint:
+                parts.append(self.status_hint)
+            if self.agents and self.agents_hint:
+                parts.append(self.agents_hint)
             spinner = "✻✶✳✢·"[int(now * 4) % 5]
-            lines.append(self.screen.style(f"{spinner} Working… ({elapsed}{tokens} · {self.status_hint})", "magenta"))
+            lines.append(self.screen.style(f"{spinner} Working… ({' · '.join(parts)})", "magenta"))
         return lines
 
     def _agent_lines(self, agent: AgentProgress, now: float, depth: int) -> list[str]:

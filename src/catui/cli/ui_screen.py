@@ -55,9 +55,11 @@ class Screen:
 
     # -- permanent output -------------------------------------------------------------------------
 
-    def print(self, text: str = "") -> None:
-        """Print whole line(s) above the live region."""
+    def print(self, text: str = "", *, live: list[str] | None = None) -> None:
+        """Print whole line(s) above the live region; ``live`` replaces the region in the same redraw."""
         self._erase_live()
+        if live is not None and self.tty and not self.live_locked:
+            self._live = self._fit_lines(live)
         self._end_partial_line()
         self.stream.write(text + "\n")
         self._at_line_start = True
@@ -99,8 +101,7 @@ class Screen:
         """Replace the live region (ignored when not on a terminal, or while a prompt holds it)."""
         if not self.tty or (self.live_locked and not force):
             return
-        width = self.width() - 1  # never let a line wrap, so that erasing counts lines exactly
-        new = [fit(line, width) for line in lines]
+        new = self._fit_lines(lines)
         if new == self._live and self._live_drawn == len(new):
             return
         self._erase_live()
@@ -108,6 +109,10 @@ class Screen:
         self._end_partial_line()
         self._draw_live()
         self.stream.flush()
+
+    def _fit_lines(self, lines: list[str]) -> list[str]:
+        width = self.width() - 1  # never let a line wrap, so that erasing counts lines exactly
+        return [fit(line, width) for line in lines]
 
     def suspend_live(self) -> None:
         """Erase the live region (before a prompt takes the bottom of the screen)."""
