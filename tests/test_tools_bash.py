@@ -238,3 +238,19 @@ async def test_registry_generic_task_wait_and_stop(project: Path) -> None:
     assert [t.id for t in registry.list()] == [task.id, "a1"]
     with pytest.raises(KeyError):
         await registry.wait("missing", 0)
+
+
+async def test_bash_huge_output_reads_head_and_tail(ctx: ToolContext) -> None:
+    result = await bash(ctx, "python3 -c \"print('h' * 10); print('x' * 500000); print('tail-end')\"")
+    body = text(result)
+    assert body.startswith("hhhhhhhhhh\n") and body.endswith("tail-end")
+    assert len(body) < 31000
+    cut = int(body.split("... [")[1].split(" characters")[0])
+    assert cut > 400000
+
+
+async def test_bash_cwd_deleted_falls_back_to_project(ctx: ToolContext, project: Path) -> None:
+    await bash(ctx, "cd sub/deeper")
+    (project / "sub" / "deeper").rmdir()
+    result = await bash(ctx, "pwd")
+    assert text(result).startswith(str(project)) and "no longer exists" in text(result)

@@ -306,3 +306,10 @@ async def test_notebook_replace_insert_delete(ctx: ToolContext, tmp_path: Path) 
 
     unknown = await nb_edit(ctx, nb, cell_id="zzz", new_source="")
     assert unknown.is_error and "calc" in text(unknown)
+
+
+async def test_read_caps_total_characters_of_wide_files(ctx: ToolContext, tmp_path: Path) -> None:
+    f = tmp_path / "wide-many.txt"
+    f.write_text(("y" * 1500 + "\n") * 1000)
+    body = text(await read(ctx, f))
+    assert len(body) < 210_000 and "To read further" in body and "offset=" in body

@@ -242,3 +242,8 @@ async def test_glob_caps_at_100(tmp_path: Path, fallback: bool) -> None:
 @pytest.mark.parametrize("pattern", ["**/*.py", "*.md", "src/**", "*.{ts,tsx}", "*.log", "nested/*"])
 async def test_glob_rg_and_fallback_agree(tree: Path, pattern: str) -> None:
     assert (await glob(tree, False, pattern=pattern))[:2] == (await glob(tree, True, pattern=pattern))[:2]
+
+
+async def test_glob_accepts_dot_slash_patterns(tree: Path) -> None:
+    out, _, _ = await glob(tree, True, pattern="./src/*.py")
+    assert out.splitlines() == [str(tree / "src/util.py"), str(tree / "src/app.py")]

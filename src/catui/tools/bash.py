@@ -45,7 +45,7 @@ instead of cat/head/tail, Edit instead of sed/awk, Write instead of echo redirec
 class BashInput(ToolInput):
     command: str = Field(description="The command to run.")
     timeout: int | None = Field(
-        default=None, ge=0, description="Timeout in milliseconds (default 120000, max 600000)."
+        default=None, ge=0, description="Timeout in milliseconds (default 120000, max 600000; larger values are capped)."
     )
     description: str | None = Field(
         default=None,
@@ -85,7 +85,7 @@ class BashTool(Tool):
             ctx.cwd = ctx.project_root
         if args.run_in_background:
             return await self._start_background(args, ctx)
-        timeout_ms = min(args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
         return await self._run(args.command, timeout_ms, ctx, notes)
 
     async def _run(self, command: str, timeout_ms: int, ctx: ToolContext, notes: list[str]) -> ToolResult:
@@ -111,7 +111,7 @@ class BashTool(Tool):
                     env=_child_env(),
                 )
             interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
-            output = out_file.read_bytes().decode("utf-8", "replace")
+            output, unread = _read_output(out_file)
             new_cwd = (
                 cwd_file.read_text(encoding="utf-8", errors="replace").strip() if cwd_file.exists() else ""
             )
@@ -121,7 +121,7 @@ class BashTool(Tool):
             note = _move_cwd(ctx, Path(new_cwd))
             if note:
                 notes.append(note)
-        body = _truncate(output.rstrip("\n"))
+        body = _truncate(output.rstrip("\n"), unread)
         data: dict[str, Any] = {
             "exit_code": exit_code,
             "interrupted": interrupted is not None,
@@ -250,14 +250,28 @@ def _move_cwd(ctx: ToolContext, new_cwd: Path) -> str | None:
     )
 
 
-def _truncate(text: str) -> str:
-    if len(text) <= MAX_OUTPUT_CHARS:
+def _read_output(path: Path) -> tuple[str, int]:
+    """The command's output and how many bytes in its middle were not read.
+
+    Very large outputs are cut in the middle anyway, so only their head and tail are read.
+    """
+    size = path.stat().st_size
+    limit = MAX_OUTPUT_CHARS * 4  # bytes; generous for multi-byte text
+    if size <= 2 * limit:
+        return path.read_bytes().decode("utf-8", "replace"), 0
+    with path.open("rb") as fh:
+        head = fh.read(limit)
+        fh.seek(size - limit)
+        tail = fh.read(limit)
+    return head.decode("utf-8", "replace") + tail.decode("utf-8", "replace"), size - 2 * limit
+
+
+def _truncate(text: str, unread: int = 0) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS and not unread:
         return text
     half = MAX_OUTPUT_CHARS // 2
-    omitted = len(text) - 2 * half
-    return (
-        f"{text[:half]}\n\n... [{omitted} characters cut from the middle of the output] ...\n\n{text[-half:]}"
-    )
+    omitted = len(text) - 2 * half + unread
+    return f"{text[:half]}\n\n... [{omitted} characters cut from the middle of the output] ...\n\n{text[-half:]}"
 
 
 def _join(parts: list[str], notes: list[str]) -> str:

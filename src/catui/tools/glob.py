@@ -76,6 +76,8 @@ class GlobTool(Tool):
         assert isinstance(args, GlobInput)
         root = resolve_path(args.path, ctx) if args.path else ctx.cwd
         base, pattern = split_absolute_pattern(args.pattern)
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
         if base is not None:
             root = base
         if not root.is_dir():

@@ -22,6 +22,7 @@ from catui.tools.files import (
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000
+MAX_OUTPUT_CHARS = 200_000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_PDF_BYTES = 20 * 1024 * 1024
 IMAGE_TYPES = {
@@ -182,6 +183,13 @@ class ReadTool(Tool):
             line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "… [line truncated]"
             for line in shown
         ]
+        # Even within the line cap, wide files can be huge; stop at a line boundary under the char budget.
+        used = 0
+        for kept, line in enumerate(cut):
+            used += len(line) + 8
+            if used > MAX_OUTPUT_CHARS:
+                cut, shown = cut[:kept], shown[:kept]
+                break
         body = number_lines(cut, start + 1)
         end = start + len(shown)
         if end < total:

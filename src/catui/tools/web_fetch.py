@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlparse
 
@@ -66,20 +67,17 @@ class WebFetchTool(Tool):
         try:
             async with httpx2.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False) as client:
                 for _ in range(MAX_REDIRECTS + 1):
-                    response = await client.get(
-                        url, headers={"User-Agent": USER_AGENT, "Accept": "text/html, */*"}
-                    )
-                    if response.is_redirect and "location" in response.headers:
-                        target = urljoin(url, response.headers["location"])
-                        if urlparse(target).hostname != urlparse(url).hostname:
-                            return ToolResult(
-                                f"{url} redirects to another host: {target}\n"
-                                f"To follow it, call WebFetch again with url={target!r} and the same prompt.",
-                                data={"url": url, "redirect": target, "status": response.status_code},
-                            )
-                        url = target
-                        continue
-                    break
+                    fetched = await _get(client, url)
+                    if fetched.redirect is None:
+                        break
+                    target = urljoin(url, fetched.redirect)
+                    if urlparse(target).hostname != urlparse(url).hostname:
+                        return ToolResult(
+                            f"{url} redirects to another host: {target}\n"
+                            f"To follow it, call WebFetch again with url={target!r} and the same prompt.",
+                            data={"url": url, "redirect": target, "status": fetched.status},
+                        )
+                    url = target
                 else:
                     return ToolResult(f"Too many redirects fetching {args.url}.", is_error=True)
         except httpx2.TimeoutException:
@@ -90,47 +88,90 @@ class WebFetchTool(Tool):
                 "Check the URL and that the network is reachable.",
                 is_error=True,
             )
-        status = response.status_code
+        return _render(url, fetched, args.prompt)
+
+
+@dataclass
+class _Fetched:
+    status: int
+    reason: str
+    content_type: str
+    encoding: str | None
+    body: bytes
+    redirect: str | None
+
+
+async def _get(client: Any, url: str) -> _Fetched:
+    """One GET, reading at most MAX_DOWNLOAD_BYTES of the body (a huge download is cut, not buffered)."""
+    headers = {"User-Agent": USER_AGENT, "Accept": "text/html, */*"}
+    async with client.stream("GET", url, headers=headers) as response:
+        if response.is_redirect and "location" in response.headers:
+            return _Fetched(
+                response.status_code, response.reason_phrase, "", None, b"", response.headers["location"]
+            )
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= MAX_DOWNLOAD_BYTES:
+                break
         content_type = response.headers.get("content-type", "")
-        if status >= 400:
-            return ToolResult(
-                f"{url} answered HTTP {status} {response.reason_phrase}.",
-                is_error=True,
-                data={"url": url, "status": status},
-            )
-        raw = response.content[:MAX_DOWNLOAD_BYTES]
-        text = raw.decode(response.encoding or "utf-8", errors="replace")
-        if "html" in content_type or (
-            not content_type and text.lstrip().lower().startswith(("<!doctype", "<html"))
-        ):
-            text = html_to_markdown(text, base_url=url)
-        elif not (
-            content_type.startswith("text/")
-            or "json" in content_type
-            or "xml" in content_type
-            or not content_type
-        ):
-            return ToolResult(
-                f"{url} returned {content_type} content, which WebFetch cannot show as text.",
-                is_error=True,
-                data={"url": url, "status": status, "content_type": content_type},
-            )
-        truncated = len(text) > MAX_CONTENT_CHARS
-        if truncated:
-            text = text[:MAX_CONTENT_CHARS] + f"\n\n[Content cut at {MAX_CONTENT_CHARS} characters.]"
-        body = (
-            f"Fetched {url} (HTTP {status}, {content_type or 'unknown type'}).\n"
-            f"Your prompt: {args.prompt}\n"
-            "The page content follows (no second model ran over it); answer the prompt from it.\n\n"
-            f"{text}"
+        return _Fetched(
+            response.status_code,
+            response.reason_phrase,
+            content_type,
+            response.charset_encoding,
+            b"".join(chunks)[:MAX_DOWNLOAD_BYTES],
+            None,
         )
+
+
+def _render(url: str, fetched: _Fetched, prompt: str) -> ToolResult:
+    status = fetched.status
+    content_type = fetched.content_type
+    if status >= 400:
         return ToolResult(
-            body,
-            data={
-                "url": url,
-                "status": status,
-                "content_type": content_type,
-                "bytes": len(raw),
-                "truncated": truncated,
-            },
+            f"{url} answered HTTP {status} {fetched.reason}.",
+            is_error=True,
+            data={"url": url, "status": status},
         )
+    raw = fetched.body
+    try:
+        text = raw.decode(fetched.encoding or "utf-8", errors="replace")
+    except LookupError:  # an unknown charset name in the header
+        text = raw.decode("utf-8", errors="replace")
+    if "html" in content_type or (
+        not content_type and text.lstrip().lower().startswith(("<!doctype", "<html"))
+    ):
+        text = html_to_markdown(text, base_url=url)
+    elif not (
+        content_type.startswith("text/")
+        or "json" in content_type
+        or "xml" in content_type
+        or not content_type
+    ):
+        return ToolResult(
+            f"{url} returned {content_type} content, which WebFetch cannot show as text.",
+            is_error=True,
+            data={"url": url, "status": status, "content_type": content_type},
+        )
+    truncated = len(text) > MAX_CONTENT_CHARS
+    if truncated:
+        text = text[:MAX_CONTENT_CHARS] + f"\n\n[Content cut at {MAX_CONTENT_CHARS} characters.]"
+    body = (
+        f"Fetched {url} (HTTP {status}, {content_type or 'unknown type'}).\n"
+        f"Your prompt: {prompt}\n"
+        "The page content follows (no second model ran over it); answer the prompt from it.\n\n"
+        f"{text}"
+    )
+    return ToolResult(
+        body,
+        data={
+            "url": url,
+            "status": status,
+            "content_type": content_type,
+            "bytes": len(raw),
+            "truncated": truncated,
+        },
+    )
