@@ -254,3 +254,13 @@ async def test_bash_cwd_deleted_falls_back_to_project(ctx: ToolContext, project:
     (project / "sub" / "deeper").rmdir()
     result = await bash(ctx, "pwd")
     assert text(result).startswith(str(project)) and "no longer exists" in text(result)
+
+
+async def test_registry_stop_all_kills_background_shells(ctx: ToolContext) -> None:
+    first = await bash(ctx, "sleep 30", run_in_background=True)
+    second = await bash(ctx, "sleep 30", run_in_background=True)
+    registry: TaskRegistry = ctx.services["tasks"]
+    stopped = await registry.stop_all()
+    assert {t.id for t in stopped} == {first.data["background_task_id"], second.data["background_task_id"]}
+    assert all(t.status == "killed" and not pid_alive(t.metadata["pid"]) for t in stopped)
+    assert await registry.stop_all() == []

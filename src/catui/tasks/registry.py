@@ -159,6 +159,13 @@ class TaskRegistry:
         task.finish("stopped", task.result or "Stopped by request.")
         return task
 
+    async def stop_all(self) -> list[Task]:
+        """Stop every running task (when the session that owns them ends); returns the ones stopped."""
+        running = [t for t in self._tasks.values() if t.is_running]
+        for task in running:
+            await self.stop(task.id)
+        return running
+
     def _require(self, task_id: str) -> Task:
         task = self._tasks.get(task_id)
         if task is None:

@@ -45,7 +45,9 @@ instead of cat/head/tail, Edit instead of sed/awk, Write instead of echo redirec
 class BashInput(ToolInput):
     command: str = Field(description="The command to run.")
     timeout: int | None = Field(
-        default=None, ge=0, description="Timeout in milliseconds (default 120000, max 600000; larger values are capped)."
+        default=None,
+        ge=0,
+        description="Timeout in milliseconds (default 120000, max 600000; larger values are capped).",
     )
     description: str | None = Field(
         default=None,
@@ -271,7 +273,9 @@ def _truncate(text: str, unread: int = 0) -> str:
         return text
     half = MAX_OUTPUT_CHARS // 2
     omitted = len(text) - 2 * half + unread
-    return f"{text[:half]}\n\n... [{omitted} characters cut from the middle of the output] ...\n\n{text[-half:]}"
+    return (
+        f"{text[:half]}\n\n... [{omitted} characters cut from the middle of the output] ...\n\n{text[-half:]}"
+    )
 
 
 def _join(parts: list[str], notes: list[str]) -> str:

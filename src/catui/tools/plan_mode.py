@@ -92,7 +92,8 @@ class ExitPlanModeTool(Tool):
                 return ToolResult(
                     "The user did not approve the plan; stay in plan mode and revise it." + feedback,
                     is_error=True,
-                    data={"permission_mode": "plan", "plan": args.plan, "approved": False},
+                    # No permission_mode here: a rejection leaves whatever mode the session is in.
+                    data={"plan": args.plan, "approved": False},
                 )
             return ToolResult(
                 f"The user approved the plan. Start implementing it now.\n\nApproved plan:\n{args.plan}",
