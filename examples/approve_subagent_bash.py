@@ -4,8 +4,9 @@
 
 Bash needs approval in the default permission mode. catui asks ``can_use_tool``,
 whose context says which agent is calling (``agent_type`` is "main" for the main
-agent). This host lets the "shell-helper" agent run ``echo`` and refuses
-everything else; the refusal's message goes back to the agent.
+agent). This host lets the "shell-helper" agent run commands that delete
+nothing and refuses the rest; the refusal's message goes back to the agent.
+(Read-only commands such as ``ls`` or ``echo`` run without asking.)
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ async def can_use_tool(
     tool_name: str, tool_input: dict[str, Any], context: catui.ToolPermissionContext
 ) -> catui.PermissionResultAllow | catui.PermissionResultDeny:
     command = str(tool_input.get("command", ""))
-    allowed = context.agent_type == "shell-helper" and tool_name == "Bash" and command.startswith("echo ")
+    deletes = any(word in command.split() for word in ("rm", "rmdir", "unlink"))
+    allowed = context.agent_type == "shell-helper" and tool_name == "Bash" and not deletes
     verdict = "allow" if allowed else "deny"
     print(f"can_use_tool: {context.agent_type} ({context.agent_id}) wants {tool_name}: {command!r} -> {verdict}")
     if allowed:
         return catui.PermissionResultAllow()
-    return catui.PermissionResultDeny(message="Only echo is allowed here; do not delete anything.")
+    return catui.PermissionResultDeny(message="Deleting files is not allowed here; leave the folder in place.")
 
 
 async def main() -> None:
@@ -54,6 +56,7 @@ async def main() -> None:
             if isinstance(message, catui.ResultMessage):
                 print(f"-- result: {message.result}")
         print(f"build/ still exists: {Path(workdir, 'build').is_dir()}")
+        print(f"build/.checked exists: {Path(workdir, 'build', '.checked').exists()}")
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ def test_deny_with_interrupt_aborts_and_bad_answers_are_errors(tmp_path: Path) -
     assert allow.behavior == "allow"
     with pytest.raises(ConfigurationError, match="updated_input"):
         decision_from_result("Bash", {"a": 1}, PermissionResultAllow(updated_input={"a": 2}), ctx, None)
-    with pytest.raises(CatuiError, match="return catui.PermissionResultAllow"):
+    with pytest.raises(CatuiError, match=r"return catui\.PermissionResultAllow"):
         decision_from_result("Bash", {}, True, ctx, None)
 
 
