@@ -10,6 +10,7 @@ persistence is layered on top by whoever needs it.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import secrets
 import time
@@ -159,7 +160,7 @@ class TaskRegistry:
         task.finish("stopped", task.result or "Stopped by request.")
         return task
 
-    async def stop_all(self) -> list[Task]:
+    async def stop_all(self) -> builtins.list[Task]:
         """Stop every running task (when the session that owns them ends); returns the ones stopped."""
         running = [t for t in self._tasks.values() if t.is_running]
         for task in running:
