@@ -1,0 +1,239 @@
+"""The Markdown loader's rules (frontmatter, YAML quirks, fields) and bad input on disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from catui.agents.frontmatter import parse_markdown
+from catui.agents.markdown import MAX_AGENT_FILE_BYTES, load_markdown_agent
+from catui.agents.registry import AgentRegistry, load_agent_registry
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def load(text: str):  # type: ignore[no-untyped-def]
+    return load_markdown_agent(text, path="/p/agent.md", source="projectSettings")
+
+
+def agent_file(name: str = "a", description: str = "Does a", extra: str = "", body: str = "Prompt.") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n{body}\n"
+
+
+# -- frontmatter -----------------------------------------------------------------------------------
+
+
+def test_basic_file() -> None:
+    result = load(agent_file(extra="tools: Read, Grep\nmodel: haiku\n", body="You are A.\n\nBe brief."))
+    agent = result.definition
+    assert agent is not None and result.error is None
+    assert (agent.agent_type, agent.description, agent.tools, agent.model) == ("a", "Does a", ["Read", "Grep"], "haiku")
+    assert agent.get_system_prompt() == "You are A.\n\nBe brief."
+    assert agent.filename == "agent" and agent.source == "projectSettings"
+
+
+def test_utf8_bom_is_handled_deliberately_unlike_claude_code() -> None:
+    """Deliberate difference: Claude Code's regex needs '---' at byte 0, so a BOM hides the agent
+    (anthropics/claude-code#73158, a reported bug). Editors add BOMs invisibly; catui strips it."""
+    text = "\ufeff" + agent_file()
+    assert parse_markdown(text, strip_bom=False).status == "no_frontmatter"  # Claude Code's behaviour
+    result = load(text)
+    assert result.definition is not None and result.definition.agent_type == "a"
+    assert any("byte-order mark" in w.message for w in result.warnings)
+
+
+def test_bom_on_a_real_corpus_file() -> None:
+    path = CORPUS / "agents/wshobson__agents/plugins/agent-teams/agents/team-lead.md"
+    if not path.is_file():
+        pytest.skip("corpus not available")
+    result = load("\ufeff" + path.read_text(encoding="utf-8"))
+    assert result.definition is not None and result.definition.agent_type == "team-lead"
+
+
+def test_crlf_line_endings() -> None:
+    text = agent_file(extra="tools: Read\n", body="Line one.\nLine two.").replace("\n", "\r\n")
+    agent = load(text).definition
+    assert agent is not None and agent.tools == ["Read"] and agent.description == "Does a"
+    assert agent.get_system_prompt() == "Line one.\nLine two."
+
+
+def test_block_ends_at_the_first_triple_dash_anywhere() -> None:
+    parsed = parse_markdown("---\nname: a\ndescription: before---after\nmore\n")
+    assert parsed.frontmatter == {"name": "a", "description": "before"}
+    assert parsed.body == "after\nmore\n"
+
+
+def test_frontmatter_must_start_the_file() -> None:
+    result = load("\n" + agent_file())
+    assert result.definition is None and result.not_an_agent
+    assert result.warnings and "frontmatter" in result.warnings[0].message
+
+
+def test_colon_space_in_description_is_rescued_by_the_quote_retry() -> None:
+    text = agent_file(description='Use it. Example: user: "hi" assistant: ok')
+    parsed = parse_markdown(text)
+    assert parsed.status == "ok_after_quote_retry"
+    agent = load(text).definition
+    assert agent is not None and agent.description == 'Use it. Example: user: "hi" assistant: ok'
+
+
+def test_hash_values_are_prequoted_not_cut_at_a_comment() -> None:
+    agent = load(agent_file(description="Fix issue #12 quickly")).definition
+    assert agent is not None and agent.description == "Fix issue #12 quickly"
+
+
+def test_flow_list_with_a_trailing_comment_stays_a_list() -> None:
+    agent = load(agent_file(extra="tools: [Read, Grep]  # read-only\n")).definition
+    assert agent is not None and agent.tools == ["Read", "Grep"]
+
+
+def test_yaml_12_scalars_are_strings() -> None:
+    """YAML 1.1 (plain PyYAML) would turn these into booleans/dates and drop the agent."""
+    agent = load(agent_file(name="on", description="yes", extra="model: off\n")).definition
+    assert agent is not None
+    assert (agent.agent_type, agent.description, agent.model) == ("on", "yes", "off")
+    date = load(agent_file(description="2024-01-01")).definition
+    assert date is not None and date.description == "2024-01-01"
+
+
+def test_literal_backslash_n_in_description_becomes_a_newline() -> None:
+    agent = load(agent_file(description=r"First.\n\nSecond.")).definition
+    assert agent is not None and agent.description == "First.\n\nSecond."
+
+
+def test_broken_yaml_reports_the_line() -> None:
+    result = load("---\nname: a\ndescription: ok\ntools:\n  - Read\n - Grep\n---\nbody\n")
+    assert result.definition is None
+    assert result.error is not None and "not valid YAML" in result.error and "line " in result.error
+
+
+def test_frontmatter_that_is_not_a_mapping() -> None:
+    result = load("---\n- a\n- b\n---\nbody\n")
+    assert result.definition is None and result.error and "mapping" in result.error
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("---\ndescription: d\n---\nbody\n", "'name'"),
+        ("---\nname: 123\ndescription: d\n---\nbody\n", "must be a string"),
+        ('---\nname: "a\\tb"\ndescription: d\n---\nbody\n', "control characters"),
+        ("---\nname: a\n---\nbody\n", "'description'"),
+        ("---\nname: a\ndescription: [1, 2]\n---\nbody\n", "'description'"),
+    ],
+)
+def test_required_fields(text: str, fragment: str) -> None:
+    result = load(text)
+    assert result.definition is None and result.error is not None and fragment in result.error
+
+
+def test_tools_edge_values() -> None:
+    assert load(agent_file(extra="tools: []\n")).definition.tools == []  # type: ignore[union-attr]
+    assert load(agent_file(extra="tools:\n")).definition.tools == []  # type: ignore[union-attr]
+    assert load(agent_file()).definition.tools is None  # type: ignore[union-attr]
+    assert load(agent_file(extra="tools: '*'\n")).definition.tools is None  # type: ignore[union-attr]
+    mapping = load(agent_file(extra="tools:\n  read: true\n"))
+    assert mapping.definition is not None and mapping.definition.tools == []
+    assert any("mapping" in w.message for w in mapping.warnings)
+    agent = load(agent_file(extra="disallowedTools: Write, Edit\n")).definition
+    assert agent is not None and agent.disallowed_tools == ["Write", "Edit"]
+
+
+def test_optional_fields_are_read_and_bad_values_warned() -> None:
+    extra = (
+        "model: fable\ncolor: '#4CAF50'\neffort: high\npermissionMode: plan\nmaxTurns: 7\n"
+        "background: true\nmemory: project\nisolation: worktree\nskills: a, b\n"
+        "initialPrompt: go\nhooks:\n  PreToolUse: []\ncategory: misc\nallowedTools: Read\n"
+    )
+    result = load(agent_file(extra=extra))
+    agent = result.definition
+    assert agent is not None
+    assert agent.model == "fable" and agent.color is None
+    assert (agent.effort, agent.permission_mode, agent.max_turns) == ("high", "plan", 7)
+    assert (agent.background, agent.memory, agent.isolation) == (True, "project", "worktree")
+    assert agent.skills == ["a", "b"] and agent.initial_prompt == "go" and agent.hooks == {"PreToolUse": []}
+    assert agent.extra_fields == {"category": "misc", "allowedTools": "Read"}
+    messages = " | ".join(w.message for w in result.warnings)
+    assert "unknown model 'fable'" in messages
+    assert "#4CAF50" in messages
+    assert "did you mean 'tools'" in messages and "ALL tools" in messages
+
+
+def test_claude_flow_hooks_shape_is_ignored_with_a_warning() -> None:
+    result = load(agent_file(extra="hooks:\n  pre: echo hi\n  post: echo bye\n"))
+    assert result.definition is not None and result.definition.hooks is None
+    assert any("hooks" in w.message for w in result.warnings)
+
+
+# -- bad input on disk -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".claude" / "agents").mkdir(parents=True)
+    (root / ".git").mkdir()
+    return root
+
+
+def registry_for(project: Path) -> AgentRegistry:
+    return load_agent_registry(project, home=project.parent / "home")
+
+
+def failure(registry: AgentRegistry, name: str) -> str:
+    matches = [f.error for f in registry.failed_files if Path(f.path).name == name]
+    assert matches, f"{name} not in failed_files: {registry.failed_files}"
+    return matches[0]
+
+
+def test_bad_files_never_crash_and_are_never_silently_missing(project: Path) -> None:
+    agents = project / ".claude" / "agents"
+    (agents / "good.md").write_text(agent_file(name="good"), encoding="utf-8")
+    (agents / "empty.md").write_text("", encoding="utf-8")
+    (agents / "latin1.md").write_bytes(agent_file(name="caf\xe9").encode("latin-1"))
+    (agents / "huge.md").write_text(agent_file(name="huge", body="x" * (MAX_AGENT_FILE_BYTES + 10)))
+    (agents / "README.md").write_text("# My agents\n", encoding="utf-8")
+    (agents / "broken.md").write_text("---\nname: broken\ndescription: d\ntools:\n  - Read\n - Grep\n---\n")
+    folder = agents / "folder.md"
+    folder.mkdir()
+    (folder / "inner.md").write_text(agent_file(name="inner"), encoding="utf-8")
+    os.symlink(agents, agents / "loop")
+    os.symlink(agents / "missing-target.md", agents / "dangling.md")
+
+    registry = registry_for(project)
+    names = registry.names()
+    assert "good" in names and "inner" in names
+    assert "empty" in failure(registry, "empty.md")
+    assert "UTF-8" in failure(registry, "latin1.md")
+    assert "limit" in failure(registry, "huge.md") or "limited" in failure(registry, "huge.md")
+    assert "YAML" in failure(registry, "broken.md")
+    warnings = {Path(w.path or "").name: w.message for w in registry.warnings}
+    assert "not an agent definition" in warnings["README.md"]
+    assert "folder named like an agent file" in warnings["folder.md"]
+    assert "loop" in warnings["loop"]
+    assert "broken symbolic link" in warnings["dangling.md"]
+
+
+def test_duplicate_names_in_one_scope_are_reported_and_the_later_file_wins(project: Path) -> None:
+    agents = project / ".claude" / "agents"
+    (agents / "a-first.md").write_text(agent_file(name="dup", body="first"), encoding="utf-8")
+    (agents / "b-second.md").write_text(agent_file(name="dup", body="second"), encoding="utf-8")
+    registry = registry_for(project)
+    assert registry.get("dup").get_system_prompt() == "second"  # type: ignore[union-attr]
+    duplicate = [w for w in registry.warnings if "again" in w.message]
+    assert len(duplicate) == 1
+    assert duplicate[0].path is not None and duplicate[0].path.endswith("b-second.md")
+    assert "a-first.md" in duplicate[0].message
+
+
+def test_unknown_tool_names_are_kept_and_warned(project: Path) -> None:
+    (project / ".claude" / "agents" / "t.md").write_text(
+        agent_file(name="t", extra="tools: Read, psql, mcp__db__query, Agent(x)\n"), encoding="utf-8"
+    )
+    registry = registry_for(project)
+    agent = registry.get("t")
+    assert agent is not None and agent.tools == ["Read", "psql", "mcp__db__query", "Agent(x)"]
+    unknown = [w.message for w in registry.warnings if "unknown tools" in w.message]
+    assert unknown == [unknown[0]] and "psql" in unknown[0] and "mcp__" not in unknown[0]
