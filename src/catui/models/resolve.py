@@ -15,7 +15,6 @@ wins over the process environment (as in Claude Code).
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import threading
@@ -102,6 +101,8 @@ def _make(provider: str, model_id: str, alias: str | None, script_path: str | No
 
 
 def _unknown(spec: str, aliases: Mapping[str, str]) -> ConfigurationError:
+    import difflib
+
     close = difflib.get_close_matches(spec.lower(), list(aliases), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return ConfigurationError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import os
 import random
 import time
@@ -22,8 +23,10 @@ from catui.errors import ProviderError
 from catui.models.base import StreamEvent
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-MAX_RETRY_AFTER_S = 300.0
-"""A longer retry-after than this is treated as "give up now" rather than a reason to hang."""
+MAX_RETRY_AFTER_S = 60.0
+"""The longest wait catui accepts from a retry-after header; a longer one is cut to this."""
+
+log = logging.getLogger("catui.models")
 
 
 @dataclass(frozen=True)
@@ -139,4 +142,5 @@ async def stream_with_retries(
             if wait is None or wait > MAX_RETRY_AFTER_S:
                 wait = policy.backoff(retries) if wait is None else MAX_RETRY_AFTER_S
             retries += 1
+            log.info("%s; retrying in %.2f s (retry %d of %d)", failure, wait, retries, limit)
             await asyncio.sleep(wait)
