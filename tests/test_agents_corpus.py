@@ -107,7 +107,9 @@ def test_real_plugin_folders_register_the_expected_agent_types(tmp_path: Path, r
     manifest = json.loads((source_root / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
     assert result.name == manifest["name"]
     loaded = {a.agent_type: a for a in result.agents}
-    expected_here = [e for e in inside if e.get("plugin_agent") and e["plugin_agent"]["plugin"] == result.name]
+    expected_here = [
+        e for e in inside if e.get("plugin_agent") and e["plugin_agent"]["plugin"] == result.name
+    ]
     for entry in expected_here:
         expected = entry["plugin_agent"]
         assert expected["agent_type"] in loaded, (entry["path"], sorted(loaded))
@@ -161,7 +163,9 @@ def test_real_plugin_folders_cover_most_plugin_entries() -> None:
     covered = 0
     for repo, root in _manifest_roots():
         prefix = f"agents/{repo}/" + ("" if root == "." else f"{root}/")
-        manifest = json.loads((CORPUS / "plugins" / repo / root / ".claude-plugin" / "plugin.json").read_text())
+        manifest = json.loads(
+            (CORPUS / "plugins" / repo / root / ".claude-plugin" / "plugin.json").read_text()
+        )
         covered += sum(
             1
             for e in PLUGIN_ENTRIES

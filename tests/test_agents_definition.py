@@ -66,7 +66,9 @@ def test_definitions_are_immutable() -> None:
         ({"agentType": "two\nlines"}, "agentType"),
     ],
 )
-def test_invalid_values_raise_configuration_error_naming_the_field(kwargs: dict[str, object], field: str) -> None:
+def test_invalid_values_raise_configuration_error_naming_the_field(
+    kwargs: dict[str, object], field: str
+) -> None:
     with pytest.raises(ConfigurationError) as info:
         AgentDefinition(description="d", **kwargs)
     assert field in str(info.value)
@@ -119,7 +121,12 @@ def test_parse_tool_list(value: object, expected: list[str] | None) -> None:
 
 
 def test_builtin_order_and_guide_presence() -> None:
-    assert [a.agent_type for a in builtin_agents()] == ["general-purpose", "statusline-setup", "Explore", "Plan"]
+    assert [a.agent_type for a in builtin_agents()] == [
+        "general-purpose",
+        "statusline-setup",
+        "Explore",
+        "Plan",
+    ]
     with_guide = [a.agent_type for a in builtin_agents(include_guide=True)]
     assert with_guide == ["general-purpose", "statusline-setup", "Explore", "Plan", "catui-guide"]
     assert all(a.is_built_in and a.base_dir == "built-in" for a in builtin_agents(include_guide=True))

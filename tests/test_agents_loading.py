@@ -29,7 +29,12 @@ def test_basic_file() -> None:
     result = load(agent_file(extra="tools: Read, Grep\nmodel: haiku\n", body="You are A.\n\nBe brief."))
     agent = result.definition
     assert agent is not None and result.error is None
-    assert (agent.agent_type, agent.description, agent.tools, agent.model) == ("a", "Does a", ["Read", "Grep"], "haiku")
+    assert (agent.agent_type, agent.description, agent.tools, agent.model) == (
+        "a",
+        "Does a",
+        ["Read", "Grep"],
+        "haiku",
+    )
     assert agent.get_system_prompt() == "You are A.\n\nBe brief."
     assert agent.filename == "agent" and agent.source == "projectSettings"
 
