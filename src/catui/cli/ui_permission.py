@@ -136,6 +136,7 @@ class PermissionPrompter:
 
     async def _ask_terminal(self, header: list[str]) -> tuple[str, str]:
         assert self.keys is not None and self.editor is not None
+        keys = self.keys
         loop = asyncio.get_running_loop()
         chosen: asyncio.Future[str] = loop.create_future()
         selected = 0
@@ -152,6 +153,7 @@ class PermissionPrompter:
         def on_key(key: str) -> None:
             nonlocal selected
             if chosen.done():
+                keys.defer(key)
                 return
             if key in ("up", "down"):
                 selected = (selected + (1 if key == "down" else -1)) % 3

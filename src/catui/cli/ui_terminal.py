@@ -106,6 +106,7 @@ class KeyReader:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = asyncio.Event()
+        self._unclaimed: list[str] = []
 
     def start(self) -> None:
         import termios
@@ -150,11 +151,20 @@ class KeyReader:
     def _dispatch(self, key: str) -> None:
         if self.handler is not None:
             self.handler(key)
+        else:
+            self._unclaimed.append(key)  # typed between prompts: the next handler gets it
+
+    def defer(self, key: str) -> None:
+        """Hand a key on to whichever handler takes focus next (its current handler is finishing)."""
+        self._unclaimed.append(key)
 
     @contextlib.contextmanager
     def focus(self, handler: KeyHandler) -> Any:
         """Route keys to ``handler`` for the duration of the block."""
         previous, self.handler = self.handler, handler
+        waiting, self._unclaimed = self._unclaimed, []
+        for key in waiting:
+            handler(key)
         try:
             yield
         finally:
@@ -182,6 +192,7 @@ class LineEditor:
 
         def on_key(key: str) -> None:
             if done.done():
+                self.keys.defer(key)
                 return
             if key == "enter":
                 self._finish(prompt, state)
