@@ -73,19 +73,19 @@ def test_settings_flag_rules_have_flag_source(home: Path, repo: Path) -> None:
 def test_malformed_rule_is_reported_with_file_and_ignored(home: Path, repo: Path) -> None:
     settings_file = write(
         repo / ".catui" / "settings.json",
-        {"permissions": {"allow": ["Bash(git status", "Read", 7], "deny": ["Edit(src/**"]}},
+        {"permissions": {"allow": ["Bash(git push", "Read", 7], "deny": ["Edit(src/**"]}},
     )
     settings = load_settings(repo)
     ctx = permission_context_from_settings(settings, cwd=repo, allowed_tools=["Bash(ls"])
     assert [str(r) for r in ctx.rules] == ["Read"]
     joined = "\n".join(settings.warnings)
-    assert f"{settings_file}: ignoring permissions.allow entry 'Bash(git status'" in joined
+    assert f"{settings_file}: ignoring permissions.allow entry 'Bash(git push'" in joined
     assert "unbalanced parentheses" in joined
     assert "ignoring permissions.allow entry 7" in joined
     assert "Edit(src/**" in joined and "NOT in effect" in joined
     assert "--allowedTools: ignoring 'Bash(ls'" in joined
-    # The broken allow rule did not turn into a broader one: git status is still asked.
-    assert ctx.decide(bash("git status")).behavior == "ask"
+    # The broken allow rule did not turn into a broader one: git push is still asked.
+    assert ctx.decide(bash("git push")).behavior == "ask"
 
 
 def test_mode_from_settings_and_cli(home: Path, repo: Path) -> None:

@@ -20,7 +20,6 @@ written) or the mode, and says how to allow the call.
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
@@ -46,6 +45,7 @@ from catui.permissions.rules import (
     request_subject,
     rule_matches,
     wildcard_matches,
+    within_directories,
 )
 
 # Tools that only manage the conversation itself; they never need approval (deny rules still apply).
@@ -88,8 +88,10 @@ def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDeci
 
     allowed = _allowing_rule(ctx, request, cwd)
     if allowed is not None:
-        if ctx.mode == "plan" and not request.read_only and canonical_tool_name(request.tool_name) not in (
-            NO_APPROVAL_TOOLS
+        if (
+            ctx.mode == "plan"
+            and canonical_tool_name(request.tool_name) not in NO_APPROVAL_TOOLS
+            and not (request.read_only or _is_read_only_shell(ctx, request, cwd))
         ):
             return _plan_denial(label)
         return PermissionDecision("allow", f"Allowed by rule '{format_rule(allowed)}' from {allowed.describe_source()}.",
@@ -140,15 +142,16 @@ def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: s
             )
         return PermissionDecision("ask", f"{path} is outside the working directories ({dirs}). {how}")
 
+    read_only = request.read_only or _is_read_only_shell(ctx, request, cwd)
     if tool in NETWORK_TOOLS and mode != "auto":
         return _needs_approval(request, label, mode, cwd, what="reaches the network and")
     if mode == "plan":
-        if request.read_only:
+        if read_only:
             return PermissionDecision("allow", "Read-only calls run in plan mode.")
         return _plan_denial(label)
     if mode == "auto":
         return PermissionDecision("allow", "Allowed in auto mode.")
-    if request.read_only:
+    if read_only:
         return PermissionDecision("allow", f"Read-only calls run in {mode} mode.")
     if mode == "acceptEdits" and request.is_edit:
         return PermissionDecision("allow", "File edits inside the working directories run in acceptEdits mode.")
@@ -172,6 +175,18 @@ def _needs_approval(
         )
     subject = f"{label} {what}" if what else label
     return PermissionDecision("ask", f"{subject} needs approval in {mode} mode. {how}.")
+
+
+def _is_read_only_shell(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> bool:
+    """A Bash call whose command only reads inside the working directories (ls, git status, grep …)."""
+    if canonical_tool_name(request.tool_name) != "Bash":
+        return False
+    command = request_subject(request)
+    if command is None:
+        return False
+    from catui.permissions.bash_readonly import is_read_only_command
+
+    return is_read_only_command(command, ctx.working_directories, cwd)
 
 
 def _plan_denial(label: str) -> PermissionDecision:
@@ -198,29 +213,6 @@ def _how_to_remove(rule: PermissionRule) -> str:
 def _is_file_call(request: PermissionRequest) -> bool:
     tool = canonical_tool_name(request.tool_name)
     return request.file_path is not None or tool in READ_TOOLS or tool in EDIT_TOOLS
-
-
-def within_directories(path: Path, directories: tuple[Path, ...] | list[Path]) -> bool:
-    """Whether ``path`` (and its symlink-resolved form) lies inside one of ``directories``."""
-    forms = {os.path.normpath(path)}
-    try:
-        forms.add(os.path.realpath(path))
-    except OSError:
-        pass
-    roots: list[str] = []
-    for directory in directories:
-        roots.append(os.path.normpath(directory))
-        try:
-            roots.append(os.path.realpath(directory))
-        except OSError:
-            pass
-    return all(any(_is_inside(form, root) for root in roots) for form in forms)
-
-
-def _is_inside(path: str, root: str) -> bool:
-    if path == root:
-        return True
-    return path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def describe_call(request: PermissionRequest) -> str:

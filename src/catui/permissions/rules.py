@@ -631,6 +631,29 @@ def _gitignore_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(regex, re.DOTALL)
 
 
+def within_directories(path: Path, directories: tuple[Path, ...] | list[Path]) -> bool:
+    """Whether ``path`` (and its symlink-resolved form) lies inside one of ``directories``."""
+    forms = {os.path.normpath(path)}
+    try:
+        forms.add(os.path.realpath(path))
+    except OSError:
+        pass
+    roots: list[str] = []
+    for directory in directories:
+        roots.append(os.path.normpath(directory))
+        try:
+            roots.append(os.path.realpath(directory))
+        except OSError:
+            pass
+    return all(any(_is_inside(form, root) for root in roots) for form in forms)
+
+
+def _is_inside(path: str, root: str) -> bool:
+    if path == root:
+        return True
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def wildcard_matches(pattern: str, value: str) -> bool:
     """Generic rule content matching: exact, or ``*`` as a wildcard."""
     if "*" not in pattern:
