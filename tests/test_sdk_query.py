@@ -447,3 +447,48 @@ async def test_stop_task_and_background_tasks_report_clearly(project: Path, tmp_
         else:
             with pytest.raises(catui.CatuiError, match="background agents are not available"):
                 await client.background_tasks()
+
+
+# -- hermetic by default ---------------------------------------------------------------------------
+
+
+def _write_script(folder: Path, turns: list[dict[str, Any]], name: str) -> str:
+    path = folder / name
+    path.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+async def test_no_setting_sources_means_no_settings_agents_or_memory_files(project: Path, tmp_path: Path) -> None:
+    (project / "CLAUDE.md").write_text("MEMORY-MARKER: always answer in French.\n", encoding="utf-8")
+    agents_dir = project / ".claude" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "file-agent.md").write_text(
+        "---\nname: file-agent\ndescription: From a file.\n---\nYou come from a file.\n", encoding="utf-8"
+    )
+    (project / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}', encoding="utf-8")
+    turns = [
+        {"match": {"first_user_contains": "MEMORY-MARKER"}, "content": [{"type": "text", "text": "saw memory"}]},
+        {"content": [{"type": "text", "text": "no memory"}]},
+    ]
+    hermetic = await collect("Hello", catui.CatuiOptions(model=_write_script(tmp_path, turns, "a.yaml"), cwd=project))
+    assert hermetic[-1].result == "no memory"
+    assert "file-agent" not in hermetic[0].data["agents"]
+
+    with_project = catui.CatuiOptions(
+        model=_write_script(tmp_path, turns, "b.yaml"), cwd=project, setting_sources=["project"]
+    )
+    loaded = await collect("Hello", with_project)
+    assert loaded[-1].result == "saw memory"
+    assert "file-agent" in loaded[0].data["agents"]
+
+
+async def test_an_agent_definition_that_does_not_load_is_a_configuration_error(project: Path, tmp_path: Path) -> None:
+    options = catui.CatuiOptions(
+        model=_write_script(tmp_path, [{"content": [{"type": "text", "text": "x"}]}], "c.yaml"),
+        cwd=project,
+        agents={"broken": {"description": "No prompt."}},
+    )
+    with pytest.raises(catui.ConfigurationError, match="CatuiOptions.agents: agent 'broken'"):
+        await collect("hi", options)
+    with pytest.raises(catui.ConfigurationError, match="invalid agent definition"):
+        catui.AgentDefinition(description="d", prompt="p", maxTurns=0)

@@ -104,6 +104,28 @@ def _wrap(exc: BaseException) -> CatuiError:
     return error
 
 
+def _check_sdk_agents(app: Any) -> None:
+    """Refuse agent definitions from options that did not load (a file's problem is only a warning)."""
+    from catui.agents.registry import SDK_ORIGIN
+
+    problems = [f.error for f in getattr(app.registry, "failed_files", []) if getattr(f, "path", None) == SDK_ORIGIN]
+    if problems:
+        raise ConfigurationError("CatuiOptions.agents: " + "; ".join(problems))
+
+
+def _forget_unrequested_memory(app: Any, run_options: Any) -> None:
+    """Without the user or project setting source, the main agent does not get CLAUDE.md / CATUI.md.
+
+    build_app loads project memory whatever the sources; a library call that asked
+    for no settings files must not be changed by memory files either.
+    """
+    sources = set(run_options.setting_sources)
+    if run_options.system_prompt is None and not sources & {"user", "project"}:
+        from catui.session.prompt import context_block
+
+        app.services["context_block"] = context_block(None)
+
+
 class CatuiClient:
     """A conversation with the main agent, kept open across prompts.
 
@@ -153,11 +175,18 @@ class CatuiClient:
 
         try:
             run_options = run_options_from(self.options, abort_run=self._abort_main)
-            self._app = build_app(run_options)
+            app = build_app(run_options)
         except CatuiError:
             raise
         except Exception as exc:
             raise _wrap(exc) from exc
+        try:
+            _check_sdk_agents(app)
+        except CatuiError:
+            await app.aclose()
+            raise
+        _forget_unrequested_memory(app, run_options)
+        self._app = app
         self._install_idle_delivery()
         self._pump = asyncio.create_task(self._drive(), name="catui-sdk-client")
         if prompt is not None:
