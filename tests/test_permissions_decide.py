@@ -123,6 +123,13 @@ def test_deny_reason_names_rule_source_and_file() -> None:
     assert "permissions.deny" in decision.reason
 
 
+def test_ask_rule_reason_says_how_to_stop_asking() -> None:
+    decision = decide(ctx("bypassPermissions", "Bash(npm test)", behavior="ask"), BASH)
+    assert decision.behavior == "ask"
+    assert "Rule 'Bash(npm test)' from projectSettings (/work/proj/.catui/settings.json)" in decision.reason
+    assert "remove 'Bash(npm test)' from permissions.ask" in decision.reason
+
+
 def test_cli_deny_reason_points_at_the_flag() -> None:
     rule = parse_rule("Bash", "deny", "cliArg", origin="--disallowedTools")
     decision = decide(PermissionContext(rules=(rule,)), BASH)

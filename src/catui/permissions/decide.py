@@ -83,7 +83,10 @@ def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDeci
                 asked,
             )
         return PermissionDecision(
-            "ask", f"Rule '{format_rule(asked)}' from {asked.describe_source()} asks before {label} runs.", asked
+            "ask",
+            f"Rule '{format_rule(asked)}' from {asked.describe_source()} asks before {label} runs. "
+            + _how_to_remove(asked).replace("To allow this call,", "To run it without asking,"),
+            asked,
         )
 
     allowed = _allowing_rule(ctx, request, cwd)
