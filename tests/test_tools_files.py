@@ -313,3 +313,13 @@ async def test_read_caps_total_characters_of_wide_files(ctx: ToolContext, tmp_pa
     f.write_text(("y" * 1500 + "\n") * 1000)
     body = text(await read(ctx, f))
     assert len(body) < 210_000 and "To read further" in body and "offset=" in body
+
+
+async def test_edit_mixed_line_endings_left_alone(ctx: ToolContext, tmp_path: Path) -> None:
+    f = tmp_path / "mixed.txt"
+    f.write_bytes(b"a\r\nb\r\nc\nd\n")
+    await read(ctx, f)
+    assert not (await edit(ctx, f, "c\nd", "C\nD")).is_error
+    assert f.read_bytes() == b"a\r\nb\r\nC\nD\n"
+    assert not (await edit(ctx, f, "a\nb", "A\nB")).is_error
+    assert f.read_bytes() == b"A\r\nB\r\nC\nD\n"

@@ -115,8 +115,31 @@ class Tool(ABC):
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 
 
+_SCHEMA_CACHE: dict[type[BaseModel], dict[str, Any]] = {}
+
+
 def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of a pydantic model as Claude Code sends it: no titles, closed objects, 2020-12."""
+    """The JSON schema of a pydantic model as Claude Code sends it: no titles, closed objects, 2020-12.
+
+    Generated once per model class (pydantic takes about a millisecond per tool, and every
+    request of every agent sends every tool); each call returns a fresh copy callers may change.
+    """
+    cached = _SCHEMA_CACHE.get(model)
+    if cached is None:
+        cached = _SCHEMA_CACHE[model] = _build_schema(model)
+    return _copy_json(cached)
+
+
+def _copy_json(node: Any) -> Any:
+    # A JSON tree holds only dicts, lists and immutable scalars; this is several times faster than deepcopy.
+    if isinstance(node, dict):
+        return {k: _copy_json(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_copy_json(v) for v in node]
+    return node
+
+
+def _build_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True)
     schema = _clean(_inline_refs(raw, raw.get("$defs", {})))
     out: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}

@@ -82,10 +82,15 @@ class EditTool(Tool):
             return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
 
         eol = line_ending_of(original)
-        # Match on LF-normalised text so that a model's "\n" strings work on CRLF files too.
-        text = original.replace("\r\n", "\n") if eol == "\r\n" else original
-        old = args.old_string.replace("\r\n", "\n") if eol == "\r\n" else args.old_string
-        new = args.new_string.replace("\r\n", "\n") if eol == "\r\n" else args.new_string
+        text, old, new = original, args.old_string, args.new_string
+        if eol == "\r\n":
+            # Match on LF-normalised text so that a model's "\n" strings work on CRLF files too.
+            text, old, new = (s.replace("\r\n", "\n") for s in (original, old, new))
+        elif eol == "mixed" and old not in text and "\n" in old:
+            # Mixed endings are left as they are; retry the strings with CRLF breaks.
+            crlf_old = old.replace("\r\n", "\n").replace("\n", "\r\n")
+            if crlf_old in text:
+                old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
 
         if old == "":
             if text.strip():

@@ -149,9 +149,11 @@ def looks_binary(data: bytes) -> bool:
 
 
 def line_ending_of(text: str) -> str:
-    """``\\r\\n`` when the text's first line break is CRLF, else ``\\n``."""
-    index = text.find("\n")
-    return "\r\n" if index > 0 and text[index - 1] == "\r" else "\n"
+    """``\r\n`` when every line break is CRLF, ``\n`` when none is, ``mixed`` otherwise."""
+    crlf = text.count("\r\n")
+    if crlf == 0:
+        return "\n"
+    return "\r\n" if crlf == text.count("\n") else "mixed"
 
 
 def number_lines(lines: list[str], first_number: int) -> str:
