@@ -128,6 +128,18 @@ def test_create_provider_shares_instances_per_configuration(tmp_path: Path) -> N
     clear_provider_cache()
 
 
+def test_providers_without_credentials_for_the_public_endpoints_say_what_to_set() -> None:
+    with pytest.raises(ConfigurationError) as anthropic:
+        create_provider(resolve_model("sonnet", {}, {}), {}, {})
+    assert "ANTHROPIC_API_KEY" in str(anthropic.value) and "catui demo" in str(anthropic.value)
+    with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
+        create_provider(resolve_model("openai:gpt-4.1", {}, {}), {}, {})
+    # A compatible server of one's own may need no key.
+    keyless = create_provider(resolve_model("sonnet", {}, {}), {}, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:3"})
+    assert isinstance(keyless, AnthropicProvider) and keyless.api_key is None
+    clear_provider_cache()
+
+
 def test_prices() -> None:
     million = {"input_tokens": 1_000_000, "output_tokens": 1_000_000}
     assert cost_usd("claude-sonnet-4-6", million) == pytest.approx(18.0)

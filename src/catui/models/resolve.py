@@ -208,6 +208,9 @@ def default_max_tokens(model_id: str) -> int:
     return 64000 if "opus" in model_id.lower() else 32000
 
 
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
 _provider_cache: dict[tuple[Any, ...], ModelProvider] = {}
 _cache_lock = threading.Lock()
 
@@ -227,6 +230,11 @@ def create_provider(
         from catui.models.anthropic import AnthropicProvider
 
         anthropic = AnthropicProvider(env=env_map)
+        if not (anthropic.api_key or anthropic.auth_token) and anthropic.base_url == ANTHROPIC_DEFAULT_URL:
+            raise ConfigurationError(
+                f"model {resolved.model_id} needs Anthropic credentials: set ANTHROPIC_API_KEY (or "
+                "ANTHROPIC_AUTH_TOKEN), or ANTHROPIC_BASE_URL for a compatible server; run `catui demo` to try catui offline."
+            )
         key: tuple[Any, ...] = (
             "anthropic",
             anthropic.base_url,
@@ -242,6 +250,11 @@ def create_provider(
         from catui.models.openai import OpenAIProvider
 
         openai = OpenAIProvider(env=env_map)
+        if not openai.api_key and openai.base_url == OPENAI_DEFAULT_URL:
+            raise ConfigurationError(
+                f"model {resolved.model_id} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server "
+                "that needs no key); run `catui demo` to try catui offline."
+            )
         key = ("openai", openai.base_url, openai.api_key, openai.retry)
         provider = openai
     elif resolved.provider == "scripted":
