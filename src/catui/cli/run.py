@@ -81,6 +81,9 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     from catui.cli.stream_json import StreamJsonWriter
 
     app = build_app(run_options)
+    # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
+    for warning in app.settings.warnings:
+        click.echo(f"catui: warning: {warning}", err=True)
     writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM,):
