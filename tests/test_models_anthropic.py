@@ -24,7 +24,12 @@ SCRIPT: dict[str, Any] = {
             "content": [
                 {"type": "thinking", "thinking": "The user wants the files listed; Glob will do."},
                 {"type": "text", "text": "Let me look at the project files for you."},
-                {"type": "tool_use", "id": "toolu_fixed", "name": "Glob", "input": {"pattern": "**/*.py", "path": "src"}},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_fixed",
+                    "name": "Glob",
+                    "input": {"pattern": "**/*.py", "path": "src"},
+                },
             ],
             "usage": {"input_tokens": 120, "output_tokens": 40, "cache_read_input_tokens": 7},
         }
@@ -41,7 +46,11 @@ def make_request(**overrides: Any) -> ModelRequest:
             {
                 "name": "Glob",
                 "description": "Find files by pattern.",
-                "input_schema": {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"pattern": {"type": "string"}},
+                    "required": ["pattern"],
+                },
             }
         ],
         "max_tokens": 1024,
@@ -70,7 +79,9 @@ def final_message(events: list[StreamEvent]) -> dict[str, Any]:
 
 async def test_streams_every_block_kind_and_sends_the_api_headers() -> None:
     with AnthropicTestServer(SCRIPT) as server:
-        events = await collect(provider_for(server, betas=["interleaved-thinking-2025-05-14"]), make_request())
+        events = await collect(
+            provider_for(server, betas=["interleaved-thinking-2025-05-14"]), make_request()
+        )
     kinds = [e["type"] for e in events]
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     assert "ping" not in kinds
@@ -94,7 +105,11 @@ async def test_streams_every_block_kind_and_sends_the_api_headers() -> None:
 async def test_auth_token_is_sent_as_bearer_and_env_configures_the_provider() -> None:
     with AnthropicTestServer(SCRIPT) as server:
         provider = AnthropicProvider(
-            env={"ANTHROPIC_BASE_URL": server.url + "/", "ANTHROPIC_AUTH_TOKEN": "tok-123", "ANTHROPIC_BETAS": "a,b"}
+            env={
+                "ANTHROPIC_BASE_URL": server.url + "/",
+                "ANTHROPIC_AUTH_TOKEN": "tok-123",
+                "ANTHROPIC_BETAS": "a,b",
+            }
         )
         await collect(provider, make_request())
     headers = server.requests[0].headers
@@ -128,7 +143,9 @@ async def test_string_content_gets_a_breakpoint_too_and_caching_can_be_disabled(
         await collect(provider_for(server), request)
         await collect(provider_for(server, prompt_caching=False), request)
     cached, plain = server.bodies()
-    assert cached["messages"][0]["content"] == [{"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}]
+    assert cached["messages"][0]["content"] == [
+        {"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}
+    ]
     assert plain["messages"][0]["content"] == "hello"
     assert "cache_control" not in plain["system"][-1]
 
@@ -139,7 +156,10 @@ async def test_string_content_gets_a_breakpoint_too_and_caching_can_be_disabled(
 )
 async def test_retryable_statuses_are_retried(status: int, headers: dict[str, str]) -> None:
     with AnthropicTestServer(SCRIPT) as server:
-        server.inject(Fault(status=status, error_type="overloaded_error", headers=headers), Fault(status=status, headers=headers))
+        server.inject(
+            Fault(status=status, error_type="overloaded_error", headers=headers),
+            Fault(status=status, headers=headers),
+        )
         events = await collect(provider_for(server), make_request())
     assert final_message(events)["stop_reason"] == "tool_use"
     assert len(server.requests) == 3
@@ -180,7 +200,10 @@ async def test_retry_base_delay_comes_from_the_environment() -> None:
     with AnthropicTestServer(SCRIPT) as server:
         server.inject(Fault(status=429), Fault(status=429))
         with pytest.raises(ProviderError, match="429"):
-            await collect(AnthropicProvider(env={**server.env(), "CATUI_RETRY_BASE_MS": "2", "CATUI_MAX_RETRIES": "1"}), make_request())
+            await collect(
+                AnthropicProvider(env={**server.env(), "CATUI_RETRY_BASE_MS": "2", "CATUI_MAX_RETRIES": "1"}),
+                make_request(),
+            )
     assert len(server.requests) == 2
 
 
@@ -225,7 +248,9 @@ async def test_401_names_the_variable_to_fix_in_one_line() -> None:
         with pytest.raises(ProviderError) as with_key:
             await collect(AnthropicProvider(env={**server.env("wrong-key")}, retry=FAST), make_request())
         with pytest.raises(ProviderError) as without_key:
-            await collect(AnthropicProvider(env={"ANTHROPIC_BASE_URL": server.url}, retry=FAST), make_request())
+            await collect(
+                AnthropicProvider(env={"ANTHROPIC_BASE_URL": server.url}, retry=FAST), make_request()
+            )
     assert len(server.requests) == 2
     for caught in (with_key, without_key):
         message = str(caught.value)
@@ -249,7 +274,9 @@ async def test_unreachable_endpoint_names_the_url() -> None:
 
 async def test_invalid_base_url_is_a_clear_error() -> None:
     provider = AnthropicProvider(base_url="localhost:9", api_key="k", retry=FAST, env={})
-    with pytest.raises(ProviderError, match=r"'localhost:9/v1/messages', is invalid .*check ANTHROPIC_BASE_URL$"):
+    with pytest.raises(
+        ProviderError, match=r"'localhost:9/v1/messages', is invalid .*check ANTHROPIC_BASE_URL$"
+    ):
         await collect(provider, make_request())
 
 

@@ -23,14 +23,25 @@ SCRIPT: dict[str, Any] = {
         {
             "match": {"last_user_contains": "thinking"},
             "content": [
-                {"type": "thinking", "thinking": "Considering which files matter before answering at length."},
+                {
+                    "type": "thinking",
+                    "thinking": "Considering which files matter before answering at length.",
+                },
                 {"type": "text", "text": "Here is what I found in the repository, in some detail."},
-                {"type": "tool_use", "name": "Read", "input": {"file_path": "/tmp/a.py", "limit": 20, "nested": {"x": [1, 2]}}},
+                {
+                    "type": "tool_use",
+                    "name": "Read",
+                    "input": {"file_path": "/tmp/a.py", "limit": 20, "nested": {"x": [1, 2]}},
+                },
                 {"type": "tool_use", "name": "Grep", "input": {}},
             ],
             "usage": {"input_tokens": 321, "output_tokens": 55, "cache_creation_input_tokens": 12},
         },
-        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "All done."}], "stop_reason": "end_turn"},
+        {
+            "match": {"last_is_tool_result": True},
+            "content": [{"type": "text", "text": "All done."}],
+            "stop_reason": "end_turn",
+        },
     ]
 }
 
@@ -50,7 +61,13 @@ TOOLS = [
 ]
 
 CONVERSATION = [
-    {"role": "user", "content": [{"type": "text", "text": "<system-reminder>ctx</system-reminder>"}, {"type": "text", "text": "go"}]},
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
+            {"type": "text", "text": "go"},
+        ],
+    },
     {
         "role": "assistant",
         "content": [
@@ -69,7 +86,10 @@ CONVERSATION = [
                 "is_error": True,
                 "content": [
                     {"type": "text", "text": "<tool_use_error>nope</tool_use_error>"},
-                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+                    },
                 ],
             },
             {"type": "text", "text": "now with thinking please"},
@@ -110,9 +130,13 @@ async def catui_message(provider: AnthropicProvider, req: ModelRequest) -> dict[
 
 def test_request_bodies_validate_against_the_sdk_request_type() -> None:
     for caching in (True, False):
-        provider = AnthropicProvider(base_url="http://127.0.0.1:9", api_key="k", prompt_caching=caching, env={})
+        provider = AnthropicProvider(
+            base_url="http://127.0.0.1:9", api_key="k", prompt_caching=caching, env={}
+        )
         check(provider.build_body(request(temperature=None)), MessageCreateParamsStreaming)
-        simple = request(messages=[{"role": "user", "content": "hi"}], tools=[], thinking=None, temperature=None)
+        simple = request(
+            messages=[{"role": "user", "content": "hi"}], tools=[], thinking=None, temperature=None
+        )
         check(provider.build_body(simple), MessageCreateParamsStreaming)
 
 
@@ -125,13 +149,17 @@ def test_temperature_is_the_one_field_beyond_the_sdk_type_and_is_dropped_where_r
     check(body, MessageCreateParamsStreaming)
     for model in ("claude-opus-4-7", "claude-sonnet-5-5"):
         check(provider.build_body(request(model=model)), MessageCreateParamsStreaming)
-    newer = AnthropicProvider(base_url="http://127.0.0.1:9", api_key="k", env={"CATUI_ANTHROPIC_VERSION": "2026-10-21"})
+    newer = AnthropicProvider(
+        base_url="http://127.0.0.1:9", api_key="k", env={"CATUI_ANTHROPIC_VERSION": "2026-10-21"}
+    )
     assert "temperature" not in newer.build_body(request())
     assert newer.build_headers()["anthropic-version"] == "2026-10-21"
 
 
 def test_the_checker_rejects_what_the_api_would_reject() -> None:
-    bad = AnthropicProvider(base_url="http://127.0.0.1:9", api_key="k", env={}).build_body(request(temperature=None))
+    bad = AnthropicProvider(base_url="http://127.0.0.1:9", api_key="k", env={}).build_body(
+        request(temperature=None)
+    )
     bad["messages"][0]["content"][0]["cache_ctrl"] = {}
     with pytest.raises(AssertionError, match="cache_ctrl"):
         check(bad, MessageCreateParamsStreaming)
@@ -140,7 +168,9 @@ def test_the_checker_rejects_what_the_api_would_reject() -> None:
 async def test_sdk_sends_the_same_body_for_the_same_request() -> None:
     req = request(temperature=None)
     with AnthropicTestServer(SCRIPT) as server:
-        provider = AnthropicProvider(base_url=server.url, api_key="sk-test", retry=FAST, prompt_caching=False, env={})
+        provider = AnthropicProvider(
+            base_url=server.url, api_key="sk-test", retry=FAST, prompt_caching=False, env={}
+        )
         await catui_message(provider, req)
         client = anthropic.AsyncAnthropic(base_url=server.url, api_key="sk-test", max_retries=0)
         server.inject(Fault(raw_body=server.responses[0]))
@@ -171,7 +201,9 @@ async def test_same_sse_bytes_build_the_same_final_message_as_the_sdk() -> None:
         assert b"event: ping" in raw and b"signature_delta" in raw and b"input_json_delta" in raw
         server.inject(Fault(raw_body=raw))
         client = anthropic.AsyncAnthropic(base_url=server.url, api_key="sk-test", max_retries=0)
-        async with client.messages.stream(model="claude-opus-4-6", max_tokens=10, messages=[{"role": "user", "content": "x"}]) as stream:
+        async with client.messages.stream(
+            model="claude-opus-4-6", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        ) as stream:
             theirs = (await stream.get_final_message()).model_dump(mode="json")
         await client.close()
     assert without_none(ours) == without_none(theirs)
@@ -182,25 +214,53 @@ async def test_same_sse_bytes_build_the_same_final_message_as_the_sdk() -> None:
 async def test_an_interleaved_hand_written_stream_matches_the_sdk_too() -> None:
     # Bytes as the API really frames them: CRLF line ends, a comment line, split across arbitrary chunks.
     frames = [
-        ("message_start", '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1,"service_tier":"standard"}}}'),
-        ("content_block_start", '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
-        ("content_block_delta", '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Caf\\u00e9 \\u2603 "}}'),
-        ("content_block_delta", '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}'),
+        (
+            "message_start",
+            '{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1,"service_tier":"standard"}}}',
+        ),
+        (
+            "content_block_start",
+            '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+        ),
+        (
+            "content_block_delta",
+            '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Caf\\u00e9 \\u2603 "}}',
+        ),
+        (
+            "content_block_delta",
+            '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}',
+        ),
         ("content_block_stop", '{"type":"content_block_stop","index":0}'),
-        ("content_block_start", '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"Bash","input":{}}}'),
-        ("content_block_delta", '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\\"comm"}}'),
-        ("content_block_delta", '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"and\\": \\"ls -la\\"}"}}'),
+        (
+            "content_block_start",
+            '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"Bash","input":{}}}',
+        ),
+        (
+            "content_block_delta",
+            '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\\"comm"}}',
+        ),
+        (
+            "content_block_delta",
+            '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"and\\": \\"ls -la\\"}"}}',
+        ),
         ("content_block_stop", '{"type":"content_block_stop","index":1}'),
-        ("message_delta", '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":17}}'),
+        (
+            "message_delta",
+            '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":17}}',
+        ),
         ("message_stop", '{"type":"message_stop"}'),
     ]
-    raw = b": keep-alive comment\r\n\r\n" + b"".join(f"event: {n}\r\ndata: {d}\r\n\r\n".encode() for n, d in frames)
+    raw = b": keep-alive comment\r\n\r\n" + b"".join(
+        f"event: {n}\r\ndata: {d}\r\n\r\n".encode() for n, d in frames
+    )
     with AnthropicTestServer(SCRIPT) as server:
         server.inject(Fault(raw_body=raw), Fault(raw_body=raw))
         provider = AnthropicProvider(base_url=server.url, api_key="sk-test", retry=FAST, env={})
         ours = await catui_message(provider, request())
         client = anthropic.AsyncAnthropic(base_url=server.url, api_key="sk-test", max_retries=0)
-        async with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}]) as stream:
+        async with client.messages.stream(
+            model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        ) as stream:
             theirs = (await stream.get_final_message()).model_dump(mode="json")
         await client.close()
     assert without_none(ours) == without_none(theirs)

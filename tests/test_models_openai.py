@@ -24,7 +24,12 @@ SCRIPT: dict[str, Any] = {
             "repeat": True,
             "content": [
                 {"type": "text", "text": "I will read both files now."},
-                {"type": "tool_use", "id": "call_a", "name": "Read", "input": {"file_path": "/w/a.py", "limit": 5}},
+                {
+                    "type": "tool_use",
+                    "id": "call_a",
+                    "name": "Read",
+                    "input": {"file_path": "/w/a.py", "limit": 5},
+                },
                 {"type": "tool_use", "id": "call_b", "name": "Read", "input": {"file_path": "/w/b.py"}},
             ],
             "usage": {"input_tokens": 90, "output_tokens": 30, "cache_read_input_tokens": 10},
@@ -32,7 +37,10 @@ SCRIPT: dict[str, Any] = {
         {
             "match": {"last_is_tool_result": True, "last_user_contains": "contents of a"},
             "repeat": True,
-            "content": [{"type": "thinking", "thinking": "Both read."}, {"type": "text", "text": "Done reading."}],
+            "content": [
+                {"type": "thinking", "thinking": "Both read."},
+                {"type": "text", "text": "Done reading."},
+            ],
             "stop_reason": "max_tokens",
         },
     ]
@@ -42,7 +50,11 @@ TOOLS = [
     {
         "name": "Read",
         "description": "Read a file.",
-        "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]},
+        "input_schema": {
+            "type": "object",
+            "properties": {"file_path": {"type": "string"}},
+            "required": ["file_path"],
+        },
     }
 ]
 
@@ -80,7 +92,10 @@ FOLLOW_UP_MESSAGES = [
                 "is_error": True,
                 "content": [
                     {"type": "text", "text": "no such file"},
-                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+                    },
                 ],
             },
             {"type": "text", "text": "<system-reminder>keep going</system-reminder>"},
@@ -123,7 +138,9 @@ def test_request_bodies_validate_against_the_sdk_request_type() -> None:
 
     for request in (
         first_request(),
-        first_request(messages=FOLLOW_UP_MESSAGES, tool_choice={"type": "tool", "name": "Read"}, temperature=0.2),
+        first_request(
+            messages=FOLLOW_UP_MESSAGES, tool_choice={"type": "tool", "name": "Read"}, temperature=0.2
+        ),
         first_request(tools=[], system=[]),
     ):
         check(build_chat_body(request), CompletionCreateParamsStreaming)
@@ -132,13 +149,20 @@ def test_request_bodies_validate_against_the_sdk_request_type() -> None:
 @pytest.mark.parametrize("content_style", ["null", "empty"])
 @pytest.mark.parametrize("tool_call_style", ["split", "whole"])
 @pytest.mark.parametrize("usage_style", ["end", "inline", "absent"])
-async def test_stream_variations_build_the_same_message(content_style: str, tool_call_style: str, usage_style: str) -> None:
+async def test_stream_variations_build_the_same_message(
+    content_style: str, tool_call_style: str, usage_style: str
+) -> None:
     options = {"content_style": content_style, "tool_call_style": tool_call_style, "usage_style": usage_style}
     with OpenAITestServer(SCRIPT, **options) as server:
         message = await final(provider_for(server), first_request())
     assert [b["type"] for b in message["content"]] == ["text", "tool_use", "tool_use"]
     assert message["content"][0]["text"] == "I will read both files now."
-    assert message["content"][1] == {"type": "tool_use", "id": "call_a", "name": "Read", "input": {"file_path": "/w/a.py", "limit": 5}}
+    assert message["content"][1] == {
+        "type": "tool_use",
+        "id": "call_a",
+        "name": "Read",
+        "input": {"file_path": "/w/a.py", "limit": 5},
+    }
     assert message["content"][2]["input"] == {"file_path": "/w/b.py"}
     assert message["stop_reason"] == "tool_use"
     if usage_style == "absent":
@@ -178,7 +202,12 @@ async def test_401_names_openai_api_key() -> None:
     with OpenAITestServer(SCRIPT, require_key="right") as server, pytest.raises(ProviderError) as caught:
         await final(OpenAIProvider(env={**server.env("wrong")}, retry=FAST), first_request())
     message = str(caught.value)
-    assert "401" in message and "Fix OPENAI_API_KEY" in message and server.base_url in message and "\n" not in message
+    assert (
+        "401" in message
+        and "Fix OPENAI_API_KEY" in message
+        and server.base_url in message
+        and "\n" not in message
+    )
 
 
 async def test_same_sse_bytes_give_the_same_completion_as_the_sdk() -> None:
@@ -188,7 +217,9 @@ async def test_same_sse_bytes_give_the_same_completion_as_the_sdk() -> None:
         server.inject(Fault(raw_body=server.responses[0]))
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-openai-test-key", max_retries=0)
         async with client.chat.completions.stream(
-            model="gpt-4.1", messages=[{"role": "user", "content": "read a and b"}], stream_options={"include_usage": True}
+            model="gpt-4.1",
+            messages=[{"role": "user", "content": "read a and b"}],
+            stream_options={"include_usage": True},
         ) as stream:
             completion = await stream.get_final_completion()
         await client.close()
@@ -201,7 +232,12 @@ async def test_same_sse_bytes_give_the_same_completion_as_the_sdk() -> None:
     ]
     assert (choice.finish_reason, ours["stop_reason"]) == ("tool_calls", "tool_use")
     assert completion.usage is not None
-    cached = completion.usage.prompt_tokens_details.cached_tokens if completion.usage.prompt_tokens_details else 0
-    assert ours["usage"]["input_tokens"] + ours["usage"]["cache_read_input_tokens"] == completion.usage.prompt_tokens
+    cached = (
+        completion.usage.prompt_tokens_details.cached_tokens if completion.usage.prompt_tokens_details else 0
+    )
+    assert (
+        ours["usage"]["input_tokens"] + ours["usage"]["cache_read_input_tokens"]
+        == completion.usage.prompt_tokens
+    )
     assert ours["usage"]["cache_read_input_tokens"] == cached
     assert ours["usage"]["output_tokens"] == completion.usage.completion_tokens

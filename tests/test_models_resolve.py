@@ -54,7 +54,10 @@ def test_provider_prefixes() -> None:
     scripted = resolve_model("scripted:path/to/script.yaml", {}, {})
     assert (scripted.provider, scripted.script_path) == ("scripted", "path/to/script.yaml")
     bedrock_like = resolve_model("us.anthropic.claude-opus-4-5-20251101-v1:0", {}, KEY)
-    assert (bedrock_like.provider, bedrock_like.model_id) == ("anthropic", "us.anthropic.claude-opus-4-5-20251101-v1:0")
+    assert (bedrock_like.provider, bedrock_like.model_id) == (
+        "anthropic",
+        "us.anthropic.claude-opus-4-5-20251101-v1:0",
+    )
     assert resolve_model("gpt-4o", {}, KEY).provider == "openai"
     assert resolve_model("claude-3-7-sonnet-latest", {}, {"OPENAI_API_KEY": "x"}).provider == "anthropic"
     assert resolve_model("llama-3.1-70b", {}, {"OPENAI_API_KEY": "x"}).provider == "openai"
@@ -93,7 +96,11 @@ def test_unknown_alias_lists_the_aliases() -> None:
 def test_children_of_a_scripted_session_stay_on_the_script() -> None:
     parent = resolve_model("scripted:demo.yaml", {}, {})
     child = resolve_model("haiku", {}, {}, within=parent)
-    assert (child.provider, child.model_id, child.script_path) == ("scripted", "claude-haiku-4-5-20251001", "demo.yaml")
+    assert (child.provider, child.model_id, child.script_path) == (
+        "scripted",
+        "claude-haiku-4-5-20251001",
+        "demo.yaml",
+    )
     assert resolve_model("inherit", {}, {}, within=parent) == parent
     anthropic_parent = resolve_model("sonnet", {}, KEY)
     assert resolve_model("opus", {}, KEY, within=anthropic_parent).provider == "anthropic"
@@ -117,7 +124,9 @@ def test_create_provider_shares_instances_per_configuration(tmp_path: Path) -> N
     assert create_provider(resolve_model("opus", {}, env), {}, env) is first
     other = create_provider(resolve_model("sonnet", {}, env), {}, {**env, "ANTHROPIC_API_KEY": "b"})
     assert other is not first
-    openai = create_provider(resolve_model("openai:gpt-4.1", {}, {}), {}, {"OPENAI_BASE_URL": "http://127.0.0.1:2/v1"})
+    openai = create_provider(
+        resolve_model("openai:gpt-4.1", {}, {}), {}, {"OPENAI_BASE_URL": "http://127.0.0.1:2/v1"}
+    )
     assert isinstance(openai, OpenAIProvider) and openai.url == "http://127.0.0.1:2/v1/chat/completions"
     scripted = create_provider(resolve_model(f"scripted:{script}", {}, {}), {}, {})
     assert isinstance(scripted, ScriptedProvider)
@@ -135,7 +144,9 @@ def test_providers_without_credentials_for_the_public_endpoints_say_what_to_set(
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
         create_provider(resolve_model("openai:gpt-4.1", {}, {}), {}, {})
     # A compatible server of one's own may need no key.
-    keyless = create_provider(resolve_model("sonnet", {}, {}), {}, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:3"})
+    keyless = create_provider(
+        resolve_model("sonnet", {}, {}), {}, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:3"}
+    )
     assert isinstance(keyless, AnthropicProvider) and keyless.api_key is None
     clear_provider_cache()
 
@@ -149,9 +160,16 @@ def test_prices() -> None:
     assert cost_usd("gpt-4.1", million) == 0.0 and cost_usd("scripted", million) == 0.0
     cache = {"cache_read_input_tokens": 1_000_000, "cache_creation_input_tokens": 1_000_000}
     assert cost_usd("claude-sonnet-4-6", cache) == pytest.approx(0.3 + 3.75)
-    split = {"cache_creation_input_tokens": 2_000_000, "cache_creation": {"ephemeral_5m_input_tokens": 1_000_000, "ephemeral_1h_input_tokens": 1_000_000}}
+    split = {
+        "cache_creation_input_tokens": 2_000_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1_000_000, "ephemeral_1h_input_tokens": 1_000_000},
+    }
     assert cost_usd("claude-sonnet-4-6", split) == pytest.approx(3.75 + 6.0)
-    assert cost_usd("claude-haiku-4-5", {"server_tool_use": {"web_search_requests": 3}}) == pytest.approx(0.03)
-    assert cost_usd("claude-sonnet-4-6", {"input_tokens": None, "output_tokens": 10}) == pytest.approx(0.00015)
+    assert cost_usd("claude-haiku-4-5", {"server_tool_use": {"web_search_requests": 3}}) == pytest.approx(
+        0.03
+    )
+    assert cost_usd("claude-sonnet-4-6", {"input_tokens": None, "output_tokens": 10}) == pytest.approx(
+        0.00015
+    )
     assert price_for("claude-3-5-haiku-20241022") is not None
     assert price_for("claude-opus-4-20250514") == price_for("claude-opus-4-1")

@@ -49,7 +49,10 @@ async def decode(chunks: list[bytes]) -> list[ServerSentEvent]:
 
 
 async def test_sse_decoder_handles_any_split_and_line_end() -> None:
-    raw = b": comment\r\nevent: a\r\ndata: {\"x\":\r\ndata: 1}\r\n\r\nevent: b\ndata: two\n\nid: 7\ndata: three\r\rdata: cut"
+    raw = (
+        b': comment\r\nevent: a\r\ndata: {"x":\r\ndata: 1}\r\n\r\n'
+        b"event: b\ndata: two\n\nid: 7\ndata: three\r\rdata: cut"
+    )
     expected = [("a", '{"x":\n1}'), ("b", "two"), (None, "three")]
     for size in (1, 2, 3, 7, len(raw)):
         events = await decode([raw[i : i + size] for i in range(0, len(raw), size)])

@@ -19,7 +19,12 @@ TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object"}} for n
 
 def request(text: str | list[dict[str, Any]] = "hello", **overrides: Any) -> ModelRequest:
     messages = overrides.pop("messages", None) or [{"role": "user", "content": text}]
-    return ModelRequest(model=overrides.pop("model", "claude-sonnet-4-6"), messages=messages, tools=overrides.pop("tools", TOOLS), **overrides)
+    return ModelRequest(
+        model=overrides.pop("model", "claude-sonnet-4-6"),
+        messages=messages,
+        tools=overrides.pop("tools", TOOLS),
+        **overrides,
+    )
 
 
 async def run(provider: ScriptedProvider, req: ModelRequest) -> tuple[list[StreamEvent], dict[str, Any]]:
@@ -39,7 +44,9 @@ async def test_turns_play_in_order_and_are_used_up() -> None:
     provider = ScriptedProvider({"turns": [text_turn("one"), text_turn("two")]})
     assert (await run(provider, request()))[1]["content"][0]["text"] == "one"
     assert (await run(provider, request()))[1]["content"][0]["text"] == "two"
-    with pytest.raises(ScriptNoMatchError, match=r"no turn left for the request whose last user message is 'hello'"):
+    with pytest.raises(
+        ScriptNoMatchError, match=r"no turn left for the request whose last user message is 'hello'"
+    ):
         await run(provider, request())
 
 
@@ -49,8 +56,12 @@ async def test_every_match_rule() -> None:
             text_turn("model", match={"model_contains": "haiku"}, repeat=True),
             text_turn("system", match={"system_contains": ["reviewer", "strict"]}, repeat=True),
             text_turn("no-agent", match={"tools_exclude": ["Agent"]}, repeat=True),
-            text_turn("tool-result", match={"last_is_tool_result": True, "last_user_contains": "42"}, repeat=True),
-            text_turn("first", match={"first_user_contains": "begin", "last_user_contains": "again"}, repeat=True),
+            text_turn(
+                "tool-result", match={"last_is_tool_result": True, "last_user_contains": "42"}, repeat=True
+            ),
+            text_turn(
+                "first", match={"first_user_contains": "begin", "last_user_contains": "again"}, repeat=True
+            ),
             text_turn("tools", match={"tools_include": ["Glob", "Read"]}, repeat=True),
         ]
     }
@@ -65,7 +76,10 @@ async def test_every_match_rule() -> None:
     tool_result = [
         {"role": "user", "content": "begin"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Glob", "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "answer is 42"}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "answer is 42"}],
+        },
     ]
     assert await answer(request(messages=tool_result)) == "tool-result"
     conversation = [
@@ -90,7 +104,10 @@ async def test_events_have_the_api_shape_and_ids_are_deterministic() -> None:
                     {"type": "tool_use", "name": "Read", "input": {"file_path": "/x"}, "id": "toolu_mine"},
                 ]
             },
-            {"content": [{"type": "tool_use", "name": "Glob", "input": {}}], "usage": {"input_tokens": 7, "output_tokens": 3}},
+            {
+                "content": [{"type": "tool_use", "name": "Glob", "input": {}}],
+                "usage": {"input_tokens": 7, "output_tokens": 3},
+            },
         ]
     }
     provider = ScriptedProvider(script)
@@ -99,8 +116,12 @@ async def test_events_have_the_api_shape_and_ids_are_deterministic() -> None:
     assert message["content"][2]["input"] == {"pattern": "**/*.md"}
     assert message["content"][0]["signature"]
     assert message["stop_reason"] == "tool_use"
-    text_deltas = [e for e in events if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"]
-    json_deltas = [e for e in events if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta"]
+    text_deltas = [
+        e for e in events if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"
+    ]
+    json_deltas = [
+        e for e in events if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta"
+    ]
     assert len(text_deltas) > 1 and len(json_deltas) > 2
     assert message["usage"]["input_tokens"] > 0 and message["usage"]["output_tokens"] > 0
     _, second = await run(provider, request())
@@ -134,7 +155,9 @@ async def test_concurrent_sessions_never_get_the_same_turn() -> None:
 
 def test_yaml_and_json_files_and_the_no_match_message_names_the_file(tmp_path: Path) -> None:
     yaml_file = tmp_path / "script.yaml"
-    yaml_file.write_text("turns:\n  - match: {last_user_contains: hi}\n    content:\n      - {type: text, text: hey}\n")
+    yaml_file.write_text(
+        "turns:\n  - match: {last_user_contains: hi}\n    content:\n      - {type: text, text: hey}\n"
+    )
     json_file = tmp_path / "script.json"
     json_file.write_text(json.dumps({"turns": [text_turn("json")]}))
     engine = ScriptEngine.from_file(yaml_file)
@@ -152,7 +175,10 @@ def test_yaml_and_json_files_and_the_no_match_message_names_the_file(tmp_path: P
         ("turns: 3\n", "expected a `turns:` list"),
         ("turns:\n  - content: []\n", "turn 1: a turn needs `content` blocks or an `error`"),
         ("turns:\n  - {content: [{type: text, text: a}], mtach: {}}\n", "turn 1: unknown key 'mtach'"),
-        ("turns:\n  - {content: [{type: text, text: a}], match: {last_user: x}}\n", "unknown match rule 'last_user'"),
+        (
+            "turns:\n  - {content: [{type: text, text: a}], match: {last_user: x}}\n",
+            "unknown match rule 'last_user'",
+        ),
         ("turns:\n  - {content: [{type: image}]}\n", "turn 1: content[0]: a content block needs `type`"),
         ("turns:\n  - {content: [{type: tool_use, input: {}}]}\n", "a tool_use block needs a `name`"),
         ("turns:\n  - {content: [{type: text, text: a}], stop_reason: done}\n", "unknown stop_reason 'done'"),

@@ -1,4 +1,4 @@
-"""The loopback test servers work the ways other tests use them: standalone, and with a client in a subprocess."""
+"""The loopback test servers work as other tests use them: standalone, and serving a subprocess."""
 
 from __future__ import annotations
 
@@ -35,7 +35,9 @@ async def test_standalone_server_process(tmp_path: Path) -> None:
         url = json.loads(process.stdout.readline())["url"]
         provider = AnthropicProvider(base_url=url, api_key="k", env={})
         accumulator = MessageAccumulator()
-        async for event in provider.stream(ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}])):
+        async for event in provider.stream(
+            ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}])
+        ):
             accumulator.feed(event)
         assert accumulator.message["content"][0]["text"] == "standalone answer"
     finally:
@@ -51,7 +53,8 @@ from catui.models.accumulate import MessageAccumulator
 
 async def main():
     acc = MessageAccumulator()
-    async for event in AnthropicProvider().stream(ModelRequest(model="claude-haiku-4-5", messages=[{"role": "user", "content": "from a subprocess"}])):
+    request = ModelRequest(model="claude-haiku-4-5", messages=[{"role": "user", "content": "from a subprocess"}])
+    async for event in AnthropicProvider().stream(request):
         acc.feed(event)
     print(acc.message["content"][0]["text"])
 
@@ -62,20 +65,31 @@ asyncio.run(main())
 def test_a_subprocess_talks_to_a_server_in_a_background_thread(
     anthropic_server: Callable[..., AnthropicTestServer],
 ) -> None:
-    server = anthropic_server({"turns": [{"match": {"model_contains": "haiku"}, "content": [{"type": "text", "text": "threaded"}]}]})
+    server = anthropic_server(
+        {"turns": [{"match": {"model_contains": "haiku"}, "content": [{"type": "text", "text": "threaded"}]}]}
+    )
     env = {"PATH": "/usr/bin:/bin", **server.env()}
-    out = subprocess.run([sys.executable, "-c", CLIENT], env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", CLIENT], env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "threaded"
     assert server.requests[0].body["messages"][0]["content"][0]["text"] == "from a subprocess"
 
 
 def test_servers_report_a_missing_turn_and_unknown_routes() -> None:
-    with AnthropicTestServer({"turns": [{"match": {"last_user_contains": "x"}, "content": [{"type": "text", "text": "a"}]}]}) as server:
-        answer = httpx2.post(f"{server.url}/v1/messages", json={"model": "m", "messages": [{"role": "user", "content": "y"}], "stream": True})
+    with AnthropicTestServer(
+        {"turns": [{"match": {"last_user_contains": "x"}, "content": [{"type": "text", "text": "a"}]}]}
+    ) as server:
+        answer = httpx2.post(
+            f"{server.url}/v1/messages",
+            json={"model": "m", "messages": [{"role": "user", "content": "y"}], "stream": True},
+        )
         assert answer.status_code == 400 and "no turn left" in answer.json()["error"]["message"]
         assert httpx2.post(f"{server.url}/v2/other", json={}).status_code == 404
-        plain = httpx2.post(f"{server.url}/v1/messages", json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
+        plain = httpx2.post(
+            f"{server.url}/v1/messages", json={"model": "m", "messages": [{"role": "user", "content": "x"}]}
+        )
         assert plain.json()["content"] == [{"type": "text", "text": "a"}]
     with OpenAITestServer(None) as openai_server:
         assert httpx2.post(f"{openai_server.url}/v1/other", json={}).status_code == 404

@@ -65,12 +65,16 @@ class AnthropicTestServer(LoopbackServer):
         """Variables that point catui (or the SDK) at this server."""
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": api_key}
 
-    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+    def handle_post(
+        self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None
+    ) -> None:
         if request.path.split("?")[0] != "/v1/messages":
             self.send_json(handler, 404, error_body("not_found_error", f"no route {request.path}"))
             return
         if self.require_key is not None:
-            sent = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+            sent = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix(
+                "Bearer "
+            )
             if sent != self.require_key:
                 self.send_json(handler, 401, error_body("authentication_error", "invalid x-api-key"))
                 return
@@ -95,7 +99,9 @@ class AnthropicTestServer(LoopbackServer):
             status = reply.error.status or 500
             error = reply.turn.error or {}
             self.send_json(
-                handler, status, error_body(str(error.get("type", "api_error")), str(error.get("message", "")))
+                handler,
+                status,
+                error_body(str(error.get("type", "api_error")), str(error.get("message", ""))),
             )
             return
         if not body.get("stream"):
@@ -112,7 +118,16 @@ class AnthropicTestServer(LoopbackServer):
         writer = StreamWriter(handler, fault)
         writer.start(headers={"request-id": f"req_test_{len(self.requests)}"})
         error_frame = next(
-            sse_lines([("error", error_body(fault.error_type if fault else "overloaded_error", fault.message if fault else ""))])
+            sse_lines(
+                [
+                    (
+                        "error",
+                        error_body(
+                            fault.error_type if fault else "overloaded_error", fault.message if fault else ""
+                        ),
+                    )
+                ]
+            )
         )
         try:
             for frame in sse_lines(pairs):
@@ -128,7 +143,7 @@ class AnthropicTestServer(LoopbackServer):
 
 @pytest.fixture
 def anthropic_server() -> Iterator[Callable[..., AnthropicTestServer]]:
-    """A factory fixture: ``server = anthropic_server(script, **options)``; every server stops after the test."""
+    """A factory fixture: ``anthropic_server(script, **options)`` starts a server; all stop after the test."""
     started: list[AnthropicTestServer] = []
 
     def factory(script: Any = None, **options: Any) -> AnthropicTestServer:
@@ -143,7 +158,9 @@ def anthropic_server() -> Iterator[Callable[..., AnthropicTestServer]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the Anthropic Messages API from a catui script on 127.0.0.1.")
+    parser = argparse.ArgumentParser(
+        description="Serve the Anthropic Messages API from a catui script on 127.0.0.1."
+    )
     parser.add_argument("script", help="YAML or JSON script (the scripted provider's format)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--require-key", default=None)

@@ -107,9 +107,17 @@ class StreamWriter:
     def event(self, data: bytes, *, error_event: bytes | None = None) -> None:
         """Send one event; before it, cut or inject an error as the fault says."""
         fault = self.fault
-        if fault is not None and fault.cut_after_events is not None and self.sent_events >= fault.cut_after_events:
+        if (
+            fault is not None
+            and fault.cut_after_events is not None
+            and self.sent_events >= fault.cut_after_events
+        ):
             raise ConnectionCut
-        if fault is not None and fault.error_event_after is not None and self.sent_events >= fault.error_event_after:
+        if (
+            fault is not None
+            and fault.error_event_after is not None
+            and self.sent_events >= fault.error_event_after
+        ):
             if error_event is not None:
                 self.write_raw(error_event)
             self.end()
@@ -157,7 +165,9 @@ class LoopbackServer:
         server.owner = self
         self._server = server
         self._port = int(server.server_address[1])
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -195,11 +205,17 @@ class LoopbackServer:
         return [r.body for r in self.requests]
 
     # -- handling --------------------------------------------------------
-    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+    def handle_post(
+        self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None
+    ) -> None:
         raise NotImplementedError
 
     def send_json(
-        self, handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: Mapping[str, str] | None = None
+        self,
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         data = json.dumps(payload).encode()
         handler.send_response(status)

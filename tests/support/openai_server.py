@@ -35,14 +35,22 @@ from tests.support.loopback import Fault, LoopbackServer, RecordedRequest, Strea
 __all__ = ["Fault", "OpenAITestServer", "openai_server", "request_view"]
 
 TEST_API_KEY = "sk-openai-test-key"
-FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop", "refusal": "content_filter"}
+FINISH = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "refusal": "content_filter",
+}
 
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        )
     return ""
 
 
@@ -55,9 +63,13 @@ def request_view(body: Mapping[str, Any]) -> RequestView:
     messages: list[Mapping[str, Any]] = list(body.get("messages") or [])
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
     conversation = [m for m in messages if m.get("role") not in ("system", "developer")]
-    first_assistant = next((i for i, m in enumerate(conversation) if m.get("role") == "assistant"), len(conversation))
+    first_assistant = next(
+        (i for i, m in enumerate(conversation) if m.get("role") == "assistant"), len(conversation)
+    )
     last_assistant = max((i for i, m in enumerate(conversation) if m.get("role") == "assistant"), default=-1)
-    first_user = "\n".join(_text(m.get("content")) for m in conversation[:first_assistant] if m.get("role") == "user")
+    first_user = "\n".join(
+        _text(m.get("content")) for m in conversation[:first_assistant] if m.get("role") == "user"
+    )
     tail = conversation[last_assistant + 1 :]
     return RequestView(
         model=str(body.get("model", "")),
@@ -97,16 +109,32 @@ class OpenAITestServer(LoopbackServer):
     def env(self, api_key: str = TEST_API_KEY) -> dict[str, str]:
         return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": api_key}
 
-    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+    def handle_post(
+        self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None
+    ) -> None:
         if request.path.split("?")[0] != "/v1/chat/completions":
-            self.send_json(handler, 404, {"error": {"message": f"no route {request.path}", "type": "not_found"}})
+            self.send_json(
+                handler, 404, {"error": {"message": f"no route {request.path}", "type": "not_found"}}
+            )
             return
-        if self.require_key is not None and request.headers.get("authorization") != f"Bearer {self.require_key}":
-            error: dict[str, str] = {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}
+        if (
+            self.require_key is not None
+            and request.headers.get("authorization") != f"Bearer {self.require_key}"
+        ):
+            error: dict[str, str] = {
+                "message": "Incorrect API key provided",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
             self.send_json(handler, 401, {"error": error})
             return
         if fault is not None and fault.status is not None:
-            self.send_json(handler, fault.status, {"error": {"message": fault.message, "type": fault.error_type}}, fault.headers)
+            self.send_json(
+                handler,
+                fault.status,
+                {"error": {"message": fault.message, "type": fault.error_type}},
+                fault.headers,
+            )
             return
         body = request.body if isinstance(request.body, dict) else {}
         writer = StreamWriter(handler, fault)
@@ -133,7 +161,14 @@ class OpenAITestServer(LoopbackServer):
             accumulator.feed(event)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         chunks = self.chunks_for(accumulator.message, str(body.get("model", "")), include_usage)
-        error_frame = self._frame({"error": {"message": fault.message if fault else "", "type": fault.error_type if fault else "server_error"}})
+        error_frame = self._frame(
+            {
+                "error": {
+                    "message": fault.message if fault else "",
+                    "type": fault.error_type if fault else "server_error",
+                }
+            }
+        )
         writer.start()
         try:
             for chunk in chunks:
@@ -155,12 +190,23 @@ class OpenAITestServer(LoopbackServer):
     def chunks_for(self, message: Mapping[str, Any], model: str, include_usage: bool) -> list[dict[str, Any]]:
         """The chunks that stream ``message`` (an Anthropic-shaped final message) in this server's style."""
         number = len(self.responses) + 1
-        base = {"id": f"chatcmpl-test{number}", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model}
+        base = {
+            "id": f"chatcmpl-test{number}",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": model,
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+            return {
+                **base,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            }
 
-        opening: dict[str, Any] = {"role": "assistant", "content": None if self.content_style == "null" else ""}
+        opening: dict[str, Any] = {
+            "role": "assistant",
+            "content": None if self.content_style == "null" else "",
+        }
         chunks = [chunk(opening)]
         calls: list[dict[str, Any]] = []
         for block in message.get("content", []):
@@ -175,17 +221,35 @@ class OpenAITestServer(LoopbackServer):
         if self.tool_call_style == "whole":
             for index, call in enumerate(calls):
                 function = {"name": call["name"], "arguments": json.dumps(call["input"])}
-                chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": function}]}))
+                chunks.append(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {"index": index, "id": call["id"], "type": "function", "function": function}
+                            ]
+                        }
+                    )
+                )
         else:
             # Open every call first, then send the argument fragments round-robin: the calls interleave.
             for index, call in enumerate(calls):
                 function = {"name": call["name"], "arguments": ""}
-                chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": function}]}))
+                chunks.append(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {"index": index, "id": call["id"], "type": "function", "function": function}
+                            ]
+                        }
+                    )
+                )
             fragments = [_thirds(json.dumps(call["input"])) for call in calls]
             for step in range(3):
                 for index, parts in enumerate(fragments):
                     if parts[step]:
-                        chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": parts[step]}}]}))
+                        chunks.append(
+                            chunk({"tool_calls": [{"index": index, "function": {"arguments": parts[step]}}]})
+                        )
         usage_raw = message.get("usage", {})
         cached = int(usage_raw.get("cache_read_input_tokens") or 0)
         prompt = int(usage_raw.get("input_tokens") or 0) + cached

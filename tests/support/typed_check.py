@@ -47,7 +47,9 @@ def check(value: Any, tp: Any, path: str = "$") -> None:
         assert value is None, f"{path}: expected null"
         return
     if typing_extensions.is_typeddict(tp):
-        assert isinstance(value, dict), f"{path}: expected an object for {_name(tp)}, got {type(value).__name__}"
+        assert isinstance(value, dict), (
+            f"{path}: expected an object for {_name(tp)}, got {type(value).__name__}"
+        )
         hints = typing_extensions.get_type_hints(tp, include_extras=True)
         unknown = set(value) - set(hints)
         assert not unknown, f"{path}: unknown keys {sorted(unknown)} for {_name(tp)}"
@@ -61,7 +63,10 @@ def check(value: Any, tp: Any, path: str = "$") -> None:
         for key, item in value.items():
             check(item, args[1] if len(args) > 1 else Any, f"{path}.{key}")
         return
-    if origin in (list, collections.abc.Iterable, collections.abc.Sequence) or _name(origin) == "SequenceNotStr":
+    if (
+        origin in (list, collections.abc.Iterable, collections.abc.Sequence)
+        or _name(origin) == "SequenceNotStr"
+    ):
         assert isinstance(value, list), f"{path}: expected an array, got {type(value).__name__}"
         for index, item in enumerate(value):
             check(item, args[0] if args else Any, f"{path}[{index}]")

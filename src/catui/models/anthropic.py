@@ -68,7 +68,9 @@ def _with_breakpoint(blocks: Sequence[Block]) -> list[Block]:
     copied = list(blocks)
     for index in range(len(copied) - 1, -1, -1):
         block = copied[index]
-        if block.get("type") in _UNCACHEABLE_BLOCKS or (block.get("type") == "text" and not block.get("text")):
+        if block.get("type") in _UNCACHEABLE_BLOCKS or (
+            block.get("type") == "text" and not block.get("text")
+        ):
             continue
         if "cache_control" not in block:
             copied[index] = {**block, "cache_control": dict(EPHEMERAL)}
@@ -76,7 +78,9 @@ def _with_breakpoint(blocks: Sequence[Block]) -> list[Block]:
     return copied
 
 
-def add_cache_breakpoints(system: Sequence[Block], messages: Sequence[Message]) -> tuple[list[Block], list[Message]]:
+def add_cache_breakpoints(
+    system: Sequence[Block], messages: Sequence[Message]
+) -> tuple[list[Block], list[Message]]:
     """Copies of ``system`` and ``messages`` with prompt-cache breakpoints on the last system block and
     on the last block of the newest message. The caller's lists and dicts are never changed."""
     new_messages = list(messages)
@@ -117,13 +121,17 @@ class AnthropicProvider:
         if betas is None:
             betas = [b.strip() for b in (env.get("ANTHROPIC_BETAS") or "").split(",") if b.strip()]
         self.betas = list(betas)
-        self.extra_headers = dict(extra_headers) if extra_headers is not None else _custom_headers(
-            env.get("ANTHROPIC_CUSTOM_HEADERS")
+        self.extra_headers = (
+            dict(extra_headers)
+            if extra_headers is not None
+            else _custom_headers(env.get("ANTHROPIC_CUSTOM_HEADERS"))
         )
         self.retry = retry or RetryPolicy.from_env(env)
         self.api_version = env.get("CATUI_ANTHROPIC_VERSION") or API_VERSION
         if prompt_caching is None:
-            prompt_caching = not (_truthy(env.get("DISABLE_PROMPT_CACHING")) or _truthy(env.get("CATUI_DISABLE_PROMPT_CACHING")))
+            prompt_caching = not (
+                _truthy(env.get("DISABLE_PROMPT_CACHING")) or _truthy(env.get("CATUI_DISABLE_PROMPT_CACHING"))
+            )
         self.prompt_caching = prompt_caching
 
     @property
@@ -136,7 +144,11 @@ class AnthropicProvider:
         messages: list[Message] = list(request.messages)
         if self.prompt_caching:
             system, messages = add_cache_breakpoints(system, messages)
-        body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
+        body: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": messages,
+        }
         if system:
             body["system"] = system
         if request.tools:
@@ -194,7 +206,9 @@ class AnthropicProvider:
             try:
                 event = sse.json()
             except json.JSONDecodeError as err:
-                raise ProviderError(f"the Anthropic API at {self.url} sent an event that is not JSON: {sse.data[:200]!r}") from err
+                raise ProviderError(
+                    f"the Anthropic API at {self.url} sent an event that is not JSON: {sse.data[:200]!r}"
+                ) from err
             kind = event.get("type") if isinstance(event, dict) else None
             if kind is None:
                 continue
@@ -202,7 +216,10 @@ class AnthropicProvider:
                 continue
             if kind == "error":
                 error = event.get("error") or {}
-                message = f"the Anthropic API at {self.url} sent an error mid-stream: {error.get('type', 'error')}: {error.get('message', '')}"
+                message = (
+                    f"the Anthropic API at {self.url} sent an error mid-stream: "
+                    f"{error.get('type', 'error')}: {error.get('message', '')}"
+                )
                 if error.get("type") in RETRYABLE_STREAM_ERRORS:
                     raise RetryableFailure(message)
                 raise ProviderError(message)
@@ -210,7 +227,9 @@ class AnthropicProvider:
             if kind == "message_stop":
                 finished = True
         if not finished:
-            raise RetryableFailure(f"the stream from the Anthropic API at {self.url} ended before message_stop (cut mid-message)")
+            raise RetryableFailure(
+                f"the stream from the Anthropic API at {self.url} ended before message_stop (cut mid-message)"
+            )
 
     async def aclose(self) -> None:
         """Nothing to release: the HTTP client is shared (see :mod:`catui.models.http`)."""

@@ -20,7 +20,9 @@ from catui.models.sse import ServerSentEvent, SSEDecoder
 if TYPE_CHECKING:
     import httpx2
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = weakref.WeakKeyDictionary()
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
 
 DEFAULT_READ_TIMEOUT_S = 600.0
 """How long a stream may stay silent; the server sends pings well within it."""
@@ -92,14 +94,24 @@ def status_error(
     kind, message = _error_detail(raw)
     what = f"{status} {kind}: {message}" if kind else f"{status}: {message}"
     if status in (401, 403):
-        return ProviderError(f"{service} at {url} refused the credentials ({what}). {credential_hint}", status=status)
+        return ProviderError(
+            f"{service} at {url} refused the credentials ({what}). {credential_hint}", status=status
+        )
     if should_retry_status(status, headers):
-        return RetryableFailure(f"{service} at {url} answered {what}", status=status, retry_after=parse_retry_after(headers))
+        return RetryableFailure(
+            f"{service} at {url} answered {what}", status=status, retry_after=parse_retry_after(headers)
+        )
     return ProviderError(f"{service} at {url} answered {what}", status=status)
 
 
 async def post_sse(
-    url: str, *, headers: Mapping[str, str], body: Mapping[str, Any], service: str, credential_hint: str, base_var: str
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    service: str,
+    credential_hint: str,
+    base_var: str,
 ) -> AsyncIterator[ServerSentEvent]:
     """POST ``body`` as JSON and yield the server-sent events of the answer.
 
@@ -118,7 +130,12 @@ async def post_sse(
             if response.status_code >= 400:
                 raw = await response.aread()
                 raise status_error(
-                    response.status_code, response.headers, raw, service=service, url=url, credential_hint=credential_hint
+                    response.status_code,
+                    response.headers,
+                    raw,
+                    service=service,
+                    url=url,
+                    credential_hint=credential_hint,
                 )
             content_type = response.headers.get("content-type", "")
             if "json" in content_type and "event-stream" not in content_type:
@@ -126,7 +143,8 @@ async def post_sse(
                 raw = await response.aread()
                 kind, message = _error_detail(raw)
                 raise ProviderError(
-                    f"{service} at {url} answered with JSON instead of an event stream: {kind or ''} {message}".strip()
+                    f"{service} at {url} answered with JSON instead of an event stream: "
+                    f"{kind or ''} {message}".strip()
                 )
             async for sse in SSEDecoder().aiter_events(response.aiter_bytes()):
                 yield sse

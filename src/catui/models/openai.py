@@ -78,12 +78,16 @@ def convert_messages(system: list[Block], messages: list[Message]) -> list[dict[
     message. Thinking blocks are dropped: no compatible server accepts them back.
     """
     converted: list[dict[str, Any]] = []
-    system_text = "\n\n".join(str(b.get("text", "")) for b in system if b.get("type") == "text" and b.get("text"))
+    system_text = "\n\n".join(
+        str(b.get("text", "")) for b in system if b.get("type") == "text" and b.get("text")
+    )
     if system_text:
         converted.append({"role": "system", "content": system_text})
     for message in messages:
         content = message.get("content", [])
-        blocks: list[Block] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        blocks: list[Block] = (
+            [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        )
         if message.get("role") == "assistant":
             text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
             calls = [
@@ -109,7 +113,9 @@ def convert_messages(system: list[Block], messages: list[Message]) -> list[dict[
             text = _text_of_blocks(result)
             if block.get("is_error"):
                 text = f"Error: {text}" if text else "Error"
-            converted.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id", "")), "content": text})
+            converted.append(
+                {"role": "tool", "tool_call_id": str(block.get("tool_use_id", "")), "content": text}
+            )
             if not isinstance(result, str):
                 pending_images.extend(p for p in _user_parts(result) if p["type"] == "image_url")
         parts = pending_images + _user_parts([b for b in blocks if b.get("type") != "tool_result"])
@@ -220,7 +226,12 @@ class ChunkConverter:
         for position in sorted(self._calls):
             call = self._calls[position]
             self._index += 1
-            block = {"type": "tool_use", "id": call.id or f"call_{self._index}", "name": call.name, "input": {}}
+            block = {
+                "type": "tool_use",
+                "id": call.id or f"call_{self._index}",
+                "name": call.name,
+                "input": {},
+            }
             events.append({"type": "content_block_start", "index": self._index, "content_block": block})
             events.append(
                 {
@@ -238,7 +249,9 @@ class ChunkConverter:
         if "input_tokens" in self.usage:
             usage["input_tokens"] = self.usage["input_tokens"]
             usage["cache_read_input_tokens"] = self.usage.get("cache_read_input_tokens", 0)
-        events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": usage})
+        events.append(
+            {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": usage}
+        )
         events.append({"type": "message_stop"})
         return events
 
@@ -275,7 +288,13 @@ class ChunkConverter:
         events: list[StreamEvent] = []
         if self._open_kind == "thinking":
             # Anthropic thinking blocks end with a signature; an OpenAI server has none to give.
-            events.append({"type": "content_block_delta", "index": self._index, "delta": {"type": "signature_delta", "signature": ""}})
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": self._index,
+                    "delta": {"type": "signature_delta", "signature": ""},
+                }
+            )
         events.append({"type": "content_block_stop", "index": self._index})
         self._open_kind = None
         return events
@@ -286,9 +305,17 @@ class ChunkConverter:
             events += self._close_open_block()
             self._index += 1
             self._open_kind = kind
-            opening: dict[str, Any] = {"type": "text", "text": ""} if kind == "text" else {"type": "thinking", "thinking": "", "signature": ""}
+            opening: dict[str, Any] = (
+                {"type": "text", "text": ""}
+                if kind == "text"
+                else {"type": "thinking", "thinking": "", "signature": ""}
+            )
             events.append({"type": "content_block_start", "index": self._index, "content_block": opening})
-        delta = {"type": "text_delta", "text": text} if kind == "text" else {"type": "thinking_delta", "thinking": text}
+        delta = (
+            {"type": "text_delta", "text": text}
+            if kind == "text"
+            else {"type": "thinking_delta", "thinking": text}
+        )
         events.append({"type": "content_block_delta", "index": self._index, "delta": delta})
         return events
 
@@ -327,12 +354,19 @@ class OpenAIProvider:
         headers = self.build_headers()
         return stream_with_retries(lambda: self._attempt(body, headers, request.model), self.retry)
 
-    async def _attempt(self, body: dict[str, Any], headers: dict[str, str], model: str) -> AsyncIterator[StreamEvent]:
+    async def _attempt(
+        self, body: dict[str, Any], headers: dict[str, str], model: str
+    ) -> AsyncIterator[StreamEvent]:
         converter = ChunkConverter(model=model)
         done = False
         hint = "Fix OPENAI_API_KEY." if self.api_key else "No key was sent: set OPENAI_API_KEY."
         async for sse in post_sse(
-            self.url, headers=headers, body=body, service="the OpenAI-compatible API", credential_hint=hint, base_var="OPENAI_BASE_URL"
+            self.url,
+            headers=headers,
+            body=body,
+            service="the OpenAI-compatible API",
+            credential_hint=hint,
+            base_var="OPENAI_BASE_URL",
         ):
             data = sse.data.strip()
             if not data:
@@ -343,11 +377,15 @@ class OpenAIProvider:
             try:
                 chunk = json.loads(data)
             except json.JSONDecodeError as err:
-                raise ProviderError(f"the OpenAI-compatible API at {self.url} sent a chunk that is not JSON: {data[:200]!r}") from err
+                raise ProviderError(
+                    f"the OpenAI-compatible API at {self.url} sent a chunk that is not JSON: {data[:200]!r}"
+                ) from err
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("error"):
-                error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
+                error = (
+                    chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
+                )
                 raise ProviderError(
                     f"the OpenAI-compatible API at {self.url} sent an error mid-stream: "
                     f"{error.get('type') or error.get('code') or 'error'}: {error.get('message', '')}"
@@ -355,7 +393,10 @@ class OpenAIProvider:
             for event in converter.feed(chunk):
                 yield event
         if not done and converter.finish_reason is None:
-            raise RetryableFailure(f"the stream from the OpenAI-compatible API at {self.url} ended before it finished (cut mid-message)")
+            raise RetryableFailure(
+                f"the stream from the OpenAI-compatible API at {self.url} ended before it finished "
+                "(cut mid-message)"
+            )
         for event in converter.finish():
             yield event
 

@@ -50,7 +50,8 @@ class ModelPrice:
         return self.input * 0.1
 
 
-# claude-opus-4-6, claude-sonnet-4-5-20250929, claude-haiku-4-5, claude-opus-4-20250514 (the date is not a minor version)
+# claude-opus-4-6, claude-sonnet-4-5-20250929, claude-haiku-4-5, claude-opus-4-20250514
+# (an 8-digit date is not a minor version)
 _NEW_NAMING = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)")
 # claude-3-5-sonnet-20241022, claude-3-7-sonnet-latest, claude-3-haiku-20240307
 _OLD_NAMING = re.compile(r"claude-(\d+)(?:-(\d{1,2}))?-(opus|sonnet|haiku)")

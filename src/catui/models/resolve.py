@@ -1,4 +1,4 @@
-"""From a model spec (``sonnet``, ``claude-opus-4-6``, ``openai:gpt-4.1``, ``scripted:demo.yaml``) to a provider.
+"""From a model spec (``sonnet``, ``claude-opus-4-6``, ``openai:gpt-4.1``, ``scripted:x.yaml``) to a provider.
 
 Aliases ``sonnet``, ``opus`` and ``haiku`` map to concrete ids. The mapping
 is, strongest first: ``ANTHROPIC_DEFAULT_SONNET_MODEL`` /
@@ -74,7 +74,9 @@ def model_aliases(settings: Mapping[str, Any], env: Mapping[str, str] | None = N
     aliases = dict(DEFAULT_ALIASES)
     configured = settings.get("modelAliases")
     if configured is not None and not isinstance(configured, Mapping):
-        raise ConfigurationError("settings key `modelAliases` must be an object mapping alias names to model ids")
+        raise ConfigurationError(
+            "settings key `modelAliases` must be an object mapping alias names to model ids"
+        )
     for name, target in (configured or {}).items():
         if not isinstance(target, str) or not target.strip():
             raise ConfigurationError(f"settings `modelAliases.{name}` must be a non-empty model id string")
@@ -97,7 +99,9 @@ def _display(provider: str, model_id: str, alias: str | None, script_path: str |
 
 
 def _make(provider: str, model_id: str, alias: str | None, script_path: str | None = None) -> ResolvedModel:
-    return ResolvedModel(provider, model_id, alias, _display(provider, model_id, alias, script_path), script_path)
+    return ResolvedModel(
+        provider, model_id, alias, _display(provider, model_id, alias, script_path), script_path
+    )
 
 
 def _unknown(spec: str, aliases: Mapping[str, str]) -> ConfigurationError:
@@ -143,8 +147,9 @@ def resolve_model(
         if env_map.get("OPENAI_API_KEY"):
             return _make("openai", env_map.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL, None)
         raise ConfigurationError(
-            "no model provider is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or OPENAI_API_KEY "
-            "(with OPENAI_BASE_URL for a compatible server), or pass --model; run `catui demo` to try catui offline."
+            "no model provider is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or OPENAI_API_KEY (with OPENAI_BASE_URL for a compatible server), or pass --model; "
+            "run `catui demo` to try catui offline."
         )
     return _resolve_spec(spec.strip(), aliases, env_map, within, depth=0)
 
@@ -172,7 +177,9 @@ def _resolve_spec(
     lowered = spec.lower()
     if lowered == "inherit":
         if within is None:
-            raise ConfigurationError("model 'inherit' is only meaningful for a sub-agent; give a model alias or id")
+            raise ConfigurationError(
+                "model 'inherit' is only meaningful for a sub-agent; give a model alias or id"
+            )
         return within
     if lowered in aliases:
         target = aliases[lowered]
@@ -233,7 +240,8 @@ def create_provider(
         if not (anthropic.api_key or anthropic.auth_token) and anthropic.base_url == ANTHROPIC_DEFAULT_URL:
             raise ConfigurationError(
                 f"model {resolved.model_id} needs Anthropic credentials: set ANTHROPIC_API_KEY (or "
-                "ANTHROPIC_AUTH_TOKEN), or ANTHROPIC_BASE_URL for a compatible server; run `catui demo` to try catui offline."
+                "ANTHROPIC_AUTH_TOKEN), or ANTHROPIC_BASE_URL for a compatible server; "
+                "run `catui demo` to try catui offline."
             )
         key: tuple[Any, ...] = (
             "anthropic",
@@ -268,7 +276,9 @@ def create_provider(
             return cached
         provider = ScriptedProvider(path)
     else:
-        raise ConfigurationError(f"unknown model provider {resolved.provider!r} (known: {', '.join(PROVIDERS)})")
+        raise ConfigurationError(
+            f"unknown model provider {resolved.provider!r} (known: {', '.join(PROVIDERS)})"
+        )
     with _cache_lock:
         return _provider_cache.setdefault(key, provider)
 

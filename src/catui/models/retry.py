@@ -44,7 +44,7 @@ class RetryPolicy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RetryPolicy:
-        """``CATUI_MAX_RETRIES`` (or Claude Code's ``CLAUDE_CODE_MAX_RETRIES``) and ``CATUI_RETRY_BASE_MS``."""
+        """From ``CATUI_MAX_RETRIES`` (or ``CLAUDE_CODE_MAX_RETRIES``) and ``CATUI_RETRY_BASE_MS``."""
         env = os.environ if env is None else env
         max_retries = cls.max_retries
         raw = env.get("CATUI_MAX_RETRIES") or env.get("CLAUDE_CODE_MAX_RETRIES")
@@ -60,7 +60,9 @@ class RetryPolicy:
                 base = max(0.0, float(raw_base) / 1000.0)
             except ValueError:
                 pass
-        return cls(max_retries=max_retries, base_delay_s=base, max_delay_s=max(base, min(cls.max_delay_s, base * 64)))
+        return cls(
+            max_retries=max_retries, base_delay_s=base, max_delay_s=max(base, min(cls.max_delay_s, base * 64))
+        )
 
     def backoff(self, attempt: int) -> float:
         """The wait before retry number ``attempt + 1`` when the server gave no retry-after."""
@@ -134,7 +136,11 @@ async def stream_with_retries(
                 yield event
             return
         except RetryableFailure as failure:
-            limit = policy.max_retries if failure.max_retries is None else min(policy.max_retries, failure.max_retries)
+            limit = (
+                policy.max_retries
+                if failure.max_retries is None
+                else min(policy.max_retries, failure.max_retries)
+            )
             if yielded or retries >= limit:
                 suffix = "" if yielded or retries == 0 else f" (gave up after {retries} retries)"
                 raise ProviderError(f"{failure}{suffix}", status=failure.status, retryable=True) from failure

@@ -70,7 +70,9 @@ def _block_text(block: Mapping[str, Any]) -> str:
         content = block.get("content", "")
         if isinstance(content, str):
             return content
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+        )
     return ""
 
 
@@ -123,7 +125,12 @@ class RequestView:
     @classmethod
     def from_request(cls, request: ModelRequest) -> RequestView:
         return cls.from_anthropic(
-            {"model": request.model, "system": request.system, "messages": request.messages, "tools": request.tools}
+            {
+                "model": request.model,
+                "system": request.system,
+                "messages": request.messages,
+                "tools": request.tools,
+            }
         )
 
 
@@ -196,7 +203,9 @@ def _parse_match(raw: Any, source: str, where: str) -> dict[str, Any]:
         raise _fail(source, where, "`match` must be a mapping of rules")
     unknown = sorted(set(raw) - MATCH_KEYS)
     if unknown:
-        raise _fail(source, where, f"unknown match rule {unknown[0]!r} (known: {', '.join(sorted(MATCH_KEYS))})")
+        raise _fail(
+            source, where, f"unknown match rule {unknown[0]!r} (known: {', '.join(sorted(MATCH_KEYS))})"
+        )
     rules: dict[str, Any] = {}
     for key, value in raw.items():
         rule_where = f"{where}: match.{key}"
@@ -220,7 +229,11 @@ def _parse_block(raw: Any, source: str, where: str) -> dict[str, Any]:
     if kind == "thinking":
         if not isinstance(raw.get("thinking"), str):
             raise _fail(source, where, "a thinking block needs a string `thinking`")
-        return {"type": "thinking", "thinking": raw["thinking"], "signature": str(raw.get("signature", "scripted"))}
+        return {
+            "type": "thinking",
+            "thinking": raw["thinking"],
+            "signature": str(raw.get("signature", "scripted")),
+        }
     if not isinstance(raw.get("name"), str) or not raw["name"]:
         raise _fail(source, where, "a tool_use block needs a `name`")
     tool_input = raw.get("input", {})
@@ -247,12 +260,16 @@ def _parse_turn(raw: Any, number: int, source: str) -> ScriptTurn:
     content = tuple(_parse_block(b, source, f"{where}: content[{i}]") for i, b in enumerate(content_raw))
     stop_reason = raw.get("stop_reason")
     if stop_reason is not None and stop_reason not in STOP_REASONS:
-        raise _fail(source, where, f"unknown stop_reason {stop_reason!r} (known: {', '.join(sorted(STOP_REASONS))})")
+        raise _fail(
+            source, where, f"unknown stop_reason {stop_reason!r} (known: {', '.join(sorted(STOP_REASONS))})"
+        )
     usage = raw.get("usage") or {}
     if not isinstance(usage, Mapping) or not all(isinstance(v, int) for v in usage.values()):
         raise _fail(source, where, "`usage` must map token counts to integers")
     error = raw.get("error")
-    if error is not None and (not isinstance(error, Mapping) or not isinstance(error.get("status", 500), int)):
+    if error is not None and (
+        not isinstance(error, Mapping) or not isinstance(error.get("status", 500), int)
+    ):
         raise _fail(source, where, "`error` must be a mapping {status: int, type: str, message: str}")
     delay = raw.get("delay_ms", 0)
     if not isinstance(delay, (int, float)) or delay < 0:
@@ -289,7 +306,9 @@ def load_script_file(path: str | os.PathLike[str]) -> Any:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigurationError(f"invalid script {file}: {line}{getattr(err, 'problem', None) or err}") from err
+        raise ConfigurationError(
+            f"invalid script {file}: {line}{getattr(err, 'problem', None) or err}"
+        ) from err
 
 
 def _chunks(text: str, pieces: int = 3) -> list[str]:
@@ -309,12 +328,16 @@ class ScriptEngine:
     or threads may share an engine.
     """
 
-    def __init__(self, script: Mapping[str, Any] | Sequence[Any], *, source: str = "<in-memory script>") -> None:
+    def __init__(
+        self, script: Mapping[str, Any] | Sequence[Any], *, source: str = "<in-memory script>"
+    ) -> None:
         self.source = source
         turns_raw = script.get("turns") if isinstance(script, Mapping) else script
         if not isinstance(turns_raw, list):
             raise _fail(source, "top level", "expected a `turns:` list")
-        self.turns: tuple[ScriptTurn, ...] = tuple(_parse_turn(t, i + 1, source) for i, t in enumerate(turns_raw))
+        self.turns: tuple[ScriptTurn, ...] = tuple(
+            _parse_turn(t, i + 1, source) for i, t in enumerate(turns_raw)
+        )
         self._used: set[int] = set()
         self._lock = threading.Lock()
         self._tool_counter = 0
@@ -363,7 +386,9 @@ class ScriptEngine:
                     f"scripted provider error from {self.source} {turn.label()}: "
                     f"{status} {turn.error.get('type', 'api_error')}: {turn.error.get('message', '')}"
                 )
-                return ScriptReply(turn, [], ProviderError(message, status=status, retryable=status in RETRYABLE_STATUSES))
+                return ScriptReply(
+                    turn, [], ProviderError(message, status=status, retryable=status in RETRYABLE_STATUSES)
+                )
             return ScriptReply(turn, self._events_locked(turn, model or view.model, view))
 
     def _events_locked(self, turn: ScriptTurn, model: str, view: RequestView) -> list[StreamEvent]:
@@ -374,8 +399,12 @@ class ScriptEngine:
                 self._tool_counter += 1
                 block = {**block, "id": f"toolu_{self._tool_counter:02d}"}
             blocks.append(dict(block))
-        stop_reason = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
-        output_chars = sum(len(b.get("text", "") or b.get("thinking", "") or json.dumps(b.get("input", {}))) for b in blocks)
+        stop_reason = turn.stop_reason or (
+            "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        )
+        output_chars = sum(
+            len(b.get("text", "") or b.get("thinking", "") or json.dumps(b.get("input", {}))) for b in blocks
+        )
         usage = {
             "input_tokens": turn.usage.get("input_tokens", max(1, view.size_chars // 4)),
             "cache_creation_input_tokens": turn.usage.get("cache_creation_input_tokens", 0),
@@ -416,12 +445,20 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterable[StreamEvent]
     if kind == "text":
         yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
         for part in _chunks(block["text"]):
-            yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": part}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": part},
+            }
     elif kind == "thinking":
         opening = {"type": "thinking", "thinking": "", "signature": ""}
         yield {"type": "content_block_start", "index": index, "content_block": opening}
         for part in _chunks(block["thinking"]):
-            yield {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": part}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "thinking_delta", "thinking": part},
+            }
         yield {
             "type": "content_block_delta",
             "index": index,
@@ -432,12 +469,16 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterable[StreamEvent]
         yield {"type": "content_block_start", "index": index, "content_block": start}
         # The API opens with an empty fragment too; the accumulator must cope with both.
         for part in ["", *_chunks(json.dumps(block["input"]))]:
-            yield {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": part}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": part},
+            }
     yield {"type": "content_block_stop", "index": index}
 
 
 class ScriptedProvider:
-    """Replays a script: a file path (YAML or JSON), an in-memory mapping, or a shared :class:`ScriptEngine`."""
+    """Replays a script: a YAML or JSON file, an in-memory mapping, or a shared :class:`ScriptEngine`."""
 
     name = "scripted"
 

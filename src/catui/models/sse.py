@@ -68,7 +68,7 @@ class SSEDecoder:
         return None
 
     async def aiter_events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[ServerSentEvent]:
-        """Decode a byte stream. An event the stream cut before its blank line is dropped, as the standard says."""
+        """Decode a byte stream. An event cut off before its blank line is dropped, as the standard says."""
         buffer = b""
         pending_cr = False
         async for chunk in chunks:
