@@ -191,6 +191,7 @@ class SubagentRuntime:
         self._env_blocks: dict[tuple[str, str, tuple[str, ...]], str] = {}
         self._git_status: dict[str, str | None] = {}
         self._project_memory: dict[str, str | None] = {}
+        self._providers: dict[Any, Any] = {}
 
     # -- the Agent tool's entry point -----------------------------------------------------------
 
@@ -230,10 +231,7 @@ class SubagentRuntime:
         )
         provider = parent.config.provider
         if model.resolved is not None:
-            from catui.models.resolve import create_provider
-
-            # Providers are shared per configuration, so this is the parent's own when they match.
-            provider = create_provider(model.resolved, deps.settings, deps.env)
+            provider = self._provider(model.resolved)
 
         permissions = _child_permissions(parent_ctx, definition, request)
         try:
@@ -465,6 +463,16 @@ class SubagentRuntime:
         )
 
     # -- pieces ---------------------------------------------------------------------------------
+
+    def _provider(self, resolved: Any) -> Any:
+        # create_provider shares one provider per configuration (the parent's own when they match);
+        # remembering it here spares building a provider object per spawn just to find that out.
+        provider = self._providers.get(resolved)
+        if provider is None:
+            from catui.models.resolve import create_provider
+
+            provider = self._providers[resolved] = create_provider(resolved, self.deps.settings, self.deps.env)
+        return provider
 
     def _environment(self, cwd: Path, model_id: str) -> str:
         key = (str(cwd), model_id, ())
