@@ -488,7 +488,153 @@ async def test_an_agent_definition_that_does_not_load_is_a_configuration_error(p
         cwd=project,
         agents={"broken": {"description": "No prompt."}},
     )
-    with pytest.raises(catui.ConfigurationError, match="CatuiOptions.agents: agent 'broken'"):
+    with pytest.raises(catui.ConfigurationError, match=r"CatuiOptions\.agents: agent 'broken'"):
         await collect("hi", options)
     with pytest.raises(catui.ConfigurationError, match="invalid agent definition"):
         catui.AgentDefinition(description="d", prompt="p", maxTurns=0)
+
+
+# -- background agents (need the background-task layer) --------------------------------------------
+
+
+def _require_background(client: catui.CatuiClient) -> None:
+    app = client._app
+    runtime = app.session.ctx.services.get("subagents")
+    if (
+        getattr(runtime, "background_launcher", None) is None
+        or not hasattr(runtime, "background_all_foreground")
+        or not hasattr(app.tasks, "next_notification")
+    ):
+        pytest.skip("background agents are not in this build yet (no background launcher / next_notification)")
+
+
+async def _until(client: catui.CatuiClient, predicate: Any, received: list[Any]) -> Any:
+    async def read() -> Any:
+        async for message in client.receive_messages():
+            received.append(message)
+            if predicate(message):
+                return message
+        raise AssertionError("the client closed before the expected message")
+
+    return await asyncio.wait_for(read(), GUARD_S)
+
+
+def _is_main_result(message: Any) -> bool:
+    return isinstance(message, catui.ResultMessage)
+
+
+async def test_background_subagent_messages_and_notification_turn(backend: Backend, project: Path) -> None:
+    turns = [
+        {"match": {"last_user_contains": "<task-notification>"},
+         "content": [{"type": "text", "text": "The background agent has finished."}]},
+        {"match": {"first_user_contains": "Survey the code", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Agent", "input": {
+             "description": "Survey in background", "prompt": "Look at the Python files",
+             "subagent_type": "worker", "run_in_background": True}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Glob", "input": {"pattern": "*.py"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "Found app.py."}]},
+        {"match": {"first_user_contains": "Survey the code", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "Started it in the background."}]},
+    ]
+    options = backend.options(turns, cwd=project, agents={"worker": WORKER})
+    async with catui.CatuiClient(options) as client:
+        _require_background(client)
+    messages = await collect("Survey the code", options)
+
+    results = [m for m in messages if isinstance(m, catui.ResultMessage)]
+    assert [r.result for r in results] == ["Started it in the background.", "The background agent has finished."]
+    started = next(m for m in messages if isinstance(m, catui.TaskStartedMessage))
+    finished = next(m for m in messages if isinstance(m, catui.TaskNotificationMessage))
+    assert started.task_type == "local_agent" and finished.task_id == started.task_id
+    assert finished.status == "completed"
+    assert messages.index(started) < messages.index(results[0])
+    assert messages.index(finished) < messages.index(results[1])
+    launch = next(
+        b for m in messages if isinstance(m, catui.UserMessage) and not m.parent_tool_use_id
+        for b in m.content if isinstance(b, catui.ToolResultBlock)
+    )
+    assert "Async agent launched successfully." in str(launch.content)
+    child = [m for m in messages if isinstance(m, catui.AssistantMessage) and "Found app.py." in texts(m)]
+    assert all(m.parent_tool_use_id == started.tool_use_id for m in child)
+
+
+def _gated_tool(entered: asyncio.Event, gate: asyncio.Event, cancelled: list[bool]) -> Any:
+    @catui.tool("long_job", "A job that runs until released.", {}, read_only=True)
+    async def long_job(args: dict[str, Any]) -> str:
+        entered.set()
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "job done"
+
+    return long_job
+
+
+JOBBER = catui.AgentDefinition(description="Runs the long job.", prompt="You are the job agent.", tools=["long_job"])
+
+
+def _job_turns(background: bool) -> list[dict[str, Any]]:
+    call: dict[str, Any] = {"description": "Run the job", "prompt": "Run long_job", "subagent_type": "jobber"}
+    if background:
+        call["run_in_background"] = True
+    return [
+        {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "Noted."}],
+         "repeat": True},
+        {"match": {"first_user_contains": "Do the job", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Agent", "input": call}]},
+        {"match": {"system_contains": "You are the job agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "long_job", "input": {}}]},
+        {"match": {"system_contains": "You are the job agent", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "The job is done."}]},
+        {"match": {"first_user_contains": "Do the job", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "The job runs on its own now."}]},
+    ]
+
+
+async def test_stop_task_stops_a_running_background_agent(backend: Backend, project: Path) -> None:
+    entered, gate, cancelled = asyncio.Event(), asyncio.Event(), []
+    options = backend.options(_job_turns(background=True), cwd=project, agents={"jobber": JOBBER},
+                              tools=[_gated_tool(entered, gate, cancelled)])
+    async with catui.CatuiClient(options) as client:
+        _require_background(client)
+        await client.query("Do the job")
+        received: list[Any] = []
+        started = await _until(client, lambda m: isinstance(m, catui.TaskStartedMessage), received)
+        await asyncio.wait_for(entered.wait(), GUARD_S)
+        await client.stop_task(started.task_id)
+        assert cancelled == [True]
+        task = client._app.tasks.get(started.task_id)
+        assert task is not None and task.status in ("stopped", "killed")
+        stopped = await _until(
+            client, lambda m: isinstance(m, catui.TaskNotificationMessage) and m.task_id == started.task_id, received
+        )
+        assert stopped.status == "stopped"
+        answers = [texts(m) for m in received if isinstance(m, catui.AssistantMessage)]
+        assert "The job is done." not in answers
+
+
+async def test_background_tasks_moves_a_running_foreground_agent(backend: Backend, project: Path) -> None:
+    entered, gate, cancelled = asyncio.Event(), asyncio.Event(), []
+    options = backend.options(_job_turns(background=False), cwd=project, agents={"jobber": JOBBER},
+                              tools=[_gated_tool(entered, gate, cancelled)])
+    async with catui.CatuiClient(options) as client:
+        _require_background(client)
+        await client.query("Do the job")
+        received: list[Any] = []
+        started = await _until(client, lambda m: isinstance(m, catui.TaskStartedMessage), received)
+        await asyncio.wait_for(entered.wait(), GUARD_S)
+        moved = await client.background_tasks()
+        assert moved == [started.task_id]
+        first = await _until(client, _is_main_result, received)
+        assert first.result == "The job runs on its own now."
+        gate.set()
+        done = await _until(
+            client, lambda m: isinstance(m, catui.TaskNotificationMessage) and m.task_id == started.task_id, received
+        )
+        assert done.status == "completed"
+        second = await _until(client, _is_main_result, received)
+        assert second.result == "Noted." and cancelled == []

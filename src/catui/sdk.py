@@ -330,7 +330,11 @@ class CatuiClient:
             raise
         except Exception as exc:
             raise _wrap(exc) from exc
-        return [str(t) for t in outcome] if isinstance(outcome, list | tuple) else []
+        if isinstance(outcome, dict):
+            return [str(t) for t in outcome]
+        if isinstance(outcome, list | tuple | set):
+            return [str(getattr(t, "id", t)) for t in outcome]
+        return []
 
     @property
     def session_id(self) -> str:
