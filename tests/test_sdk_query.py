@@ -466,7 +466,7 @@ async def test_no_setting_sources_means_no_settings_agents_or_memory_files(proje
         "---\nname: file-agent\ndescription: From a file.\n---\nYou come from a file.\n", encoding="utf-8"
     )
     (project / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}', encoding="utf-8")
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"match": {"first_user_contains": "MEMORY-MARKER"}, "content": [{"type": "text", "text": "saw memory"}]},
         {"content": [{"type": "text", "text": "no memory"}]},
     ]
@@ -596,7 +596,8 @@ def _job_turns(background: bool) -> list[dict[str, Any]]:
 
 
 async def test_stop_task_stops_a_running_background_agent(backend: Backend, project: Path) -> None:
-    entered, gate, cancelled = asyncio.Event(), asyncio.Event(), []
+    entered, gate = asyncio.Event(), asyncio.Event()
+    cancelled: list[bool] = []
     options = backend.options(_job_turns(background=True), cwd=project, agents={"jobber": JOBBER},
                               tools=[_gated_tool(entered, gate, cancelled)])
     async with catui.CatuiClient(options) as client:
@@ -618,7 +619,8 @@ async def test_stop_task_stops_a_running_background_agent(backend: Backend, proj
 
 
 async def test_background_tasks_moves_a_running_foreground_agent(backend: Backend, project: Path) -> None:
-    entered, gate, cancelled = asyncio.Event(), asyncio.Event(), []
+    entered, gate = asyncio.Event(), asyncio.Event()
+    cancelled: list[bool] = []
     options = backend.options(_job_turns(background=False), cwd=project, agents={"jobber": JOBBER},
                               tools=[_gated_tool(entered, gate, cancelled)])
     async with catui.CatuiClient(options) as client:
@@ -638,3 +640,30 @@ async def test_background_tasks_moves_a_running_foreground_agent(backend: Backen
         assert done.status == "completed"
         second = await _until(client, _is_main_result, received)
         assert second.result == "Noted." and cancelled == []
+
+
+# -- partial messages, limits and provider failures ------------------------------------------------
+
+
+async def test_partial_messages_max_turns_and_provider_errors(backend: Backend, project: Path) -> None:
+    hello = [{"content": [{"type": "text", "text": "A fairly long hello to stream in pieces."}]}]
+    messages = await collect("Hello", backend.options(hello, cwd=project, include_partial_messages=True))
+    partials = [m for m in messages if isinstance(m, catui.StreamEvent)]
+    kinds = [p.event["type"] for p in partials]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop" and "content_block_delta" in kinds
+    assert messages.index(partials[-1]) < next(
+        i for i, m in enumerate(messages) if isinstance(m, catui.AssistantMessage)
+    )
+
+    looping = [{"content": [{"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}], "repeat": True}]
+    limited = await collect("Loop", backend.options(looping, cwd=project, max_turns=2))
+    assert (limited[-1].subtype, limited[-1].is_error, limited[-1].num_turns) == ("error_max_turns", True, 2)
+
+    failing = [{"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}}]
+    failed = await collect("Fail", backend.options(failing, cwd=project))
+    result = failed[-1]
+    assert isinstance(result, catui.ResultMessage)
+    assert (result.subtype, result.is_error) == ("error_during_execution", True)
+    assert "prompt is too long" in (result.result or "")
+    errors = [m for m in failed if isinstance(m, catui.SystemMessage) and m.subtype == "error"]
+    assert errors and "prompt is too long" in errors[0].data["message"]
