@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -247,3 +248,19 @@ async def test_glob_rg_and_fallback_agree(tree: Path, pattern: str) -> None:
 async def test_glob_accepts_dot_slash_patterns(tree: Path) -> None:
     out, _, _ = await glob(tree, True, pattern="./src/*.py")
     assert out.splitlines() == [str(tree / "src/util.py"), str(tree / "src/app.py")]
+
+
+@pytest.mark.skipif(not HAVE_RG, reason="rg not installed")
+async def test_grep_abort_kills_a_blocked_rg(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # rg blocks reading it: nobody ever writes
+    ctx = ctx_for(tmp_path)
+
+    async def trip() -> None:
+        await asyncio.sleep(0.2)
+        ctx.abort.set()
+
+    tripper = asyncio.create_task(trip())
+    result = await GrepTool().call(GrepInput(pattern="hello", path=str(fifo)), ctx)
+    await tripper
+    assert result.is_error and "interrupted" in result_text(result.content)

@@ -157,7 +157,9 @@ class GrepTool(Tool):
         )
         rg = None if self.force_fallback else find_rg()
         try:
-            hits = await rg_search(rg, query) if rg else await asyncio.to_thread(python_search, query)
+            hits = (
+                await rg_search(rg, query, ctx.abort) if rg else await asyncio.to_thread(python_search, query)
+            )
         except SearchError as exc:
             return ToolResult(f"Grep failed: {exc}", is_error=True)
         show_numbers = args.line_numbers if args.line_numbers is not None else True

@@ -110,7 +110,8 @@ def rg_grep_args(rg: str, query: GrepQuery) -> list[str]:
     return args
 
 
-async def rg_search(rg: str, query: GrepQuery) -> list[FileHits]:
+async def rg_search(rg: str, query: GrepQuery, abort: asyncio.Event | None = None) -> list[FileHits]:
+    """Run rg for ``query``; setting ``abort`` kills it and raises SearchError."""
     proc = await asyncio.create_subprocess_exec(
         *rg_grep_args(rg, query),
         cwd=str(query.root if query.root.is_dir() else query.root.parent),
@@ -118,10 +119,29 @@ async def rg_search(rg: str, query: GrepQuery) -> list[FileHits]:
         stderr=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL,
     )
-    out, err = await proc.communicate()
+    out, err = await _communicate(proc, abort)
     if proc.returncode == 2 and not out:
         raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
     return order_hits(parse_rg_output(out, query.mode), query.mode)
+
+
+async def _communicate(proc: asyncio.subprocess.Process, abort: asyncio.Event | None) -> tuple[bytes, bytes]:
+    """``proc.communicate()``, killing rg when ``abort`` is set first."""
+    if abort is None:
+        return await proc.communicate()
+    talker = asyncio.ensure_future(proc.communicate())
+    aborter = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait({talker, aborter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborter.cancel()
+        killed = not talker.done()
+        if killed:
+            proc.kill()
+            await asyncio.gather(talker, return_exceptions=True)
+    if killed:
+        raise SearchError("the search was interrupted")
+    return talker.result()
 
 
 def parse_rg_output(out: bytes, mode: OutputMode) -> list[FileHits]:
