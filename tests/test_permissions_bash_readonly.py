@@ -28,6 +28,8 @@ PROJECT = Path("/work/proj")
         ("git stash list", True),
         ("timeout 10 git status", True),
         ("cat /work/proj/sub/a.txt", True),
+        ("cd src && ls", True),
+        ("cd /tmp", False),
         # writes, runs or escapes
         ("echo hi > out.txt", False),
         ("cat a >> b", False),

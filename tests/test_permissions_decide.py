@@ -102,6 +102,18 @@ RULE_TABLE = [
         PermissionRequest("Bash", {"command": "git status && npm test"}),
         "ask",
     ),
+    (
+        "default",
+        [("allow", "Bash(npm test:*)")],
+        PermissionRequest("Bash", {"command": "cd src && npm test"}),
+        "allow",
+    ),
+    (
+        "default",
+        [("allow", "Bash(npm test:*)")],
+        PermissionRequest("Bash", {"command": "cd /etc && npm test"}),
+        "ask",
+    ),
 ]
 
 

@@ -20,7 +20,7 @@ from catui.permissions.rules import command_parts, strip_wrappers, within_direct
 # Commands that never change anything, whatever their arguments (apart from the options listed below).
 READ_ONLY_COMMANDS: frozenset[str] = frozenset(
     {
-        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "which", "type", "file", "stat", "du",
+        "cd", "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "which", "type", "file", "stat", "du",
         "df", "tree", "sort", "uniq", "cut", "diff", "cmp", "grep", "egrep", "fgrep", "rg", "find",
         "basename", "dirname", "realpath", "readlink", "date", "whoami", "id", "uname", "printenv",
         "true", "false", "test", "[", "nl", "od", "hexdump", "jq", "column", "seq", "sha256sum",

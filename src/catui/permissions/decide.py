@@ -107,7 +107,8 @@ def _allowing_rule(ctx: PermissionContext, request: PermissionRequest, cwd: Path
     rule = first_matching(ctx.rules, "allow", request, cwd)
     if rule is not None:
         return rule
-    # A compound command may be covered part by part by different allow rules.
+    # A compound command may be covered part by part by different allow rules, and parts that only
+    # read inside the working directories (cd src, git status) need no rule of their own.
     if canonical_tool_name(request.tool_name) != "Bash":
         return None
     command = request_subject(request)
@@ -117,11 +118,15 @@ def _allowing_rule(ctx: PermissionContext, request: PermissionRequest, cwd: Path
     if len(parts) < 2:
         return None
     bash_rules = [r for r in ctx.rules if r.behavior == "allow" and r.tool_name == "Bash" and r.content is not None]
+    from catui.permissions.bash_readonly import is_read_only_command
+
     covering: PermissionRule | None = None
     for part in parts:
         match = next((r for r in bash_rules if r.content is not None and part_allowed_by(r.content, part)), None)
         if match is None:
-            return None
+            if not is_read_only_command(part, ctx.working_directories, cwd):
+                return None
+            continue
         covering = covering or match
     return covering
 
