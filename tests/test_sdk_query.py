@@ -667,3 +667,21 @@ async def test_partial_messages_max_turns_and_provider_errors(backend: Backend, 
     assert "prompt is too long" in (result.result or "")
     errors = [m for m in failed if isinstance(m, catui.SystemMessage) and m.subtype == "error"]
     assert errors and "prompt is too long" in errors[0].data["message"]
+
+
+async def test_a_raising_can_use_tool_ends_the_run_with_its_message(backend: Backend, project: Path) -> None:
+    async def can_use_tool(name: str, data: dict[str, Any], context: catui.ToolPermissionContext) -> Any:
+        raise KeyError("no policy for this tool")
+
+    turns = [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch x"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "unexpected"}]},
+    ]
+    messages = await collect("Go", backend.options(turns, cwd=project, can_use_tool=can_use_tool))
+    result = messages[-1]
+    assert (result.subtype, result.is_error) == ("error_during_execution", True)
+    assert "can_use_tool raised KeyError" in (result.result or "")
+    assert not (project / "x").exists()
+    with pytest.raises(catui.ConfigurationError, match="non-empty prompt"):
+        await collect("  ", backend.options(turns, cwd=project))

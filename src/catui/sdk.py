@@ -477,6 +477,8 @@ async def query(prompt: str, options: CatuiOptions | None = None) -> AsyncIterat
     background agents were started, their task messages and one more
     ResultMessage per notification turn follow. Raises CatuiError subclasses.
     """
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ConfigurationError("query() needs a non-empty prompt string")
     client = CatuiClient(options)
     await client.connect()
     try:
