@@ -25,12 +25,13 @@ from catui.cli.ui_permission import PermissionPrompter
 from catui.cli.ui_progress import TurnView
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import status_line
-from catui.cli.ui_terminal import NAMED_KEYS, KeyReader, LineEditor
+from catui.cli.ui_terminal import KeyReader, LineEditor
 from catui.session.events import ResultEvent
 
 PROMPT = "› "
 DOUBLE_PRESS_S = 2.0
 TICK_S = 0.25
+INTERRUPT_GRACE_S = 0.5
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 HELP_TEXT = """Commands: /help, /exit (or Ctrl-D).
 During a turn: Ctrl-C or Esc interrupts it; Ctrl-B moves running sub-agents to the background.
@@ -68,6 +69,7 @@ class InteractiveSession:
         self._exit_requested = False
         self._installed_signals: list[int] = []
         self._background_jobs: set[asyncio.Future[Any]] = set()
+        self._interrupted = asyncio.Event()
         config = app.session.config
         if config.can_use_tool is None:
             config.can_use_tool = PermissionPrompter(
@@ -240,18 +242,48 @@ class InteractiveSession:
         self.turn_running = True
         ticker = asyncio.ensure_future(self._tick(view))
         focus = self.keys.focus(self._on_turn_key) if self.keys else contextlib.nullcontext()
+        self._interrupted = asyncio.Event()
         try:
             with focus:
-                async for event in self.app.session.run(content):
-                    view.handle(event)
-                    if isinstance(event, ResultEvent) and event.agent_id is None:
-                        view.busy = False
+                await self._show_events(content, view)
         finally:
             self.turn_running = False
             ticker.cancel()
             with contextlib.suppress(BaseException):
                 await ticker
             self.screen.suspend_live()
+
+    async def _show_events(self, content: Any, view: TurnView) -> None:
+        """Show the turn's events; after an interrupt, end it even if a model call or tool does not stop.
+
+        ``session.abort()`` ends a turn at the next event, which a slow first
+        token or a stuck command may not deliver soon; after a short grace the
+        turn's event stream is closed, which cancels whatever it was waiting for.
+        """
+        events = self.app.session.run(content)
+        try:
+            while True:
+                following = asyncio.ensure_future(events.__anext__())
+                if not self._interrupted.is_set():
+                    interrupt = asyncio.ensure_future(self._interrupted.wait())
+                    await asyncio.wait({following, interrupt}, return_when=asyncio.FIRST_COMPLETED)
+                    interrupt.cancel()
+                if not following.done():
+                    await asyncio.wait({following}, timeout=INTERRUPT_GRACE_S)
+                    if not following.done():
+                        following.cancel()
+                        with contextlib.suppress(BaseException):
+                            await following
+                        return
+                try:
+                    event = following.result()
+                except StopAsyncIteration:
+                    return
+                view.handle(event)
+                if isinstance(event, ResultEvent) and event.agent_id is None:
+                    view.busy = False
+        finally:
+            await events.aclose()
 
     async def _tick(self, view: TurnView) -> None:
         while True:
@@ -263,12 +295,13 @@ class InteractiveSession:
             self.interrupt_turn()
         elif key == "ctrl-b":
             self.background_agents()
-        elif key not in NAMED_KEYS:
-            self.typeahead += key  # typed ahead: it pre-fills the next prompt
+        elif self.keys is not None:
+            self.keys.defer(key)  # typed ahead (or Ctrl-D): the next prompt receives it
 
     def interrupt_turn(self) -> None:
         """Stop the running turn (its ResultEvent still arrives)."""
-        if self.turn_running and not self.app.session.ctx.abort.is_set():
+        if self.turn_running and not self._interrupted.is_set():
+            self._interrupted.set()
             self.app.session.abort()
             self.screen.print(self.screen.style("  ⎿ Interrupted · what should catui do instead?", "red"))
 
