@@ -203,6 +203,8 @@ def test_relative_rules_use_the_first_working_directory(tmp_path: Path) -> None:
     [
         (BASH, "Bash(npm test:*)"),
         (PermissionRequest("Bash", {"command": "ls -la"}), "Bash(ls:*)"),
+        (PermissionRequest("Bash", {"command": "cd src && make test"}), "Bash(make test:*)"),
+        (PermissionRequest("Bash", {"command": "make && rm -f *.o"}), "Bash(make && rm -f \\*.o)"),
         (EDIT_IN, "Edit(a.py)"),
         (READ_OUT, "Read(//srv/other/a)"),
         (PermissionRequest("Grep", {"path": "/work/proj/src"}, read_only=True), "Read(src/**)"),

@@ -260,7 +260,14 @@ def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
     if tool == "Bash":
         command = request_subject(request) or ""
         parts = command_parts(command)
-        if len(parts) != 1:
+        if len(parts) > 1:
+            # Suggest a rule for the one part that needs it; otherwise the exact command, never all of Bash.
+            from catui.permissions.bash_readonly import is_read_only_command
+
+            parts = [p for p in parts if not is_read_only_command(p, (), cwd)]
+            if len(parts) != 1:
+                return f"Bash({_escape_content(command.strip())})"
+        if not parts:
             return "Bash"
         try:
             words = shlex.split(parts[0])
@@ -290,6 +297,10 @@ def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
 def session_allow_rule(request: PermissionRequest, cwd: Path) -> PermissionRule:
     """The rule "yes, and don't ask again for this" adds for the rest of the session (source ``session``)."""
     return parse_rule(suggest_rule_text(request, cwd), "allow", "session", base=cwd, origin="this session")
+
+
+def _escape_content(text: str) -> str:
+    return text.replace("*", "\\*").replace("(", "\\(").replace(")", "\\)")
 
 
 def _path_pattern(path: Path, cwd: Path) -> str:
