@@ -134,3 +134,22 @@ def test_partials_pass_through_and_internal_events_are_hidden() -> None:
     assert isinstance(partial, StreamEvent) and partial.parent_tool_use_id == "t2"
     assert message_from_event(TextDelta(text="x"), "s") is None
     assert message_from_event(ToolStartEvent(tool_use_id="t", name="Read", input={}), "s") is None
+
+
+def test_a_sub_agents_task_events_inherit_its_parent_tool_use_id() -> None:
+    from types import SimpleNamespace
+
+    from catui.sdk import CatuiClient
+
+    client = CatuiClient()
+    client._app = SimpleNamespace(session=SimpleNamespace(session_id="s"))
+    client._deliver(
+        AssistantMessageEvent(message={"role": "assistant", "content": []}, model="m", agent_id="a1",
+                              parent_tool_use_id="toolu_outer")
+    )
+    client._deliver(SystemEvent(subtype="task_started", data={"task_id": "a2", "tool_use_id": "toolu_inner"},
+                                agent_id="a1"))
+    client._deliver(SystemEvent(subtype="task_started", data={"task_id": "a1"}))
+    delivered = [client._outbox.get_nowait() for _ in range(3)]
+    assert [getattr(m, "parent_tool_use_id", None) for m in delivered] == ["toolu_outer", "toolu_outer", None]
+    assert isinstance(delivered[1], TaskStartedMessage) and delivered[1].tool_use_id == "toolu_inner"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 from collections.abc import AsyncIterator
 from typing import Any
@@ -154,6 +155,7 @@ class CatuiClient:
         self._running = False
         self._interrupt_pending = False
         self._usage_by_agent: dict[str | None, dict[str, Any]] = {}
+        self._parent_of_agent: dict[str, str] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -374,6 +376,12 @@ class CatuiClient:
         app = self._app
         if app is None:
             return
+        if event.agent_id is not None:
+            if event.parent_tool_use_id is not None:
+                self._parent_of_agent[event.agent_id] = event.parent_tool_use_id
+            elif event.agent_id in self._parent_of_agent:
+                # Task events a sub-agent emits about its own sub-agents name only the emitting agent.
+                event = dataclasses.replace(event, parent_tool_use_id=self._parent_of_agent[event.agent_id])
         if isinstance(event, UsageEvent):
             self._usage_by_agent[event.agent_id] = event.usage
             return
