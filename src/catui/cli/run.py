@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 import traceback
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,7 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     return EXIT_ERROR if final.is_error else 0
 
 
-async def conversation_events(app: Any, prompt: str):  # type: ignore[no-untyped-def]
+async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
     Print mode does not exit while background agents run: after the parent's turn ends it waits for
