@@ -240,7 +240,10 @@ class SubagentRuntime:
             raise AgentSpawnError(str(exc)) from None
 
         agent_id = new_agent_id()
-        is_async = bool(request.run_in_background or definition.background)
+        from catui.config.flags import background_tasks_disabled
+
+        wants_async = bool(request.run_in_background or definition.background)
+        is_async = wants_async and self.background_launcher is not None and not background_tasks_disabled(deps.env)
         isolation = request.isolation or definition.isolation
         cwd_override = _validate_cwd(request.cwd, isolation)
         worktree = None
@@ -353,7 +356,7 @@ class SubagentRuntime:
             },
         ) as span:
             run.span = span
-            self._emit_task_started(run)
+            self.emit_task_started(run)
             try:
                 async for event in run.events():
                     if emit is not None:
@@ -363,7 +366,7 @@ class SubagentRuntime:
                         and event.agent_id == run.agent_id
                         and emit is not None
                     ):
-                        emit(self._task_progress(run))
+                        emit(self.task_progress_event(run))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in a child must not take the parent down
@@ -372,10 +375,10 @@ class SubagentRuntime:
                     f"Agent \"{run.description}\" ({run.agent_type}) failed: {type(exc).__name__}: {exc}",
                     is_error=True,
                 )
-                self._emit_task_finished(run, "failed")
+                self.emit_task_finished(run, "failed")
                 return result
             result = await self.finish(run)
-            self._emit_task_finished(run, "failed" if result.is_error else "completed")
+            self.emit_task_finished(run, "failed" if result.is_error else "completed")
             set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
             return result
 
@@ -416,7 +419,8 @@ class SubagentRuntime:
         if run.parent_ctx.emit is not None:
             run.parent_ctx.emit(event)
 
-    def _emit_task_started(self, run: SubagentRun) -> None:
+    def emit_task_started(self, run: SubagentRun) -> None:
+        """Tell the parent's stream that ``run`` started (``system/task_started``)."""
         self._emit(
             run,
             SystemEvent(
@@ -432,7 +436,8 @@ class SubagentRuntime:
             ),
         )
 
-    def _task_progress(self, run: SubagentRun) -> SystemEvent:
+    def task_progress_event(self, run: SubagentRun) -> SystemEvent:
+        """A ``system/task_progress`` event with the run's counters so far."""
         return SystemEvent(
             subtype="task_progress",
             data={
@@ -445,7 +450,8 @@ class SubagentRuntime:
             agent_id=run.parent_ctx.agent_id,
         )
 
-    def _emit_task_finished(self, run: SubagentRun, status: str) -> None:
+    def emit_task_finished(self, run: SubagentRun, status: str) -> None:
+        """Tell the parent's stream that ``run`` ended (``system/task_notification``; status completed/failed)."""
         self._emit(
             run,
             SystemEvent(
