@@ -38,10 +38,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from catui.models.scripted import RequestView  # noqa: E402
 from tests.support import loopback  # noqa: E402
 from tests.support.anthropic_server import AnthropicTestServer  # noqa: E402
 from tests.support.loopback import Fault, RecordedRequest  # noqa: E402
+
+from catui.models.scripted import RequestView  # noqa: E402
 
 # 100 children connect at once; the stdlib's default listen backlog of 5 would make some wait for SYN retries.
 loopback._Server.request_queue_size = 512
