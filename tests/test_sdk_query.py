@@ -8,6 +8,7 @@ on 127.0.0.1 that replays the same script.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -420,6 +421,11 @@ async def test_two_clients_in_one_process_keep_their_own_options(backend: Backen
         )
         assert str(folder.resolve()) in str(pwd.content)
         assert messages[-1].result == marker
+    if backend.kind == "anthropic":
+        # Each client's env named its own server: every request of a client reached that server only.
+        for server, folder in zip(backend.servers, (first_dir, second_dir), strict=True):
+            assert len(server.requests) == 2
+            assert all(str(folder.resolve()) in json.dumps(r.body) for r in server.requests)
 
 
 # -- errors and background work --------------------------------------------------------------------
