@@ -242,3 +242,76 @@ def test_unknown_tool_names_are_kept_and_warned(project: Path) -> None:
     assert agent is not None and agent.tools == ["Read", "psql", "mcp__db__query", "Agent(x)"]
     unknown = [w.message for w in registry.warnings if "unknown tools" in w.message]
     assert unknown == [unknown[0]] and "psql" in unknown[0] and "mcp__" not in unknown[0]
+
+
+# -- the fast path for simple frontmatter agrees with the YAML parser ------------------------------
+
+TRICKY_FRONTMATTER = [
+    "name: a\ndescription: plain text, with commas [and brackets] {braces} and C# too\n",
+    'name: a\ndescription: "quoted: with colon # and hash"\n',
+    "name: a\ndescription: 'single ''quoted'''\n",
+    'name: a\ndescription: "escaped \\" quote and \\\\ backslash"\n',
+    'name: a\ndescription: "other escape \\n here"\n',
+    "name: a\ntools:\n  - Read\n  - Grep\n",
+    "name: a\ntools:\n  - Read\n    - Grep\n",
+    "name: a\ntools:\n- Read\n- Grep\n",
+    "name: a\ntools: [Read, 'Grep', \"Glob\"]\n",
+    "name: a\ntools: [a: b]\n",
+    "name: a\nmaxTurns: 007\nversion: 1.0\nratio: .5\nhex: 0x1f\noct: 0o17\nneg: -3\n",
+    "name: a\nflag: true\nother: False\nnothing: ~\nalso: null\nempty:\n",
+    "name: a\nname: b\n",
+    "true: x\n1: y\nnull: z\n",
+    "name: a\ndescription: ends with colon:\n",
+    "name: a\ndescription: multi\n  line plain\n",
+    "name: a\ndescription: |\n  block\n",
+    "name: a # comment\n",
+    "name: a\r\ndescription: crlf\r\n",
+    "name: a\ndescription: tab\there\n",
+    "name: a\ndescription: Example: user: hi\ntools: [Read, Grep]\n",
+    "name: a\ndescription: Example: user: hi\nmodel: sonnet\n",
+    "name: café\ndescription: 日本語の説明: です\n",
+    "name: a\ndescription: nel\x85inside\n",
+]
+
+
+def _frontmatters() -> list[str]:
+    import json
+
+    from catui.agents.frontmatter import FRONTMATTER_RE
+
+    texts = list(TRICKY_FRONTMATTER)
+    expectations = CORPUS / "expectations.json"
+    if expectations.is_file():
+        for entry in json.loads(expectations.read_text(encoding="utf-8")):
+            match = FRONTMATTER_RE.match((CORPUS / entry["path"]).read_text(encoding="utf-8"))
+            if match:
+                texts.append(match.group(1))
+    return texts
+
+
+def test_fast_path_agrees_with_yaml_on_corpus_and_tricky_input() -> None:
+    import yaml
+
+    from catui.agents.frontmatter import prequote_hash_values, quote_problematic_values
+    from catui.agents.simple_yaml import fails_only_on_colon_values, parse_simple_yaml
+    from catui.agents.yaml12 import load_yaml12
+
+    checked = 0
+    for raw in _frontmatters():
+        for text in {raw, prequote_hash_values(raw), quote_problematic_values(raw)}:
+            try:
+                expected: object = load_yaml12(text)
+            except yaml.YAMLError:
+                expected = "error"
+            fast = parse_simple_yaml(text)
+            if fast is not None:
+                checked += 1
+                assert fast == expected, text
+            if fails_only_on_colon_values(text):
+                assert expected == "error", text
+    assert checked > 300
+
+
+def test_duplicate_keys_are_a_yaml_error_as_in_claude_code() -> None:
+    result = load("---\nname: a\ndescription: one\ndescription: two\n---\nbody\n")
+    assert result.definition is None and result.error is not None and "duplicate key" in result.error

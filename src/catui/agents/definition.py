@@ -7,6 +7,7 @@ are accepted wherever a definition is built. Instances are immutable.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high")
 # The colours Claude Code's UI knows; other values are dropped by the loaders.
 AGENT_COLORS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
 MAX_AGENT_NAME_LENGTH = 200
+_CONTROL_CHARACTERS_RE = re.compile("[\x00-\x1f\x7f]")
 
 
 def agent_name_problem(name: object) -> str | None:
@@ -37,7 +39,7 @@ def agent_name_problem(name: object) -> str | None:
         return f"must be a string, not {type(name).__name__}"
     if not name.strip():
         return "must not be empty"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    if _CONTROL_CHARACTERS_RE.search(name):
         return "must be one line without control characters (tabs, newlines)"
     if len(name) > MAX_AGENT_NAME_LENGTH:
         return f"is {len(name)} characters long; the limit is {MAX_AGENT_NAME_LENGTH}"

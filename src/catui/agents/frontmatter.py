@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import yaml
 
+from catui.agents.simple_yaml import fails_only_on_colon_values, parse_simple_yaml
 from catui.agents.yaml12 import load_yaml12
 
 # JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), which differs from Python's.
@@ -105,6 +106,10 @@ def describe_yaml_error(exc: yaml.YAMLError, first_line: int) -> str:
 
 
 def _parse_yaml(text: str) -> Any:
+    # Most frontmatter is a few plain lines: read those directly, hand anything else to YAML.
+    simple = parse_simple_yaml(text)
+    if simple is not None:
+        return simple
     return load_yaml12(text)
 
 
@@ -119,6 +124,11 @@ def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
     body = text[match.end() :]
     prequoted = prequote_hash_values(raw)
     status: FrontmatterStatus = "ok" if prequoted == raw else "ok_hash_prequoted"
+    if fails_only_on_colon_values(prequoted):
+        # The first parse is certain to fail on a plain value holding ': '; go straight to the retry.
+        retried = parse_simple_yaml(quote_problematic_values(prequoted))
+        if retried is not None:
+            return ParsedMarkdown(retried, body, "ok_after_quote_retry")
     try:
         data = _parse_yaml(prequoted)
     except yaml.YAMLError as first_error:

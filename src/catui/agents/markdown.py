@@ -38,7 +38,7 @@ class MarkdownLoadResult:
     not_an_agent: bool = False
 
 
-def read_agent_file(path: Path, *, size_hint: int | None = None) -> str:
+def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
     """The file's text (UTF-8, BOM kept for the parser to handle). Raises AgentFileError."""
     try:
         size = size_hint if size_hint is not None else os.stat(path).st_size

@@ -209,7 +209,7 @@ def _load_agent_path(
         scan = scan_markdown_files(target, fingerprint)
         result.warnings.extend(scan.warnings)
         for scanned in scan.files:
-            _load_file(scanned.path, scanned.relative_parts, result, loaded, scanned.size)
+            _load_file(Path(scanned.path), scanned.relative_parts, result, loaded, scanned.size)
         return
     if fingerprint is not None:
         fingerprint.record(str(target))

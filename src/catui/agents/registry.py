@@ -30,7 +30,7 @@ from typing import Any
 
 from catui.agents.builtin import builtin_agents, guide_enabled
 from catui.agents.definition import AgentDefinition, AgentSource
-from catui.agents.known_tools import unknown_tool_names
+from catui.agents.known_tools import known_tool_names, unknown_tool_names
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
 
@@ -249,7 +249,7 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
         scan = scan_markdown_files(folder, state.fingerprint)
         state.warnings.extend(scan.warnings)
         for scanned in scan.files:
-            path = str(scanned.path)
+            path = scanned.path
             try:
                 text = read_agent_file(scanned.path, size_hint=scanned.size)
             except AgentFileError as exc:
@@ -305,12 +305,13 @@ def _report_duplicates(state: _LoadState) -> None:
 
 
 def _report_unknown_tools(state: _LoadState) -> None:
+    known = known_tool_names()
     for agent in state.agents:
         if agent.is_built_in:
             continue
         origin = state.origins.get(id(agent), agent.source)
         for field_name, entries in (("tools", agent.tools), ("disallowedTools", agent.disallowed_tools)):
-            unknown = unknown_tool_names(entries)
+            unknown = unknown_tool_names(entries, known)
             if unknown:
                 state.warnings.append(
                     AgentWarning(

@@ -48,7 +48,7 @@ class Fingerprint:
 class ScannedFile:
     """A Markdown file found under a root, with its folder parts relative to that root."""
 
-    path: Path
+    path: str
     relative_parts: tuple[str, ...]
     size: int
 
@@ -121,4 +121,4 @@ def _walk(
         elif entry.name.endswith(".md") and stat_module.S_ISREG(st.st_mode):
             if fingerprint is not None:
                 fingerprint.record(entry.path, (st.st_mtime_ns, st.st_size))
-            result.files.append(ScannedFile(Path(entry.path), parts, st.st_size))
+            result.files.append(ScannedFile(entry.path, parts, st.st_size))

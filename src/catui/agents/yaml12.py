@@ -68,6 +68,25 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
     return float(text)
 
 
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping whose keys must be unique, as in Claude Code's parser (PyYAML keeps the last silently)."""
+    seen: set[Any] = set()
+    for key_node, _value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:  # an unhashable key; the safe constructor reports it
+            continue
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, f"duplicate key '{key}'", key_node.start_mark
+            )
+    loader.flatten_mapping(node)
+    return dict(loader.construct_pairs(node, deep=True))
+
+
+Yaml12Loader.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)
 Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 

@@ -413,7 +413,7 @@ def validate_paths(paths: Sequence[Path]) -> ValidationReport:
             scan = scan_markdown_files(path)
             report.warnings.extend(scan.warnings)
             for scanned in scan.files:
-                _validate_file(scanned.path, report, explicit=False)
+                _validate_file(Path(scanned.path), report, explicit=False)
         elif path.suffix == ".json":
             _validate_json_file(path, report)
         else:
