@@ -271,3 +271,16 @@ async def test_aborting_the_parent_aborts_running_children(tmp_path: Path, monke
     results = tool_results(events)
     assert results["toolu_1"]["is_error"] is True and "interrupted" in results["toolu_1"]["content"]
     assert isinstance(events[-1], ResultEvent) and events[-1].agent_id is None and events[-1].is_error
+
+
+async def test_required_mcp_servers_must_be_connected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    needy = AgentDefinition(agent_type="needy", description="d", prompt="p", required_mcp_servers=["github"],
+                            source="projectSettings")
+    app, _ = build(tmp_path, monkeypatch, [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [spawn("toolu_1", "JOB", "needy")]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "done"}]},
+    ], extra_agents=[needy])
+    results = tool_results(await run(app, "PARENT"))
+    assert results["toolu_1"]["is_error"] is True and "MCP server(s) github" in results["toolu_1"]["content"]

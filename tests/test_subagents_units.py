@@ -311,3 +311,12 @@ def test_agent_tool_description_lists_agents_and_follows_the_registry() -> None:
     registry.version = 2
     assert "- reviewer: Reviews diffs. (Tools: Read)" in tool.description
     assert "run_in_background" not in build_agent_tool_description([], background_enabled=False)
+
+
+def test_denied_types_are_left_out_of_the_description() -> None:
+    registry = StaticRegistry([general_purpose_agent(), explore_agent(), plan_agent()])
+    permissions = PermissionContext()
+    tool = AgentTool(registry, env={}, permissions=lambda: permissions)
+    assert "- Explore: " in tool.description
+    permissions = PermissionContext(rules=(PermissionRule("Agent", "Explore", "deny", "cliArg"),))
+    assert "- Explore: " not in tool.description and "- Plan: " in tool.description

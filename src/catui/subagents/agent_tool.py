@@ -8,12 +8,12 @@ agent registry changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from catui.permissions.context import PermissionRequest
+from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.subagents.tool_filter import tool_summary
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolInput, ToolResult
 
@@ -111,24 +111,38 @@ class AgentTool(Tool):
     input_model: ClassVar[type[ToolInput]] = AgentInput
     read_only: ClassVar[bool] = False
 
-    def __init__(self, registry: Any, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        registry: Any,
+        *,
+        env: Mapping[str, str] | None = None,
+        permissions: Callable[[], PermissionContext] | None = None,
+    ) -> None:
         from catui.config.flags import agent_teams_enabled, background_tasks_disabled
 
         self.registry = registry
+        self.permissions = permissions
         self.background_enabled = not background_tasks_disabled(env or {})
         self.teams_enabled = agent_teams_enabled(env or {})
         self._description_cache: tuple[Any, str] | None = None
 
     @property
     def description(self) -> str:
-        version = getattr(self.registry, "version", None)
+        """The agent list and guidance; rebuilt when the registry's version or the deny rules change."""
+        permissions = self.permissions() if self.permissions is not None else None
+        key = (getattr(self.registry, "version", None), permissions.rules if permissions is not None else ())
         cached = self._description_cache
-        if cached is None or cached[0] != version or version is None:
-            agents = list(getattr(self.registry, "active", []) or [])
-            text = build_agent_tool_description(agents, background_enabled=self.background_enabled)
-            self._description_cache = (version, text)
-            return text
-        return cached[1]
+        if cached is not None and cached[0] == key and key[0] is not None:
+            return cached[1]
+        agents = list(getattr(self.registry, "active", []) or [])
+        if permissions is not None:
+            from catui.permissions.decide import is_agent_type_denied
+
+            # Types a rule denies are left out, so the model is not offered what it may not use.
+            agents = [a for a in agents if is_agent_type_denied(permissions, a.agent_type) is None]
+        text = build_agent_tool_description(agents, background_enabled=self.background_enabled)
+        self._description_cache = (key, text)
+        return text
 
     def input_schema(self) -> dict[str, Any]:
         schema = super().input_schema()

@@ -41,6 +41,7 @@ def install_subagents(app: Any) -> SubagentRuntime:
     session.ctx.services["session"] = session
     app.services["subagents"] = runtime
     if not any(t.name == AgentTool.name for t in session.tools):
-        tools = [*session.tools, AgentTool(app.registry, env=env)]
+        tool = AgentTool(app.registry, env=env, permissions=lambda: session.ctx.permissions)
+        tools = [*session.tools, tool]
         session.set_tools(sorted(tools, key=lambda t: t.name))
     return runtime

@@ -221,6 +221,7 @@ class SubagentRuntime:
             reload()
         definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
 
+        _check_required_mcp_servers(definition, parent.tools)
         model = resolve_child_model(
             definition.model,
             request.model,
@@ -614,6 +615,21 @@ def _parent_session(ctx: ToolContext) -> Session:
     if not isinstance(session, Session):
         raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
     return session
+
+
+def _check_required_mcp_servers(definition: AgentDefinition, parent_tools: list[Any]) -> None:
+    """Refuse to start an agent whose required MCP servers have no tools in this session (spec 6.1 [6])."""
+    required = definition.required_mcp_servers or []
+    if not required:
+        return
+    names = [t.name for t in parent_tools]
+    missing = [s for s in required if not any(n.startswith(f"mcp__{s}__") for n in names)]
+    if missing:
+        raise AgentSpawnError(
+            f"Agent type '{definition.agent_type}' needs the MCP server(s) {', '.join(missing)}, which are not "
+            "connected in this session. Configure them in the MCP settings (or check that they start), then try "
+            "again; or use another agent type."
+        )
 
 
 def _child_permissions(parent_ctx: ToolContext, definition: AgentDefinition, request: SpawnRequest) -> Any:
