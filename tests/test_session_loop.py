@@ -134,7 +134,7 @@ async def test_non_read_only_calls_run_one_after_another(tmp_path: Path) -> None
     ]}
     session = make_session(tmp_path, script, tools=[WritingSleepy()])
     await collect(session, "go")
-    (first, f_start, f_end), (second, s_start, _) = RecordingTool.log
+    (first, _, f_end), (second, s_start, _) = RecordingTool.log
     assert (first, second) == ("first", "second")
     assert s_start >= f_end, "a writing call starts only after the previous one ended"
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -369,7 +370,9 @@ class ScriptEngine:
                     self._used.add(turn.number)
                 self.history.append((view, turn))
                 return turn
-        snippet = " ".join(view.last_user_text.split())[:80]
+        # The context reminder catui puts before a prompt would fill the snippet; show the user's own words.
+        visible = re.sub(r"<system-reminder>.*?</system-reminder>", " ", view.last_user_text, flags=re.S)
+        snippet = " ".join(visible.split())[:80]
         raise ScriptNoMatchError(
             f"script {self.source} has no turn left for the request whose last user message is {snippet!r} "
             f"(model {view.model or '?'}, {len(self.turns)} turns, {len(self._used)} used); "

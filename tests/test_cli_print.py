@@ -1,0 +1,182 @@
+"""Print mode end to end: the real CLI in a subprocess, text / json / stream-json, and bad input.
+
+The anthropic provider runs against the loopback server (real HTTP and SSE);
+the scripted provider is used where the provider does not matter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.anthropic_server import AnthropicTestServer
+
+SCRIPT = {
+    "turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "text", "text": "Let me look."},
+                     {"type": "tool_use", "name": "Read", "input": {"file_path": "__FILE__"}}]},
+        {"match": {"last_user_contains": "hello world"}, "content": [{"type": "text", "text": "It says hello world."}]},
+    ]
+}
+
+
+def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_"))}
+    env.update(HOME=str(tmp_path / "home"), CATUI_HOME=str(tmp_path / "home" / ".catui"))
+    env.update(extra)
+    return env
+
+
+def project(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir(exist_ok=True)
+    (proj / "greeting.txt").write_text("hello world\n")
+    return proj
+
+
+def script_for(proj: Path) -> dict[str, Any]:
+    return json.loads(json.dumps(SCRIPT).replace("__FILE__", str(proj / "greeting.txt")))
+
+
+def catui(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
+          input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "catui", *args], cwd=project(tmp_path), env=env or clean_env(tmp_path),
+        capture_output=True, text=True, timeout=60, input=input_text,
+    )
+
+
+def test_text_output_against_the_anthropic_wire_protocol(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    with AnthropicTestServer(script_for(proj)) as server:
+        out = catui(tmp_path, "-p", "What does greeting.txt say?", env=clean_env(tmp_path, **server.env()))
+        bodies = server.bodies()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "It says hello world."
+    assert len(bodies) == 2
+    first = bodies[0]
+    assert first["model"] == "claude-sonnet-4-6" and first["stream"] is True
+    names = [t["name"] for t in first["tools"]]
+    assert names == sorted(names) and {"Agent", "Read", "Bash", "Edit"} <= set(names)
+    assert first["messages"][0]["content"][-1]["text"] == "What does greeting.txt say?"
+    tool_result = bodies[1]["messages"][2]["content"][0]
+    assert tool_result["type"] == "tool_result" and "hello world" in json.dumps(tool_result["content"])
+
+
+def test_json_output_has_claude_codes_result_shape(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    with AnthropicTestServer(script_for(proj)) as server:
+        out = catui(tmp_path, "-p", "What does it say?", "--output-format", "json",
+                    env=clean_env(tmp_path, **server.env()))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["type"] == "result" and result["subtype"] == "success" and result["is_error"] is False
+    assert result["result"] == "It says hello world."
+    assert result["num_turns"] == 2
+    for key in ("session_id", "duration_ms", "usage", "modelUsage", "total_cost_usd", "permission_denials"):
+        assert key in result
+    usage = result["usage"]
+    for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                "server_tool_use", "service_tier", "cache_creation"):
+        assert key in usage
+    assert set(result["modelUsage"]) == {"claude-sonnet-4-6"}
+    assert result["modelUsage"]["claude-sonnet-4-6"]["outputTokens"] == usage["output_tokens"]
+    assert result["total_cost_usd"] > 0
+
+
+def test_stream_json_emits_init_messages_and_result(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    with AnthropicTestServer(script_for(proj)) as server:
+        out = catui(tmp_path, "-p", "What does it say?", "--output-format", "stream-json",
+                    env=clean_env(tmp_path, **server.env()))
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert events[0]["type"] == "system" and events[0]["subtype"] == "init"
+    assert "Task" in events[0]["tools"] and "Agent" in events[0]["tools"]
+    assert events[0]["model"] == "claude-sonnet-4-6"
+    kinds = [e["type"] for e in events]
+    assert kinds[1:] == ["user", "assistant", "user", "assistant", "result"]
+    assert all(e["parent_tool_use_id"] is None for e in events[1:-1])
+    assert events[2]["message"]["content"][1]["name"] == "Read"
+    assert events[3]["message"]["content"][0]["type"] == "tool_result"
+    assert events[-1]["result"] == "It says hello world."
+    assert len({e["session_id"] for e in events}) == 1
+
+
+def test_prompt_from_stdin_and_scripted_provider(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(script_for(proj)))
+    out = catui(tmp_path, "-p", "--model", f"scripted:{script}", input_text="What does it say?")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "It says hello world."
+
+
+def test_transcript_is_written_under_the_catui_home(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(script_for(proj)))
+    out = catui(tmp_path, "-p", "Read it", "--model", f"scripted:{script}", "--output-format", "json")
+    session_id = json.loads(out.stdout)["session_id"]
+    transcripts = list((tmp_path / "home" / ".catui" / "projects").glob(f"*/{session_id}.jsonl"))
+    assert len(transcripts) == 1
+    lines = [json.loads(line) for line in transcripts[0].read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["user", "assistant", "user", "assistant"]
+
+
+def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, out.stderr
+    return lines[0]
+
+
+def test_no_key_says_what_to_set_and_points_at_the_demo(tmp_path: Path) -> None:
+    message = one_line_error(catui(tmp_path, "-p", "hello"))
+    assert "ANTHROPIC_API_KEY" in message and "catui demo" in message
+
+
+def test_unknown_model_alias(tmp_path: Path) -> None:
+    message = one_line_error(catui(tmp_path, "-p", "hello", "--model", "sonet"))
+    assert "sonet" in message and "sonnet" in message
+
+
+def test_invalid_settings_file_names_file_and_line(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    (proj / ".catui").mkdir(exist_ok=True)
+    (proj / ".catui" / "settings.json").write_text('{\n  "model": "sonnet",\n  oops\n}\n')
+    message = one_line_error(catui(tmp_path, "-p", "hello", "--model", "sonnet"))
+    assert "settings.json" in message and "line 3" in message
+
+
+def test_unreachable_endpoint(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, ANTHROPIC_BASE_URL="http://127.0.0.1:9", ANTHROPIC_API_KEY="k")
+    message = one_line_error(catui(tmp_path, "-p", "hello", env=env))
+    assert "127.0.0.1:9" in message
+
+
+def test_invalid_api_key(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    with AnthropicTestServer(script_for(proj), require_key="right-key") as server:
+        env = clean_env(tmp_path, **server.env(api_key="wrong-key"))
+        message = one_line_error(catui(tmp_path, "-p", "hello", env=env))
+    assert "ANTHROPIC_API_KEY" in message
+
+
+def test_script_without_a_turn_for_the_request(tmp_path: Path) -> None:
+    script = tmp_path / "empty.yaml"
+    script.write_text("turns:\n  - match: {first_user_contains: never}\n    content: [{type: text, text: x}]\n")
+    message = one_line_error(catui(tmp_path, "-p", "hello there", "--model", f"scripted:{script}"))
+    assert "empty.yaml" in message and "hello there" in message
+
+
+def test_verbose_shows_the_traceback(tmp_path: Path) -> None:
+    out = catui(tmp_path, "-p", "hello", "--model", "sonet", "--verbose")
+    assert out.returncode != 0 and "Traceback" in out.stderr
