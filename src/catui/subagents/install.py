@@ -35,6 +35,8 @@ def install_subagents(app: Any) -> SubagentRuntime:
         sessions_dir=sessions_dir(Path(app.options.cwd).resolve()) if write_transcripts else None,
         parent_resolved=app.services.get("resolved_model"),
         telemetry=Telemetry.from_settings(settings, env),
+        # Without the user and project setting sources (an SDK choice) no CLAUDE.md / CATUI.md is read.
+        load_project_memory=bool(set(getattr(app.options, "setting_sources", ("project",))) & {"user", "project"}),
     )
     runtime = SubagentRuntime(deps)
     session.ctx.services["subagents"] = runtime

@@ -178,6 +178,7 @@ class RuntimeDeps:
     parent_resolved: Any = None
     telemetry: Telemetry | None = None
     worktree_state: Any = None
+    load_project_memory: bool = True
 
 
 class SubagentRuntime:
@@ -250,6 +251,36 @@ class SubagentRuntime:
         worktree = None
         if isolation == "worktree":
             worktree = await self._create_worktree(agent_id, parent)
+        try:
+            return self._build_run(
+                request, parent_ctx, parent, definition, model, provider, permissions, tools, agent_id, is_async,
+                worktree, cwd_override,
+            )
+        except BaseException:
+            if worktree is not None:
+                with contextlib.suppress(Exception):
+                    from catui.worktree.cleanup import finish_worktree
+
+                    await finish_worktree(worktree, self._state())
+            raise
+
+    def _build_run(
+        self,
+        request: SpawnRequest,
+        parent_ctx: ToolContext,
+        parent: Session,
+        definition: AgentDefinition,
+        model: ChildModel,
+        provider: Any,
+        permissions: Any,
+        tools: list[Any],
+        agent_id: str,
+        is_async: bool,
+        worktree: Any,
+        cwd_override: Path | None,
+    ) -> SubagentRun:
+        """The child session and its run, once type, model, tools and folder are settled."""
+        deps = self.deps
         child_cwd = worktree.path if worktree is not None else (cwd_override or parent_ctx.cwd)
         child_root = worktree.path if worktree is not None else parent_ctx.project_root
         if worktree is not None:
@@ -274,7 +305,8 @@ class SubagentRuntime:
         )
         from catui.session.prompt import context_block
 
-        project_memory = None if definition.omit_claude_md else self._memory(Path(child_cwd), child_root)
+        wants_memory = deps.load_project_memory and not definition.omit_claude_md
+        project_memory = self._memory(Path(child_cwd), child_root) if wants_memory else None
         first_message = build_first_message(request.prompt, context_block(project_memory))
 
         ctx = ToolContext(
