@@ -87,7 +87,7 @@ def test_task_upsert_get_list(db: StateDB) -> None:
 
 
 def test_unknown_task_field_is_named(db: StateDB) -> None:
-    with pytest.raises(StateError, match="unknown task field.*colour"):
+    with pytest.raises(StateError, match=r"unknown task field.*colour"):
         db.upsert_task("x", colour="red")
 
 
@@ -119,7 +119,9 @@ def test_mark_interrupted_only_touches_dead_owners(db: StateDB) -> None:
 
 def test_pid_is_alive() -> None:
     assert pid_is_alive(os.getpid())
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     assert not pid_is_alive(int(done.stdout))
     assert not pid_is_alive(0)
 
@@ -146,7 +148,11 @@ def test_worktrees(db: StateDB, tmp_path: Path) -> None:
     assert row["status"] == "active" and row["pid"] == os.getpid()
     stored = db.get_worktree("a1")
     assert stored is not None
-    assert (stored["path"], stored["hook_based"], stored["meta"]) == (str(tmp_path / "wt"), False, {"symlinks": ["node_modules"]})
+    assert (stored["path"], stored["hook_based"], stored["meta"]) == (
+        str(tmp_path / "wt"),
+        False,
+        {"symlinks": ["node_modules"]},
+    )
     db.record_worktree("a2", path="/x", branch=None, head_commit=None, git_root=None, hook_based=True)
     assert db.update_worktree_status("a1", "kept")
     assert not db.update_worktree_status("nope", "kept")
@@ -209,7 +215,9 @@ def test_a_second_connection_sees_committed_writes(project: Path, db: StateDB) -
         "s = StateDB(Path(sys.argv[1])); t = s.get_task('t1'); "
         "print(t['status'], t['description'], s.get_name('s', 'n'))"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(project)], capture_output=True, text=True, check=True
+    )
     assert done.stdout.split() == ["running", "survives", "t1"]
 
 

@@ -106,7 +106,12 @@ def test_main_entry_point_runs_the_subcommand(repo: Path) -> None:
     _make(repo, "a1111111aaaaaaaa", change=True)
     env = {**os.environ}
     done = subprocess.run(
-        [sys.executable, "-m", "catui", "worktrees"], cwd=repo, capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "catui", "worktrees"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert "a1111111aaaaaaaa" in done.stdout

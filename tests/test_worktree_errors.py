@@ -105,7 +105,10 @@ async def test_file_system_error_mid_creation_rolls_back(repo: Path) -> None:
     state = StateDB(repo)
     with pytest.raises(WorktreeError, match=r"could not create worktree .*agent-a0123456"):
         await create_worktree(
-            AGENT, repo_root=repo, settings={"worktree": {"symlinkDirectories": ["vendor/cache"]}}, state=state
+            AGENT,
+            repo_root=repo,
+            settings={"worktree": {"symlinkDirectories": ["vendor/cache"]}},
+            state=state,
         )
     assert_nothing_left(repo, state)
     assert (repo / "vendor" / "cache").is_dir()
@@ -139,9 +142,13 @@ async def test_failing_hook_reports_its_stderr_tail(tmp_path: Path, monkeypatch:
     isolate_git(monkeypatch, tmp_path / "home")
     project = tmp_path / "p"
     project.mkdir()
-    command = _write_hook(tmp_path, "bad.sh", "cat >/dev/null\necho 'line one' >&2\necho 'quota exceeded' >&2\nexit 3\n")
+    command = _write_hook(
+        tmp_path, "bad.sh", "cat >/dev/null\necho 'line one' >&2\necho 'quota exceeded' >&2\nexit 3\n"
+    )
     state = StateDB(project)
-    with pytest.raises(WorktreeError, match=r"WorktreeCreate hook .* failed with exit status 3: line one / quota exceeded"):
+    with pytest.raises(
+        WorktreeError, match=r"WorktreeCreate hook .* failed with exit status 3: line one / quota exceeded"
+    ):
         await create_worktree(AGENT, repo_root=project, settings=_create_hook_settings(command), state=state)
     assert state.list_worktrees() == []
     state.close()
@@ -187,7 +194,9 @@ async def test_bad_settings_are_named(repo: Path, settings: dict[str, object], m
 
 
 def test_worktree_settings_normalises_paths() -> None:
-    links, sparse = worktree_settings({"worktree": {"symlinkDirectories": ["node_modules/", "./.venv"], "sparsePaths": ["a/b"]}})
+    links, sparse = worktree_settings(
+        {"worktree": {"symlinkDirectories": ["node_modules/", "./.venv"], "sparsePaths": ["a/b"]}}
+    )
     assert links == ("node_modules", ".venv")
     assert sparse == ("a/b",)
 

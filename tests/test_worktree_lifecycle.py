@@ -54,7 +54,12 @@ async def test_creates_worktree_on_new_branch_from_head(repo: Path, state: State
     # Recorded before returning, as active, owned by this process.
     row = state.get_worktree(AGENT)
     assert row is not None
-    assert (row["status"], row["path"], row["branch"], row["pid"]) == ("active", str(info.path), info.branch, os.getpid())
+    assert (row["status"], row["path"], row["branch"], row["pid"]) == (
+        "active",
+        str(info.path),
+        info.branch,
+        os.getpid(),
+    )
     # The worktrees folder never shows up in the main checkout's status.
     assert "worktrees" not in git(repo, "status", "--porcelain", "--untracked-files=all")
     assert WorktreeInfo.from_row(row) == info
@@ -123,12 +128,22 @@ async def test_ignored_files_do_not_count_as_changes(repo: Path, state: StateDB)
     assert not info.path.exists()
 
 
-async def test_sparse_paths_check_out_only_those_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_sparse_paths_check_out_only_those_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     isolate_git(monkeypatch, tmp_path / "home")
-    files = {"top.txt": "t\n", "a/x/one.txt": "1\n", "a/y/two.txt": "2\n", "b/three.txt": "3\n", "c/four.txt": "4\n"}
+    files = {
+        "top.txt": "t\n",
+        "a/x/one.txt": "1\n",
+        "a/y/two.txt": "2\n",
+        "b/three.txt": "3\n",
+        "c/four.txt": "4\n",
+    }
     repo = make_repo(tmp_path / "proj", files)
     db = StateDB(repo)
-    info = await create_worktree(AGENT, repo_root=repo, settings={"worktree": {"sparsePaths": ["a/x", "b"]}}, state=db)
+    info = await create_worktree(
+        AGENT, repo_root=repo, settings={"worktree": {"sparsePaths": ["a/x", "b"]}}, state=db
+    )
 
     present = sorted(
         str(p.relative_to(info.path)) for p in info.path.rglob("*") if p.is_file() and ".git" not in p.parts
@@ -211,7 +226,9 @@ def _hook_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str,
     }
 
 
-async def test_hook_based_create_and_remove_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_hook_based_create_and_remove_outside_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
 
     isolate_git(monkeypatch, tmp_path / "home")
@@ -242,7 +259,9 @@ async def test_hook_based_create_and_remove_outside_git(tmp_path: Path, monkeypa
     db.close()
 
 
-async def test_hook_based_without_remove_hook_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_hook_based_without_remove_hook_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     isolate_git(monkeypatch, tmp_path / "home")
     project = tmp_path / "p"
     project.mkdir()
@@ -282,7 +301,10 @@ async def test_twenty_sparse_agents_in_parallel(tmp_path: Path, monkeypatch: pyt
     db = StateDB(repo)
     settings = {"worktree": {"sparsePaths": ["a"]}}
     infos = await asyncio.gather(
-        *(create_worktree(f"b{index:02d}{'1' * 14}", repo_root=repo, settings=settings, state=db) for index in range(20))
+        *(
+            create_worktree(f"b{index:02d}{'1' * 14}", repo_root=repo, settings=settings, state=db)
+            for index in range(20)
+        )
     )
     assert all((i.path / "a" / "one.txt").exists() and not (i.path / "b").exists() for i in infos)
     outcomes = await asyncio.gather(*(finish_worktree(info, db) for info in infos))
@@ -322,3 +344,29 @@ async def test_cleanup_of_a_worktree_whose_folder_was_deleted(repo: Path, state:
     assert await cleanup_worktree(info, state) is True
     assert str(info.path) not in worktree_paths(repo)
     assert info.branch not in branches(repo)
+
+
+async def test_sweep_at_startup_touches_nothing_without_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from catui.worktree import sweep_at_startup
+
+    isolate_git(monkeypatch, tmp_path / "home")
+    fresh = make_repo(tmp_path / "fresh")
+    assert await sweep_at_startup(fresh) is None
+    assert not (fresh / ".catui").exists()
+
+
+async def test_sweep_at_startup_cleans_a_dead_agents_worktree(repo: Path, state: StateDB) -> None:
+    from catui.worktree import sweep_at_startup
+
+    info = await create_worktree(AGENT, repo_root=repo, settings={}, state=state)
+    row = state.get_worktree(AGENT)
+    assert row is not None
+    state.record_worktree(
+        AGENT, path=info.path, branch=info.branch, head_commit=info.head_commit, git_root=info.git_root,
+        hook_based=False, pid=999_999_997, meta=row["meta"],
+    )  # fmt: skip
+    result = await sweep_at_startup(repo)
+    assert result is not None and result.removed == (AGENT,)
+    assert not info.path.exists() and info.branch not in branches(repo)

@@ -6,7 +6,8 @@ Public API (all coroutines unless noted):
 - :func:`finish_worktree` ``(info, state) -> WorktreeOutcome``: the Agent tool's end-of-run decision
 - :func:`cleanup_worktree` ``(info, state) -> bool`` (removed?), :func:`remove_worktree` (unconditional)
 - :func:`worktree_has_changes` ``(info) -> bool``, :func:`change_summary` ``(info) -> ChangeSummary``
-- :func:`sweep_stale_worktrees` ``(repo_root, state)`` (start-up), :func:`prune_worktrees`
+- :func:`sweep_stale_worktrees` ``(repo_root, state)``, :func:`sweep_at_startup` ``(project_root)``
+  (the CLI's start-up call), :func:`prune_worktrees`
 - sync helpers: :func:`ensure_inside`, :func:`validate_agent_cwd`, :func:`worktree_settings`
 """
 
@@ -19,6 +20,7 @@ from catui.worktree.cleanup import (
     finish_worktree,
     prune_worktrees,
     remove_worktree,
+    sweep_at_startup,
     sweep_stale_worktrees,
 )
 from catui.worktree.create import create_worktree, worktree_settings
@@ -46,6 +48,7 @@ __all__ = [
     "finish_worktree",
     "prune_worktrees",
     "remove_worktree",
+    "sweep_at_startup",
     "sweep_stale_worktrees",
     "validate_agent_cwd",
     "worktree_branch",

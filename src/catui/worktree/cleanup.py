@@ -153,6 +153,26 @@ async def sweep_stale_worktrees(
     return await _clean_rows(repo_root, state, rows)
 
 
+async def sweep_at_startup(project_root: Path) -> SweepResult | None:
+    """The CLI's start-up call: sweep stale worktrees if this project has a state.db at all.
+
+    Creates nothing (a project that never used catui's run-time state stays
+    untouched) and starts no git process when no worktree is recorded active.
+    """
+    from catui.state.db import DB_FILENAME, StateDB
+
+    db_path = Path(project_root) / ".catui" / DB_FILENAME
+    if not db_path.is_file():
+        return None
+    state = StateDB(Path(project_root), path=db_path)
+    try:
+        if not state.list_worktrees(status="active"):
+            return SweepResult((), (), ())
+        return await sweep_stale_worktrees(Path(project_root), state)
+    finally:
+        state.close()
+
+
 async def prune_worktrees(
     repo_root: Path, state: StateDB, *, pid_alive: Callable[[int], bool] | None = None
 ) -> SweepResult:

@@ -8,6 +8,7 @@ matched, no prompts, a clear error when git is missing).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 import re
@@ -46,9 +47,14 @@ class GitResult:
         return " / ".join(tail) or f"exit status {self.returncode}"
 
 
+@functools.lru_cache(maxsize=8)
+def _which_git(path_variable: str | None) -> str | None:
+    return shutil.which("git", path=path_variable)
+
+
 def git_executable() -> str:
     """The path of ``git`` on PATH, or a :class:`WorktreeError` saying it is missing."""
-    found = shutil.which("git")
+    found = _which_git(os.environ.get("PATH"))
     if found is None:
         raise WorktreeError(
             "worktree isolation needs git, but `git` was not found on PATH; install git, "
