@@ -315,3 +315,20 @@ def test_fast_path_agrees_with_yaml_on_corpus_and_tricky_input() -> None:
 def test_duplicate_keys_are_a_yaml_error_as_in_claude_code() -> None:
     result = load("---\nname: a\ndescription: one\ndescription: two\n---\nbody\n")
     assert result.definition is None and result.error is not None and "duplicate key" in result.error
+
+
+def test_find_frontmatter_equals_claude_codes_regex() -> None:
+    """The string-search version must agree with the regex on real files and on random fragments."""
+    import random
+
+    from catui.agents.frontmatter import FRONTMATTER_RE, find_frontmatter
+
+    texts = [agent_file(), "---\n---\n", "---\r\n\r\nname: a\r\n---\r\n", "--- \n a---b---\n\n\nbody"]
+    if CORPUS.is_dir():
+        texts += [p.read_text(encoding="utf-8") for p in sorted((CORPUS / "agents").rglob("*.md"))[:200]]
+    rng = random.Random(7)
+    alphabet = ["-", "-", "-", "\n", "\r", " ", "a", ":", "\t", "\u2028", "\ufeff", "\u3000"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20000)]
+    for text in texts:
+        match = FRONTMATTER_RE.match(text)
+        assert find_frontmatter(text) == ((match.group(1), match.end()) if match else None), repr(text)

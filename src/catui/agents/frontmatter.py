@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import yaml
 
-from catui.agents.simple_yaml import fails_only_on_colon_values, parse_simple_yaml
+from catui.agents.simple_yaml import analyse_simple_yaml, parse_simple_yaml
 from catui.agents.yaml12 import load_yaml12
 
 # JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), which differs from Python's.
@@ -35,6 +35,10 @@ FRONTMATTER_RE = re.compile(rf"\A---{_JS_SPACE}*\n([\s\S]*?)---{_JS_SPACE}*\n?")
 # JavaScript's '.' excludes these line terminators; '$' without the m flag is the end of the line here.
 _SIMPLE_LINE_RE = re.compile(r"\A([a-zA-Z_-]+):" + _JS_SPACE + r"+([^\n\r\u2028\u2029]+)\Z")
 _YAML_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+
+_JS_SPACE_CHARS = frozenset("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff") | frozenset(
+    chr(c) for c in range(0x2000, 0x200B)
+)
 
 FrontmatterStatus = Literal["ok", "ok_hash_prequoted", "ok_after_quote_retry", "yaml_error", "no_frontmatter"]
 
@@ -52,6 +56,32 @@ class ParsedMarkdown:
     error: str | None = None
     # True when the YAML parsed but was not a mapping (a list, a bare string …).
     not_a_mapping: bool = False
+
+
+def find_frontmatter(text: str) -> tuple[str, int] | None:
+    """``FRONTMATTER_RE.match(text)`` without the regex engine: (block text, where the body starts).
+
+    The lazy ``[\\s\\S]*?`` scan is the slow part of the regex on long files; string searches give
+    the same answer (the block starts after the last newline of the whitespace following the
+    opening ``---``, and ends at the first ``---`` after that).
+    """
+    if not text.startswith("---"):
+        return None
+    length = len(text)
+    position = 3
+    while position < length and text[position] in _JS_SPACE_CHARS:
+        position += 1
+    newline = text.rfind("\n", 3, position)
+    if newline < 0:
+        return None
+    start = newline + 1
+    end = text.find("---", start)
+    if end < 0:
+        return None
+    body_start = end + 3
+    while body_start < length and text[body_start] in _JS_SPACE_CHARS:
+        body_start += 1
+    return text[start:end], body_start
 
 
 def _is_quoted(value: str) -> bool:
@@ -117,20 +147,23 @@ def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
     """Split ``text`` into frontmatter (a dict, possibly empty) and body, following Claude Code's rules."""
     if strip_bom and text.startswith(BOM):
         text = text[1:]
-    match = FRONTMATTER_RE.match(text)
-    if match is None:
+    found = find_frontmatter(text)
+    if found is None:
         return ParsedMarkdown({}, text, "no_frontmatter")
-    raw = match.group(1) or ""
-    body = text[match.end() :]
+    raw, body_start = found
+    body = text[body_start:]
     prequoted = prequote_hash_values(raw)
     status: FrontmatterStatus = "ok" if prequoted == raw else "ok_hash_prequoted"
-    if fails_only_on_colon_values(prequoted):
+    simple, colon_values_only = analyse_simple_yaml(prequoted)
+    if simple is not None and not colon_values_only:
+        return ParsedMarkdown(simple, body, status)
+    if simple is not None:
         # The first parse is certain to fail on a plain value holding ': '; go straight to the retry.
         retried = parse_simple_yaml(quote_problematic_values(prequoted))
         if retried is not None:
             return ParsedMarkdown(retried, body, "ok_after_quote_retry")
     try:
-        data = _parse_yaml(prequoted)
+        data = load_yaml12(prequoted)
     except yaml.YAMLError as first_error:
         # The frontmatter's first line is line 2 of the file.
         message = describe_yaml_error(first_error, first_line=2)

@@ -9,6 +9,7 @@ trimmed body is the system prompt. Where Claude Code drops a file silently
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,13 @@ from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
 
 MAX_AGENT_FILE_BYTES = 1024 * 1024
+_NOT_BLANK_RE = re.compile("[^\ufeff \t\r\n]")
+
+
+def _clean_body(body: str) -> str:
+    """The system prompt: the body, trimmed, with Windows line endings made plain."""
+    body = body.strip()
+    return body.replace("\r\n", "\n") if "\r" in body else body
 
 
 class AgentFileError(Exception):
@@ -88,7 +96,7 @@ def load_markdown_agent(
     def warn(message: str) -> None:
         result.warnings.append(AgentWarning(path, message))
 
-    if not text.strip(BOM + " \t\r\n"):
+    if _NOT_BLANK_RE.search(text) is None:
         result.error = (
             "the file is empty; an agent file starts with a '---' frontmatter block (name, description)"
         )
@@ -136,10 +144,10 @@ def load_markdown_agent(
         data,
         agent_type=str(name),
         description=description.replace("\\n", "\n"),
-        prompt=parsed.body.strip().replace("\r\n", "\n"),
+        prompt=_clean_body(parsed.body),
         source=source,
         base_dir=base_dir,
-        filename=Path(path).stem,
+        filename=os.path.splitext(os.path.basename(path))[0],
         warn=warn,
         on_error=lambda message: setattr(result, "error", message),
     )

@@ -33,6 +33,8 @@ _OTHER_NUMBER_RE = re.compile(
 _OTHER_ESCAPE_RE = re.compile(r'(?<!\\)(?:\\\\)*(?:\\[^\\"]|\\\Z|")')
 _SIMPLE_ESCAPE_RE = re.compile(r'\\([\\"])')
 
+_TYPED_START = frozenset("~nN+-.0123456789")
+
 _NOT_SIMPLE = (False, None)
 
 
@@ -52,14 +54,15 @@ def _scalar(value: str, *, in_flow: bool = False) -> tuple[bool, Any]:
         return _NOT_SIMPLE
     if in_flow and any(ch in value for ch in ",[]{}"):
         return _NOT_SIMPLE
-    if _CORE_NULL_RE.match(value):
-        return True, None
     if value in _CORE_BOOL:
         return True, _CORE_BOOL[value]
-    if _CORE_INT_RE.match(value):
-        return True, int(value, 10)
-    if _OTHER_NUMBER_RE.match(value):
-        return _NOT_SIMPLE
+    if first in _TYPED_START:  # only these can begin a null or a number
+        if _CORE_NULL_RE.match(value):
+            return True, None
+        if _CORE_INT_RE.match(value):
+            return True, int(value, 10)
+        if _OTHER_NUMBER_RE.match(value):
+            return _NOT_SIMPLE
     return True, value
 
 
@@ -93,7 +96,11 @@ def _flow_list(value: str) -> tuple[bool, Any]:
 
 def _is_plain_key(key: str) -> bool:
     # Keys YAML would type (numbers, booleans, null) are not simple strings.
-    return not (key.isdigit() or key in _CORE_BOOL or _CORE_NULL_RE.match(key) or _OTHER_NUMBER_RE.match(key))
+    if key in _CORE_BOOL:
+        return False
+    if key[0] in _TYPED_START:
+        return not (key.isdigit() or _CORE_NULL_RE.match(key) or _OTHER_NUMBER_RE.match(key))
+    return True
 
 
 def parse_simple_yaml(text: str) -> dict[str, Any] | None:
@@ -102,18 +109,24 @@ def parse_simple_yaml(text: str) -> dict[str, Any] | None:
     return None if saw_colon_value else result
 
 
-def fails_only_on_colon_values(text: str) -> bool:
-    """True when ``text`` is simple except for top-level plain values containing ``": "``.
+def analyse_simple_yaml(text: str) -> tuple[dict[str, Any] | None, bool]:
+    """One pass: (mapping, False) for simple text; (_, True) when it fails only on colon values; (None, False).
 
-    Such a value (``description: Example: user: hi``) is always a YAML error, so the first parse
-    is certain to fail and Claude Code's quote-retry decides; the caller can skip straight to it.
+    A top-level plain value holding ``": "`` (``description: Example: user: hi``) is always a YAML
+    error, so when that is the only obstacle the first parse is certain to fail and Claude Code's
+    quote-retry decides: the caller can skip straight to it.
     """
+    return _parse(text, tolerate_colon_values=True)
+
+
+def fails_only_on_colon_values(text: str) -> bool:
+    """True when ``text`` is simple except for top-level plain values containing ``": "``."""
     result, saw_colon_value = _parse(text, tolerate_colon_values=True)
     return result is not None and saw_colon_value
 
 
 def _parse(text: str, *, tolerate_colon_values: bool) -> tuple[dict[str, Any] | None, bool]:
-    if _ODD_CHARACTERS_RE.search(text.replace("\r\n", "\n")):
+    if _ODD_CHARACTERS_RE.search(text):  # (\r is not in the class: CRLF text stays on the fast path)
         return None, False
     result: dict[str, Any] = {}
     saw_colon_value = False
