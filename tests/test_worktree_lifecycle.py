@@ -71,7 +71,7 @@ async def test_unchanged_worktree_and_branch_are_removed(repo: Path, state: Stat
 
     outcome = await finish_worktree(info, state)
 
-    assert outcome.kept is False
+    assert outcome.kept is False and outcome.trailer_lines() == []
     assert not info.path.exists()
     assert info.branch not in branches(repo)
     assert str(info.path) not in worktree_paths(repo)
@@ -88,6 +88,7 @@ async def test_uncommitted_changes_keep_the_worktree(repo: Path, state: StateDB)
     outcome = await finish_worktree(info, state)
 
     assert (outcome.kept, outcome.path, outcome.branch) == (True, info.path, info.branch)
+    assert outcome.trailer_lines() == [f"worktreePath: {info.path}", f"worktreeBranch: {info.branch}"]
     assert (info.path / "new.txt").exists()
     assert info.branch in branches(repo)
     assert state.get_worktree(AGENT)["status"] == "kept"
@@ -370,3 +371,27 @@ async def test_sweep_at_startup_cleans_a_dead_agents_worktree(repo: Path, state:
     result = await sweep_at_startup(repo)
     assert result is not None and result.removed == (AGENT,)
     assert not info.path.exists() and info.branch not in branches(repo)
+
+
+async def test_catui_runtime_files_inside_the_worktree_are_not_changes(repo: Path, state: StateDB) -> None:
+    from catui.paths import project_runtime_dir
+
+    info = await create_worktree(AGENT, repo_root=repo, settings={}, state=state)
+    runtime = project_runtime_dir(info.path)  # what a catui session running in the worktree writes
+    (runtime / "tasks").mkdir()
+    (runtime / "tasks" / "b1.output").write_text("{}\n")
+    assert await worktree_has_changes(info) is False
+    assert (await finish_worktree(info, state)).kept is False
+    assert not info.path.exists()
+
+
+async def test_agent_files_under_catui_folder_are_changes(repo: Path, state: StateDB) -> None:
+    from catui.paths import project_runtime_dir
+
+    info = await create_worktree(AGENT, repo_root=repo, settings={}, state=state)
+    runtime = project_runtime_dir(info.path)
+    (runtime / "agents").mkdir()
+    (runtime / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\n")
+    assert await worktree_has_changes(info) is True
+    assert (await finish_worktree(info, state)).kept is True
+    assert (runtime / "agents" / "reviewer.md").exists()

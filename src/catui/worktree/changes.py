@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from catui.paths import RUNTIME_GITIGNORE
 from catui.worktree.gitcmd import run_git
 from catui.worktree.model import ChangeSummary, WorktreeError, WorktreeInfo
 from catui.worktree.refs import git_dirs, read_ref
+
+RUNTIME_GITIGNORE_ENTRY = "? .catui/.gitignore"
 
 
 async def commits_ahead(info: WorktreeInfo, current_head: str | None = None) -> int:
@@ -34,7 +37,11 @@ async def commits_ahead(info: WorktreeInfo, current_head: str | None = None) -> 
 
 async def dirty_entries(info: WorktreeInfo) -> tuple[list[str], str | None]:
     """``git status`` entries of the worktree (catui's symlinks left out) and the HEAD commit it reports."""
-    result = await run_git("status", "--porcelain=v2", "--branch", "-z", cwd=info.path)
+    # -uall lists untracked files one by one, so catui's own `.catui/.gitignore` can be told apart
+    # from files an agent added under `.catui/` (ignored files are never listed, whatever their number).
+    result = await run_git(
+        "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", cwd=info.path
+    )
     if not result.ok:
         raise WorktreeError(f"cannot read the status of worktree {info.path}: {result.stderr_tail()}")
     own_links = {f"? {name}" for name in info.symlinks}
@@ -48,9 +55,22 @@ async def dirty_entries(info: WorktreeInfo) -> tuple[list[str], str | None]:
                 oid = token[len("# branch.oid ") :].strip()
                 head = oid if oid != "(initial)" else None
             continue
-        if token not in own_links:
-            entries.append(token)
+        if token in own_links or (token == RUNTIME_GITIGNORE_ENTRY and is_catui_runtime_gitignore(info.path)):
+            continue
+        entries.append(token)
     return entries, head
+
+
+def is_catui_runtime_gitignore(worktree: Path) -> bool:
+    """Whether ``<worktree>/.catui/.gitignore`` is the file catui writes for its run-time folders.
+
+    A catui session running inside the worktree writes it (and its ignored
+    tasks/state files); that is not the agent's work.
+    """
+    try:
+        return (worktree / ".catui" / ".gitignore").read_text(encoding="utf-8") == RUNTIME_GITIGNORE
+    except OSError:
+        return False
 
 
 async def worktree_has_changes(info: WorktreeInfo) -> bool:

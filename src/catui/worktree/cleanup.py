@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from catui.worktree.changes import commits_ahead, worktree_has_changes
+from catui.worktree.changes import commits_ahead, is_catui_runtime_gitignore, worktree_has_changes
 from catui.worktree.create import relink_directories, run_remove_hooks, unlink_directories
 from catui.worktree.gitcmd import run_git
 from catui.worktree.model import WorktreeError, WorktreeInfo, WorktreeOutcome
@@ -98,6 +98,10 @@ async def cleanup_worktree(info: WorktreeInfo, state: StateDB | None = None) -> 
         return True
     if not result.ok and info.path.exists():
         relink_directories(info)
+        if is_catui_runtime_gitignore(info.path) and not await worktree_has_changes(info):
+            # Only catui's own run-time files were in the way (a session ran inside the worktree).
+            await remove_worktree(info, state)
+            return True
         _set_status(state, info, "kept")
         return False
     await _delete_branch(info, git_root)

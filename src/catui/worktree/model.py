@@ -97,6 +97,15 @@ class WorktreeOutcome:
     branch: str | None
     error: str | None = None  # why removal failed, when a worktree was kept only because of that
 
+    def trailer_lines(self) -> list[str]:
+        """The lines the Agent tool's result trailer carries for a kept worktree (none when removed)."""
+        if not self.kept:
+            return []
+        lines = [f"worktreePath: {self.path}"]
+        if self.branch:
+            lines.append(f"worktreeBranch: {self.branch}")
+        return lines
+
 
 class ChangeSummary(NamedTuple):
     """A worktree's changes against its starting commit (committed, staged, unstaged and untracked)."""
