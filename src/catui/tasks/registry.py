@@ -3,15 +3,22 @@
 A :class:`Task` is generic: background Bash commands (``local_bash``) and
 background agents (``local_agent``) share it. Each task writes its output to
 ``<project>/.catui/tasks/<id>.output`` as it arrives, so TaskOutput (and a
-user with ``tail -f``) can read it while it runs. The registry is in memory;
-persistence is layered on top by whoever needs it.
+user with ``tail -f``) can read it while it runs.
+
+The registry keeps tasks in memory and mirrors every change into
+``<project>/.catui/state.db`` (see :mod:`catui.tasks.store`), so that ``catui
+tasks`` in another terminal sees them, and polls that database for stop
+requests from other processes. Finished background agents leave a
+notification for the parent in :attr:`TaskRegistry.notifications`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import inspect
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -19,11 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from catui.errors import CatuiError
 from catui.paths import project_runtime_dir
+from catui.tasks.notifications import NotificationBox, TaskNotification
+from catui.tasks.store import STOP_POLL_S, open_state, stop_requested_ids, task_row
 
 TaskType = Literal["local_bash", "local_agent"]
-TaskStatus = Literal["running", "completed", "failed", "stopped", "killed"]
-FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed"})
+TaskStatus = Literal["running", "completed", "failed", "stopped", "killed", "interrupted"]
+FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed", "interrupted"})
+
+log = logging.getLogger(__name__)
 
 ID_PREFIXES: dict[str, str] = {"local_bash": "bash_", "local_agent": "a"}
 
@@ -58,12 +70,27 @@ class Task:
     stop_callback: Callable[[], Awaitable[None] | None] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     metadata: dict[str, Any] = field(default_factory=dict)
+    tool_use_id: str | None = None
+    agent_type: str | None = None
+    total_tokens: int = 0
+    tool_uses: int = 0
+    last_tool: str | None = None
+    error: str | None = None
+    worktree_path: str | None = None
+    on_change: Callable[[Task], None] | None = field(default=None, repr=False)
 
     @property
     def is_running(self) -> bool:
         return self.status == "running"
 
-    def finish(self, status: TaskStatus, result: str | None = None, *, exit_code: int | None = None) -> None:
+    def finish(
+        self,
+        status: TaskStatus,
+        result: str | None = None,
+        *,
+        exit_code: int | None = None,
+        error: str | None = None,
+    ) -> None:
         """Record the end of the task; a second call (e.g. the runner ending after a stop) changes nothing."""
         if self.done.is_set():
             return
@@ -73,7 +100,15 @@ class Task:
             self.result = result
         if exit_code is not None:
             self.exit_code = exit_code
+        if error is not None:
+            self.error = error
         self.done.set()
+        self.changed()
+
+    def changed(self) -> None:
+        """Tell the registry that the task's fields changed (it persists them)."""
+        if self.on_change is not None:
+            self.on_change(self)
 
     def read_output(self, max_chars: int | None = None) -> str:
         """The output written so far (the tail when ``max_chars`` is given)."""
@@ -97,15 +132,72 @@ class Task:
             "ended_at": self.ended_at,
             "exit_code": self.exit_code,
             "result": self.result,
+            "error": self.error,
+            "total_tokens": self.total_tokens,
+            "tool_uses": self.tool_uses,
+            "last_tool": self.last_tool,
         }
 
 
 class TaskRegistry:
-    """The background tasks of one project (in memory)."""
+    """The background tasks of one project: in memory, mirrored into the project's state.db.
 
-    def __init__(self, project_root: Path) -> None:
+    ``persist=False`` keeps everything in memory (no state.db). ``state`` is a
+    :class:`~catui.state.db.StateDB` to use instead of the project's own;
+    ``session_id`` is recorded as each task's parent session.
+    """
+
+    def __init__(
+        self,
+        project_root: Path,
+        *,
+        state: Any = None,
+        persist: bool = True,
+        session_id: str | None = None,
+    ) -> None:
         self.project_root = project_root
+        self.session_id = session_id
+        self.persist_enabled = persist
+        self.persist_error: str | None = None
+        self._state = state
         self._tasks: dict[str, Task] = {}
+        self._poller: asyncio.Task[None] | None = None
+        self.notifications = NotificationBox(self.has_running_agents)
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The state database (opened on first use), or ``None`` when persistence is off or broken."""
+        if not self.persist_enabled:
+            return None
+        if self._state is None:
+            try:
+                self._state = open_state(self.project_root)
+            except CatuiError as exc:
+                self._persist_failed(exc)
+                return None
+        return self._state
+
+    def persist(self, task: Task) -> None:
+        """Write the task's row; a database problem is remembered (``persist_error``), never raised."""
+        state = self.state
+        if state is None:
+            return
+        try:
+            state.upsert_task(task.id, **task_row(task, session_id=self.session_id))
+        except CatuiError as exc:
+            self._persist_failed(exc)
+
+    def _persist_failed(self, exc: Exception) -> None:
+        if self.persist_error is None:
+            log.warning("background tasks are not recorded in state.db: %s", exc)
+        self.persist_error = str(exc)
+
+    def _on_change(self, task: Task) -> None:
+        if self._tasks.get(task.id) is task:
+            self.persist(task)
+            self.notifications.wake()
 
     def output_path(self, task_id: str) -> Path:
         """``<project>/.catui/tasks/<id>.output`` (its folder is created)."""
@@ -114,10 +206,86 @@ class TaskRegistry:
         return folder / f"{task_id}.output"
 
     def add(self, task: Task) -> Task:
+        """Register a new task (persisted at once). Raises ValueError for an id already in use."""
         if task.id in self._tasks:
             raise ValueError(f"a task with id {task.id!r} is already registered")
+        return self._register(task)
+
+    def replace(self, task: Task) -> Task:
+        """Register ``task`` in place of a finished one with the same id (a resumed agent)."""
+        old = self._tasks.get(task.id)
+        if old is not None and not old.done.is_set():
+            raise ValueError(f"task {task.id!r} is still running; it cannot be replaced")
+        return self._register(task)
+
+    def _register(self, task: Task) -> Task:
         self._tasks[task.id] = task
+        task.on_change = self._on_change
+        self.persist(task)
+        self.notifications.wake()
+        if task.is_running:
+            self._ensure_poller()
         return task
+
+    def has_running_agents(self) -> bool:
+        """Whether a background agent is still running (so a notification may yet come)."""
+        return any(t.type == "local_agent" and t.is_running for t in self._tasks.values())
+
+    # -- notifications --------------------------------------------------------------------------
+
+    def post_notification(self, notification: TaskNotification) -> None:
+        """Queue a finished task's notification for the parent (exactly one per finished run)."""
+        self.notifications.post(notification)
+
+    def drain_notifications(self) -> builtins.list[TaskNotification]:
+        """Every notification waiting now; each is handed out once."""
+        return self.notifications.drain()
+
+    async def next_notification(self) -> builtins.list[dict[str, Any]] | None:
+        """The next background agent's notification as user-message content, waiting while agents run.
+
+        ``None`` when no background agent is running and none is waiting to
+        be told. Front ends (print mode, the SDK, the interactive UI) start a
+        new parent turn with the content.
+        """
+        notification = await self.notifications.next()
+        return None if notification is None else notification.content()
+
+    # -- stop requests from other processes -----------------------------------------------------
+
+    def _ensure_poller(self) -> None:
+        if self.state is None or (self._poller is not None and not self._poller.done()):
+            return
+        try:
+            self._poller = asyncio.get_running_loop().create_task(self._poll_stop_requests())
+        except RuntimeError:  # no event loop (a synchronous caller): nobody to stop tasks anyway
+            self._poller = None
+
+    async def _poll_stop_requests(self) -> None:
+        while any(t.is_running for t in self._tasks.values()):
+            await asyncio.sleep(STOP_POLL_S)
+            state = self.state
+            if state is None:
+                return
+            try:
+                wanted = stop_requested_ids(state)
+            except CatuiError as exc:
+                self._persist_failed(exc)
+                continue
+            for task_id in wanted:
+                task = self._tasks.get(task_id)
+                if task is not None and task.is_running:
+                    await self.stop(task_id)
+
+    async def shutdown(self) -> builtins.list[Task]:
+        """Stop every running task, record them as stopped, and stop polling (the owning app is closing)."""
+        stopped = await self.stop_all()
+        if self._poller is not None and not self._poller.done():
+            self._poller.cancel()
+            with contextlib.suppress(BaseException):
+                await self._poller
+        self.notifications.wake()
+        return stopped
 
     def get(self, task_id: str) -> Task | None:
         return self._tasks.get(task_id)
@@ -158,6 +326,7 @@ class TaskRegistry:
             except BaseException:  # the runner's own CancelledError or failure is expected here
                 pass
         task.finish("stopped", task.result or "Stopped by request.")
+        self.notifications.wake()
         return task
 
     async def stop_all(self) -> builtins.list[Task]:

@@ -1,0 +1,136 @@
+"""Telling the parent agent that a background agent has finished (observed section 4).
+
+:func:`format_task_notification` renders the ``<task-notification>`` user
+message Claude Code 2.1.92 sends; :class:`NotificationBox` holds the
+notifications not yet given to the parent, each handed out exactly once,
+whoever asks first: the parent's next tool round (``drain``) or the front end
+that starts a new parent turn (``next``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def notification_summary(description: str, status: str, error: str | None = None) -> str:
+    """The ``<summary>`` line: ``Agent "<description>" completed`` (failed: with its error; stopped)."""
+    if status == "completed":
+        return f'Agent "{description}" completed'
+    if status == "failed":
+        return f'Agent "{description}" failed: {error or "unknown error"}'
+    if status == "stopped":
+        return f'Agent "{description}" was stopped'
+    return f'Agent "{description}" {status}'
+
+
+def format_task_notification(
+    *,
+    task_id: str,
+    tool_use_id: str | None,
+    output_file: str,
+    status: str,
+    summary: str,
+    result: str | None,
+    usage: Mapping[str, Any] | None,
+    worktree_path: str | None = None,
+    worktree_branch: str | None = None,
+) -> str:
+    """The notification text, line for line as observed (a ``<result>`` only when there is a text)."""
+    lines = ["<task-notification>", f"<task-id>{task_id}</task-id>"]
+    if tool_use_id:
+        lines.append(f"<tool-use-id>{tool_use_id}</tool-use-id>")
+    lines += [
+        f"<output-file>{output_file}</output-file>",
+        f"<status>{status}</status>",
+        f"<summary>{summary}</summary>",
+    ]
+    if result:
+        lines.append(f"<result>{result}</result>")
+    if usage is not None:
+        lines.append(
+            f"<usage><total_tokens>{int(usage.get('total_tokens') or 0)}</total_tokens>"
+            f"<tool_uses>{int(usage.get('tool_uses') or 0)}</tool_uses>"
+            f"<duration_ms>{int(usage.get('duration_ms') or 0)}</duration_ms></usage>"
+        )
+    if worktree_path:
+        branch = f"<worktreeBranch>{worktree_branch}</worktreeBranch>" if worktree_branch else ""
+        lines.append(f"<worktree><worktreePath>{worktree_path}</worktreePath>{branch}</worktree>")
+    lines.append("</task-notification>")
+    return "\n".join(lines)
+
+
+@dataclass
+class TaskNotification:
+    """One finished task's message for the parent; ``on_delivered`` runs when it is handed out."""
+
+    task_id: str
+    text: str
+    on_delivered: Callable[[TaskNotification], None] | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def content(self) -> list[dict[str, Any]]:
+        """The notification as user-message content (one text block)."""
+        return [{"type": "text", "text": self.text}]
+
+
+class NotificationBox:
+    """Notifications waiting for the parent, first finished first out; each leaves the box once.
+
+    ``is_busy`` says whether more may come (some background agent is still
+    running); :meth:`next` returns ``None`` when nothing is waiting and
+    nothing is running. Waiting is cancellation-safe: an item is taken only
+    in the same step that returns it.
+    """
+
+    def __init__(self, is_busy: Callable[[], bool]) -> None:
+        self._items: collections.deque[TaskNotification] = collections.deque()
+        self._waiters: set[asyncio.Future[None]] = set()
+        self._is_busy = is_busy
+        self.delivered: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def post(self, notification: TaskNotification) -> None:
+        """Add a notification and wake whoever waits."""
+        self._items.append(notification)
+        self.wake()
+
+    def wake(self) -> None:
+        """Make waiters look again (a task started or ended)."""
+        waiters, self._waiters = self._waiters, set()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _take(self) -> TaskNotification:
+        item = self._items.popleft()
+        self.delivered.append(item.task_id)
+        if item.on_delivered is not None:
+            item.on_delivered(item)
+        return item
+
+    def drain(self) -> list[TaskNotification]:
+        """Every waiting notification, now (for the parent's running turn)."""
+        out: list[TaskNotification] = []
+        while self._items:
+            out.append(self._take())
+        return out
+
+    async def next(self) -> TaskNotification | None:
+        """The next notification, waiting while background agents run; ``None`` when none can come."""
+        while True:
+            if self._items:
+                return self._take()
+            if not self._is_busy():
+                return None
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.add(waiter)
+            try:
+                await waiter
+            finally:
+                self._waiters.discard(waiter)
