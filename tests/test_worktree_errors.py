@@ -227,3 +227,22 @@ def test_validate_agent_cwd(tmp_path: Path) -> None:
         validate_agent_cwd(str(tmp_path / "file.txt"), None)
     with pytest.raises(WorktreeError, match="non-empty"):
         validate_agent_cwd("  ", None)
+
+
+async def test_cancelled_creation_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    isolate_git(monkeypatch, tmp_path / "home")
+    repo = make_repo(tmp_path / "big", count=3000)
+    state = StateDB(repo)
+    task = asyncio.ensure_future(create_worktree(AGENT, repo_root=repo, settings={}, state=state))
+    admin = repo / ".git" / "worktrees" / "agent-a0123456"
+    while not admin.exists() and not task.done():
+        await asyncio.sleep(0.001)
+    if task.done():
+        pytest.skip("git finished before the test could cancel it")
+    task.cancel()  # git is mid-way through `worktree add`
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert_nothing_left(repo, state)
+    state.close()

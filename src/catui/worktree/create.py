@@ -137,12 +137,8 @@ async def _create_with_git(
             f"worktree folder {path} already exists (left over from an earlier run?); "
             f"remove it with `catui worktrees rm {agent_id}` or delete the folder"
         )
-    existing = branch_exists(dirs, branch) if dirs is not None else None
-    if existing:
-        raise WorktreeError(
-            f"branch {branch} already exists in {git_root}; delete it (`git branch -D {branch}`) "
-            "or merge it, then retry"
-        )
+    if dirs is not None and branch_exists(dirs, branch):
+        raise WorktreeError(_branch_taken(branch, git_root))
     head = await _head_commit(git_root, dirs)
     project_runtime_dir(git_root)  # writes .catui/.gitignore so worktrees never show up in the main checkout
 
@@ -152,17 +148,18 @@ async def _create_with_git(
     add_args += ["-b", branch, str(path), head]
     info = WorktreeInfo(agent_id=agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
                         session_id=session_id)  # fmt: skip
-    # We may delete the branch on failure only if it did not exist before (existing is False or unknown).
     try:
         for attempt in range(1, ADD_ATTEMPTS + 1):
             result = await run_git(*add_args, cwd=git_root)
             if result.ok:
                 break
             if "already exists" in result.stderr and f"named '{branch}'" in result.stderr:
-                raise _BranchTaken(branch, git_root)
-            await _remove_git_worktree(info)
+                # Someone else's branch (made since the check above): not ours to roll back.
+                raise _BranchTaken(_branch_taken(branch, git_root))
             if not is_lock_contention(result) or attempt == ADD_ATTEMPTS:
                 raise WorktreeError(f"git worktree add failed in {git_root}: {result.stderr_tail()}")
+            # git removes its own half-made folder, but `-b` made the branch first: take it back, retry.
+            await _remove_git_worktree(info)
             await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
         if sparse_paths:
             await _check(run_git("sparse-checkout", "set", "--cone", *sparse_paths, cwd=path, retry_on_lock=True),
@@ -176,7 +173,7 @@ async def _create_with_git(
     except OSError as exc:
         await _remove_git_worktree(info)
         raise WorktreeError(f"could not create worktree {path}: {exc.strerror or exc}") from exc
-    except BaseException:
+    except BaseException:  # includes cancellation: nothing half-made stays behind
         await _remove_git_worktree(info)
         raise
     return WorktreeInfo(agent_id=agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
@@ -184,10 +181,14 @@ async def _create_with_git(
 
 
 class _BranchTaken(Exception):
-    def __init__(self, branch: str, git_root: Path) -> None:
-        super().__init__(
-            f"branch {branch} already exists in {git_root}; delete it (`git branch -D {branch}`) or merge it, then retry"
-        )
+    """git refused `-b` because the branch exists: nothing was made, so nothing is rolled back."""
+
+
+def _branch_taken(branch: str, git_root: Path) -> str:
+    return (
+        f"branch {branch} already exists in {git_root}; delete it (`git branch -D {branch}`, "
+        "or `catui worktrees prune`) or merge it, then retry"
+    )
 
 
 async def _check(pending: Any, what: str) -> GitResult:

@@ -26,6 +26,7 @@ _LOCK_CONTENTION = re.compile(
     re.I,
 )
 LOCK_RETRIES = 8
+CANCEL_GRACE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,16 @@ async def run_git(*args: str, cwd: Path, retry_on_lock: bool = False) -> GitResu
             raise WorktreeError(f"cannot run git ({git}): {exc}") from exc
         except OSError as exc:
             raise WorktreeError(f"cannot run git in {cwd}: {exc}") from exc
-        out, err = await proc.communicate()
+        try:
+            out, err = await proc.communicate()
+        except asyncio.CancelledError:
+            # Let git finish rather than kill it half-way (a killed `worktree add` leaves a locked
+            # entry behind); the caller's rollback then undoes a complete result.
+            try:
+                await asyncio.wait_for(proc.wait(), timeout=CANCEL_GRACE_S)
+            except (TimeoutError, asyncio.CancelledError):
+                proc.kill()
+            raise
         result = GitResult(
             args=tuple(args),
             returncode=proc.returncode if proc.returncode is not None else -1,
