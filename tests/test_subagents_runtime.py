@@ -284,3 +284,21 @@ async def test_required_mcp_servers_must_be_connected(tmp_path: Path, monkeypatc
     ], extra_agents=[needy])
     results = tool_results(await run(app, "PARENT"))
     assert results["toolu_1"]["is_error"] is True and "MCP server(s) github" in results["toolu_1"]["content"]
+
+
+async def test_auto_mode_handoff_review_prefixes_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app, engine = build(tmp_path, monkeypatch, [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [spawn("toolu_1", "RISKY JOB", "general-purpose")]},
+        {"match": {"first_user_contains": "RISKY JOB"}, "content": [{"type": "text", "text": "pushed --force"}]},
+        {"name": "review", "match": {"system_contains": "security reviewer", "last_user_contains": "pushed --force"},
+         "content": [{"type": "text", "text": "<block>yes</block><reason>it force-pushed main</reason>"}]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "done"}]},
+    ], mode="auto")
+    results = tool_results(await run(app, "PARENT"))
+    content = results["toolu_1"]["content"]
+    assert content[0]["text"].startswith("SECURITY WARNING: ") and "it force-pushed main" in content[0]["text"]
+    assert content[1] == {"type": "text", "text": "pushed --force"}
+    review = next(view for view, turn in engine.history if turn.name == "review")
+    assert review.model == "claude-haiku-4-5-20251001"
