@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from catui.agents.definition import AgentDefinition, SystemPromptContext
 from catui.errors import CatuiError
@@ -53,6 +53,25 @@ BackgroundLauncher = Callable[["SubagentRun", ToolContext], Awaitable[ToolResult
 
 ForkHandler = Callable[["SpawnRequest", ToolContext], Awaitable[ToolResult]]
 """The fork path (an omitted subagent_type with the fork setting on); installed by a later layer."""
+
+SpawnGate = Callable[["SpawnRequest", ToolContext], "ToolResult | None"]
+"""Checks a call before anything is prepared (the teams rules); a ToolResult refuses the call."""
+
+
+class ForegroundHook(Protocol):
+    """How the background layer makes foreground runs movable (auto-background, Ctrl-B).
+
+    ``events(run)`` stands in for ``run.events()`` while the parent waits;
+    when it stops early because the run moved to the background, ``moved(run)``
+    returns the parent's immediate result (``None`` for a run that did not
+    move). ``background_all()`` moves every running foreground run.
+    """
+
+    def events(self, run: SubagentRun) -> AsyncIterator[Event]: ...
+
+    async def moved(self, run: SubagentRun) -> ToolResult | None: ...
+
+    async def background_all(self) -> list[str]: ...
 
 
 @dataclass
@@ -97,6 +116,8 @@ class SubagentRun:
     result_event: ResultEvent | None = None
     aborted: bool = False
     span: Any = None
+    stop_event: asyncio.Event | None = None
+    """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
 
     @property
     def agent_type(self) -> str:
@@ -129,7 +150,8 @@ class SubagentRun:
         model request: the child's run is closed, which cancels its work.
         """
         stream = self.session.run(self.first_message)
-        parent_abort = asyncio.ensure_future(self.parent_ctx.abort.wait())
+        stop_signal = self.stop_event if self.stop_event is not None else self.parent_ctx.abort
+        parent_abort = asyncio.ensure_future(stop_signal.wait())
         try:
             while True:
                 step = asyncio.ensure_future(anext(stream))
@@ -188,6 +210,8 @@ class SubagentRuntime:
         self.deps = deps
         self.background_launcher: BackgroundLauncher | None = None
         self.fork_handler: ForkHandler | None = None
+        self.spawn_gate: SpawnGate | None = None
+        self.foreground_hook: ForegroundHook | None = None
         self.runs: dict[str, SubagentRun] = {}
         self._env_blocks: dict[tuple[str, str, tuple[str, ...]], str] = {}
         self._git_status: dict[str, str | None] = {}
@@ -198,6 +222,10 @@ class SubagentRuntime:
 
     async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
         """Run one Agent call to its tool_result (foreground) or hand it to the background launcher."""
+        if self.spawn_gate is not None:
+            refusal = self.spawn_gate(request, parent_ctx)
+            if refusal is not None:
+                return refusal
         if request.subagent_type is None and self.fork_handler is not None:
             return await self.fork_handler(request, parent_ctx)
         try:
@@ -390,8 +418,9 @@ class SubagentRuntime:
         ) as span:
             run.span = span
             self.emit_task_started(run)
+            hook = self.foreground_hook
             try:
-                async for event in run.events():
+                async for event in (hook.events(run) if hook is not None else run.events()):
                     if emit is not None:
                         emit(event)
                     if (
@@ -410,6 +439,9 @@ class SubagentRuntime:
                 )
                 self.emit_task_finished(run, "failed")
                 return result
+            moved = await hook.moved(run) if hook is not None else None
+            if moved is not None:  # now a background task, which reports its own end
+                return moved
             result = await self.finish(run)
             self.emit_task_finished(run, "failed" if result.is_error else "completed")
             set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
@@ -445,6 +477,12 @@ class SubagentRuntime:
         kept_path, kept_branch = await self._settle_worktree(run)
         self._record_completed(run, result)
         return format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch, warning=warning)
+
+    async def background_all_foreground(self) -> list[str]:
+        """Move every running foreground agent to the background (Ctrl-B, the SDK); returns their ids."""
+        if self.foreground_hook is None:
+            return []
+        return await self.foreground_hook.background_all()
 
     # -- task events (stream-json, SDK, live lines) ---------------------------------------------
 
