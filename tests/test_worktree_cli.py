@@ -57,6 +57,12 @@ def test_list_when_nothing_is_kept(repo: Path) -> None:
     result = CliRunner().invoke(command, ["-C", str(repo)])
     assert result.exit_code == 0
     assert result.output.strip() == "No kept worktrees."
+    # Looking must not create catui's state in a project that has none.
+    assert not (repo / ".catui").exists()
+    assert CliRunner().invoke(command, ["-C", str(repo), "prune"]).exit_code == 0
+    missing = CliRunner().invoke(command, ["-C", str(repo), "rm", "a1234567"])
+    assert missing.exit_code == 1 and "has no catui state" in missing.output
+    assert not (repo / ".catui").exists()
 
 
 def test_rm_removes_a_kept_worktree_by_prefix(repo: Path) -> None:

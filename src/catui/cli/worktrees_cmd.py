@@ -25,9 +25,12 @@ def _project_root(project: str | None) -> Path:
     return find_project_root(Path(project) if project else Path.cwd())
 
 
-def _open_state(root: Path) -> StateDB:
-    from catui.state.db import StateDB
+def _open_state(root: Path) -> StateDB | None:
+    """The project's state.db, or ``None`` when it has none (listing must not create one)."""
+    from catui.state.db import DB_FILENAME, StateDB
 
+    if not (root / ".catui" / DB_FILENAME).is_file():
+        return None
     return StateDB(root)
 
 
@@ -87,6 +90,8 @@ async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
     from catui.worktree import WorktreeError, WorktreeInfo, change_summary
 
     state = _open_state(root)
+    if state is None:
+        return []
     try:
         records = [
             r
@@ -151,6 +156,8 @@ def rm_command(ctx: click.Context, ident: str) -> None:
 
     root = _project_root(ctx.obj.get("project"))
     state = _open_state(root)
+    if state is None:
+        raise click.ClickException(f"no worktree matches {ident!r}: {root} has no catui state")
     try:
         record = _match([r for r in state.list_worktrees() if r["status"] != "removed"], ident)
         info = WorktreeInfo.from_row(record)
@@ -174,6 +181,9 @@ def prune_command(ctx: click.Context) -> None:
 
     root = _project_root(ctx.obj.get("project"))
     state = _open_state(root)
+    if state is None:
+        click.echo("0 removed, 0 kept, 0 failed.")
+        return
     try:
         result = asyncio.run(prune_worktrees(root, state))
     except CatuiError as exc:
