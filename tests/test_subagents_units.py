@@ -320,3 +320,19 @@ def test_denied_types_are_left_out_of_the_description() -> None:
     assert "- Explore: " in tool.description
     permissions = PermissionContext(rules=(PermissionRule("Agent", "Explore", "deny", "cliArg"),))
     assert "- Explore: " not in tool.description and "- Plan: " in tool.description
+
+
+def test_agent_calls_follow_ask_rules_and_leave_denials_to_the_runtime(tmp_path: Path) -> None:
+    from catui.tools.base import ToolContext
+
+    tool = AgentTool(StaticRegistry([general_purpose_agent(), explore_agent()]), env={})
+    rules = (PermissionRule("Agent", "Explore", "ask", "userSettings"),
+             PermissionRule("Agent", "Plan", "deny", "cliArg"))
+    ctx = ToolContext(cwd=tmp_path, project_root=tmp_path,
+                      permissions=PermissionContext(rules=rules, working_directories=(tmp_path,)))
+    explore = tool.input_model.model_validate({"description": "d", "prompt": "p", "subagent_type": "Explore"})
+    assert ctx.permissions.decide(tool.permission_request(explore, ctx)).behavior == "ask"
+    plan = tool.input_model.model_validate({"description": "d", "prompt": "p", "subagent_type": "Plan"})
+    assert ctx.permissions.decide(tool.permission_request(plan, ctx)).behavior == "allow"
+    general = tool.input_model.model_validate({"description": "d", "prompt": "p"})
+    assert ctx.permissions.decide(tool.permission_request(general, ctx)).behavior == "allow"

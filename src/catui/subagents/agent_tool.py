@@ -167,10 +167,14 @@ class AgentTool(Tool):
         return True
 
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
-        # Agent(<type>) rules are checked by the runtime, which answers in Claude Code's words; the
-        # empty subject keeps the generic check to whole-tool rules.
+        # The subject is the agent type, so allow and ask rules such as Agent(Explore) apply. A type that
+        # a deny rule forbids gets an empty subject here: the runtime refuses it with Claude Code's words.
+        from catui.permissions.decide import is_agent_type_denied
+
+        agent_type = args.subagent_type or "general-purpose"
+        subject = "" if is_agent_type_denied(ctx.permissions, agent_type) is not None else agent_type
         return PermissionRequest(
-            tool_name=self.name, tool_input=args.model_dump(exclude_none=True), read_only=True, subject=""
+            tool_name=self.name, tool_input=args.model_dump(exclude_none=True), read_only=True, subject=subject
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
