@@ -55,7 +55,8 @@ def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
                 f"file is {size:,} bytes; agent definitions are limited to {MAX_AGENT_FILE_BYTES:,} bytes"
             )
         with open(path, "rb") as handle:
-            data = handle.read(MAX_AGENT_FILE_BYTES + 1)
+            # read() sizes its buffer from the file; read(MAX + 1) would allocate a 1 MiB buffer per file.
+            data = handle.read()
     except IsADirectoryError:
         raise AgentFileError("is a directory, not a Markdown file") from None
     except FileNotFoundError:

@@ -1,14 +1,21 @@
-"""A fast reader for frontmatter made only of unambiguous ``key: value`` lines.
+"""A fast reader for the plain YAML that agent frontmatter is almost always made of.
 
-Most agent files hold a handful of plain lines (name, description, tools,
-model, color). Running a full YAML parser on them costs more than everything
-else the loader does, so such lines are read directly here, with YAML 1.2
-core-schema typing (null, true/false, decimal integers; everything else a
-string). Anything that could mean something subtler — block scalars,
-continuation lines, comments, anchors, tags, escapes, duplicate keys, ``: ``
-or `` #`` inside a value, floats, odd characters — makes ``parse_simple_yaml``
-return None, and the caller uses the real parser. The test suite checks that
-both give the same result on the whole corpus.
+Running a full YAML parser on every agent file costs more than everything
+else the loader does, so the common shapes are read directly here, with YAML
+1.2 core-schema typing (null, true/false, decimal integers, floats; anything
+else a string):
+
+- ``key: value`` lines with plain, single-quoted or simply double-quoted values;
+- flow lists of such scalars (``tools: [Read, Grep]``);
+- block lists (``tools:`` then ``  - Read`` lines at one indentation);
+- nested mappings of the same (``hooks:`` then ``  pre: ...``);
+- literal and folded block scalars (``|``, ``|-``, ``>``, ``>-``) with plain content.
+
+Anything subtler — comments, anchors, tags, escapes, continuation lines,
+duplicate keys, odd characters, ``: `` or `` #`` inside a plain value, keep
+chomping, indentation indicators, more-indented folded lines — raises
+internally and the caller falls back to the real parser. The test suite
+checks that both give the same result on the whole corpus and on tricky input.
 """
 
 from __future__ import annotations
@@ -16,82 +23,90 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_KEY_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*?))? *\Z")
-_BLOCK_ITEM_RE = re.compile(r"( +)- +(.*?) *\Z")
+# Values are stripped of spaces afterwards: a lazy ".*?" before " *" is slow on long descriptions.
+_KEY_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\Z")
+_LIST_ITEM_RE = re.compile(r"- (.*)\Z")
 _PLAIN_UNSAFE_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
-# Characters YAML treats specially (line breaks in YAML 1.1, non-printables, BOM): leave them to the parser.
+# Characters YAML treats specially (line breaks in YAML 1.1, non-printables, BOM, tabs): leave them to
+# the parser. \r is not in the class, so CRLF text stays on the fast path.
 _ODD_CHARACTERS_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\t]")
 _CORE_NULL_RE = re.compile(r"(?:~|null|Null|NULL)\Z")
 _CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _CORE_INT_RE = re.compile(r"[-+]?[0-9]+\Z")
-# Floats, octal, hex, .inf/.nan (and anything that starts like them): typed by the YAML loader.
+_CORE_FLOAT_RE = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+# Octal, hex, .inf/.nan (and anything that starts like a number but is not a simple one): the parser decides.
 _OTHER_NUMBER_RE = re.compile(
     r"0o|0x|[-+]?(?:\.[0-9]|[0-9]+\.|[0-9]+[eE])|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)"
 )
+_TYPED_START = frozenset("~nN+-.0123456789")
 
-# Inside double quotes: an escape other than \\\\ or \\", or a bare quote, needs the real parser.
+# Inside double quotes: an escape other than \\ or \", or a bare quote, needs the real parser.
 _OTHER_ESCAPE_RE = re.compile(r'(?<!\\)(?:\\\\)*(?:\\[^\\"]|\\\Z|")')
 _SIMPLE_ESCAPE_RE = re.compile(r'\\([\\"])')
 
-_TYPED_START = frozenset("~nN+-.0123456789")
+# Block scalar headers handled here: (folded?, strip the final line break?)
+_BLOCK_HEADERS = {"|": (False, False), "|-": (False, True), ">": (True, False), ">-": (True, True)}
 
-_NOT_SIMPLE = (False, None)
+
+class _NotSimple(Exception):
+    """The text needs the real YAML parser."""
 
 
-def _scalar(value: str, *, in_flow: bool = False) -> tuple[bool, Any]:
-    """(True, value) for a plain or simply-quoted scalar; (False, None) when the real parser must decide."""
+def _scalar(value: str, *, in_flow: bool = False) -> Any:
+    """A plain or simply-quoted scalar's value; raises _NotSimple when the real parser must decide."""
     if not value:
-        return True, None
+        return None
     first = value[0]
     if first == "'":
         inner = value[1:-1]
         if len(value) >= 2 and value[-1] == "'" and "'" not in inner:
-            return True, inner
-        return _NOT_SIMPLE
+            return inner
+        raise _NotSimple
     if first == '"':
         return _double_quoted(value)
     if first in _PLAIN_UNSAFE_START or ": " in value or " #" in value or value.endswith(":"):
-        return _NOT_SIMPLE
+        raise _NotSimple
     if in_flow and any(ch in value for ch in ",[]{}"):
-        return _NOT_SIMPLE
+        raise _NotSimple
     if value in _CORE_BOOL:
-        return True, _CORE_BOOL[value]
+        return _CORE_BOOL[value]
     if first in _TYPED_START:  # only these can begin a null or a number
         if _CORE_NULL_RE.match(value):
-            return True, None
+            return None
         if _CORE_INT_RE.match(value):
-            return True, int(value, 10)
+            return int(value, 10)
+        if _CORE_FLOAT_RE.match(value):
+            return float(value)
         if _OTHER_NUMBER_RE.match(value):
-            return _NOT_SIMPLE
-    return True, value
+            raise _NotSimple
+    return value
 
 
-def _double_quoted(value: str) -> tuple[bool, Any]:
+def _double_quoted(value: str) -> str:
     """A one-line double-quoted scalar whose only escapes are ``\\\\`` and ``\\"`` (what the quote-retry writes)."""
     if len(value) < 2 or value[-1] != '"':
-        return _NOT_SIMPLE
+        raise _NotSimple
     inner = value[1:-1]
     if "\\" not in inner:
-        return (True, inner) if '"' not in inner else _NOT_SIMPLE
+        if '"' in inner:
+            raise _NotSimple
+        return inner
     if _OTHER_ESCAPE_RE.search(inner):
-        return _NOT_SIMPLE
-    return True, _SIMPLE_ESCAPE_RE.sub(lambda m: m.group(1), inner)
+        raise _NotSimple
+    return _SIMPLE_ESCAPE_RE.sub(lambda m: m.group(1), inner)
 
 
-def _flow_list(value: str) -> tuple[bool, Any]:
+def _flow_list(value: str) -> list[Any]:
     inner = value[1:-1].strip()
     if not inner:
-        return True, []
+        return []
     items = []
     for part in inner.split(","):
         part = part.strip()
         if not part:
-            return _NOT_SIMPLE
-        ok, item = _scalar(part, in_flow=True)
-        if not ok:
-            return _NOT_SIMPLE
-        items.append(item)
-    return True, items
+            raise _NotSimple
+        items.append(_scalar(part, in_flow=True))
+    return items
 
 
 def _is_plain_key(key: str) -> bool:
@@ -103,9 +118,163 @@ def _is_plain_key(key: str) -> bool:
     return True
 
 
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _is_plain_colon_value(value: str) -> bool:
+    # A plain scalar (not quoted, not a flow collection, not a block scalar …) holding ': '.
+    return ": " in value and value[0] not in _PLAIN_UNSAFE_START
+
+
+class _Reader:
+    """Reads the lines of one frontmatter block; each method raises _NotSimple on anything unusual."""
+
+    def __init__(self, text: str, *, tolerate_colon_values: bool) -> None:
+        lines = text.split("\n")
+        self.lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        self.ends_with_newline = text.endswith("\n")
+        self.pos = 0
+        self.tolerate_colon_values = tolerate_colon_values
+        self.saw_colon_value = False
+
+    def _skip_blank(self) -> None:
+        lines = self.lines
+        while self.pos < len(lines) and not lines[self.pos].strip(" "):
+            self.pos += 1
+
+    def mapping(self, indent: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        lines = self.lines
+        count = len(lines)
+        key_line = _KEY_LINE_RE.match
+        while True:
+            pos = self.pos
+            while pos < count and not lines[pos].strip(" "):  # blank lines
+                pos += 1
+            self.pos = pos
+            if pos >= count:
+                return result
+            line = lines[pos]
+            current = len(line) - len(line.lstrip(" ")) if line[0] == " " else 0
+            if current < indent:
+                return result
+            if current > indent:
+                raise _NotSimple
+            match = key_line(line, current)
+            if match is None:
+                raise _NotSimple
+            key, value_text = match.group(1, 2)
+            value_text = value_text.strip(" ") if value_text else ""
+            if key in result or not _is_plain_key(key):
+                raise _NotSimple
+            self.pos = pos + 1
+            if not value_text:
+                result[key] = self._nested(indent)
+            elif value_text in _BLOCK_HEADERS:
+                result[key] = self._block_scalar(indent, value_text)
+            elif value_text[0] == "[" and value_text[-1] == "]":
+                result[key] = _flow_list(value_text)
+            else:
+                try:
+                    result[key] = _scalar(value_text)
+                except _NotSimple:
+                    if not (self.tolerate_colon_values and indent == 0 and _is_plain_colon_value(value_text)):
+                        raise
+                    self.saw_colon_value = True
+                    result[key] = value_text
+
+    def _nested(self, parent_indent: int) -> Any:
+        self._skip_blank()
+        if self.pos >= len(self.lines):
+            return None
+        line = self.lines[self.pos]
+        indent = _indent_of(line)
+        rest = line[indent:]
+        is_item = rest == "-" or rest.startswith("- ")
+        if indent < parent_indent or (indent == parent_indent and not is_item):
+            return None
+        if indent == parent_indent:  # "key:" then "- item" at the key's own indentation
+            raise _NotSimple
+        return self._list(indent) if is_item else self.mapping(indent)
+
+    def _list(self, indent: int) -> list[Any]:
+        items: list[Any] = []
+        while True:
+            self._skip_blank()
+            if self.pos >= len(self.lines):
+                return items
+            line = self.lines[self.pos]
+            current = _indent_of(line)
+            if current < indent:
+                return items
+            if current > indent:
+                raise _NotSimple
+            match = _LIST_ITEM_RE.match(line, current)
+            if match is None:
+                raise _NotSimple
+            items.append(_scalar(match.group(1).strip(" ")))
+            self.pos += 1
+
+    def _block_scalar(self, parent_indent: int, header: str) -> str:
+        folded, strip_final = _BLOCK_HEADERS[header]
+        lines = self.lines
+        if self.pos >= len(lines) or not lines[self.pos].strip(" "):
+            raise _NotSimple  # empty block or leading blank lines: rare, and subtle
+        width = _indent_of(lines[self.pos])
+        if width <= parent_indent:
+            raise _NotSimple
+        content: list[str | None] = []  # None = an empty line
+        while self.pos < len(lines):
+            line = lines[self.pos]
+            if not line.strip(" "):
+                if line:  # a line of spaces only: whether it is content depends on its length
+                    raise _NotSimple
+                content.append(None)
+                self.pos += 1
+                continue
+            current = _indent_of(line)
+            if current < width:
+                break
+            text = line[width:]
+            if folded and (current > width or text.endswith(" ")):
+                raise _NotSimple
+            content.append(text)
+            self.pos += 1
+        if self.pos >= len(lines) and not self.ends_with_newline:
+            raise _NotSimple  # the last line has no line break to keep or strip
+        while content and content[-1] is None:
+            content.pop()
+        if folded:
+            parts: list[str] = []
+            empty_run = 0
+            for item in content:
+                if item is None:
+                    empty_run += 1
+                    continue
+                if parts:
+                    parts.append("\n" * empty_run if empty_run else " ")
+                parts.append(item)
+                empty_run = 0
+            body = "".join(parts)
+        else:
+            body = "\n".join("" if item is None else item for item in content)
+        return body if strip_final else body + "\n"
+
+
+def _read(text: str, *, tolerate_colon_values: bool) -> tuple[dict[str, Any] | None, bool]:
+    if _ODD_CHARACTERS_RE.search(text):
+        return None, False
+    reader = _Reader(text, tolerate_colon_values=tolerate_colon_values)
+    try:
+        return reader.mapping(0), reader.saw_colon_value
+    except _NotSimple:
+        return None, False
+
+
 def parse_simple_yaml(text: str) -> dict[str, Any] | None:
-    """The mapping for frontmatter made only of unambiguous lines, or None to use the YAML parser."""
-    result, saw_colon_value = _parse(text, tolerate_colon_values=False)
+    """The mapping for simple frontmatter, or None when the real YAML parser must read it."""
+    result, saw_colon_value = _read(text, tolerate_colon_values=False)
     return None if saw_colon_value else result
 
 
@@ -116,58 +285,10 @@ def analyse_simple_yaml(text: str) -> tuple[dict[str, Any] | None, bool]:
     error, so when that is the only obstacle the first parse is certain to fail and Claude Code's
     quote-retry decides: the caller can skip straight to it.
     """
-    return _parse(text, tolerate_colon_values=True)
+    return _read(text, tolerate_colon_values=True)
 
 
 def fails_only_on_colon_values(text: str) -> bool:
     """True when ``text`` is simple except for top-level plain values containing ``": "``."""
-    result, saw_colon_value = _parse(text, tolerate_colon_values=True)
+    result, saw_colon_value = _read(text, tolerate_colon_values=True)
     return result is not None and saw_colon_value
-
-
-def _parse(text: str, *, tolerate_colon_values: bool) -> tuple[dict[str, Any] | None, bool]:
-    if _ODD_CHARACTERS_RE.search(text):  # (\r is not in the class: CRLF text stays on the fast path)
-        return None, False
-    result: dict[str, Any] = {}
-    saw_colon_value = False
-    list_key: str | None = None  # the last "key:" line with no value; block list items may follow
-    list_indent: str | None = None
-    for raw_line in text.split("\n"):
-        line = raw_line[:-1] if raw_line.endswith("\r") else raw_line
-        if not line.strip():
-            continue
-        if line[0] == " ":
-            item = _BLOCK_ITEM_RE.match(line)
-            if list_key is None or item is None or (list_indent is not None and item.group(1) != list_indent):
-                return None, False
-            ok, value = _scalar(item.group(2))
-            if not ok:
-                return None, False
-            list_indent = item.group(1)
-            current = result[list_key]
-            if current is None:
-                current = result[list_key] = []
-            current.append(value)
-            continue
-        match = _KEY_LINE_RE.match(line)
-        if match is None:
-            return None, False
-        key, value_text = match.group(1), match.group(2) or ""
-        if key in result or not _is_plain_key(key):
-            return None, False
-        if value_text.startswith("[") and value_text.endswith("]"):
-            ok, value = _flow_list(value_text)
-        else:
-            ok, value = _scalar(value_text)
-        if not ok and tolerate_colon_values and _is_plain_colon_value(value_text):
-            ok, value, saw_colon_value = True, value_text, True
-        if not ok:
-            return None, False
-        result[key] = value
-        list_key, list_indent = (key, None) if not value_text else (None, None)
-    return result, saw_colon_value
-
-
-def _is_plain_colon_value(value: str) -> bool:
-    # A plain scalar (not quoted, not a flow collection, not a block scalar …) holding ': '.
-    return ": " in value and value[0] not in _PLAIN_UNSAFE_START
