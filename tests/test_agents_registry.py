@@ -322,3 +322,15 @@ def test_json_shape_is_stable(env: dict[str, Path]) -> None:
         and "description" in data["failed_files"][0]["error"]
     )
     json.dumps(data)  # serialisable
+
+
+def test_reload_reparses_only_changed_files(env: dict[str, Path]) -> None:
+    folder = env["project"] / ".claude" / "agents"
+    write_agent(folder, "stable")
+    changing = write_agent(folder, "changing", body="v1")
+    registry = load_agent_registry(env["project"])
+    stable_before = registry.get("stable")
+    changing.write_text(changing.read_text().replace("v1", "v2, longer"))
+    assert registry.reload_if_changed() is True
+    assert registry.get("stable") is stable_before  # reused, not parsed again
+    assert registry.get("changing").get_system_prompt() == "v2, longer"  # type: ignore[union-attr]

@@ -62,8 +62,15 @@ class RegistryOptions:
     search_tools: bool = True
 
 
+# What parsing one file produced, keyed by path and valid while (source, mtime_ns, size) match.
+_FileCacheKey = tuple[str, int, int]
+
+
 @dataclass
 class _LoadState:
+    # Parsed results of the previous load, reused for files that did not change.
+    previous_files: dict[str, tuple[_FileCacheKey, Any]] = field(default_factory=dict)
+    files: dict[str, tuple[_FileCacheKey, Any]] = field(default_factory=dict)
     agents: list[AgentDefinition] = field(default_factory=list)
     failed_files: list[FailedFile] = field(default_factory=list)
     warnings: list[AgentWarning] = field(default_factory=list)
@@ -118,6 +125,7 @@ class AgentRegistry:
         self._origins: dict[int, str] = {}
         self._by_name: dict[str, AgentDefinition] = {}
         self._fingerprint = Fingerprint()
+        self._file_cache: dict[str, tuple[_FileCacheKey, Any]] = {}
         self._load()
 
     # -- Claude Code's names for the three lists -------------------------------------------------
@@ -176,7 +184,7 @@ class AgentRegistry:
     # -- loading -----------------------------------------------------------------------------------
     def _load(self) -> None:
         opts = self.options
-        state = _LoadState()
+        state = _LoadState(previous_files=self._file_cache)
         include_guide = guide_enabled(interactive=opts.interactive)
         state.agents.extend(builtin_agents(include_guide=include_guide, search_tools=opts.search_tools))
         _load_plugins(opts.plugin_dirs, opts.cwd, state)
@@ -209,6 +217,7 @@ class AgentRegistry:
         self._origins = state.origins
         self._by_name = lookup
         self._fingerprint = state.fingerprint
+        self._file_cache = state.files
 
 
 def _resolve(path: Path) -> Path:
@@ -250,12 +259,18 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
         state.warnings.extend(scan.warnings)
         for scanned in scan.files:
             path = scanned.path
-            try:
-                text = read_agent_file(scanned.path, size_hint=scanned.size)
-            except AgentFileError as exc:
-                state.failed_files.append(FailedFile(path, str(exc)))
-                continue
-            result = load_markdown_agent(text, path=path, source=source, base_dir=str(folder))
+            key: _FileCacheKey = (source, scanned.mtime_ns, scanned.size)
+            cached = state.previous_files.get(path)
+            if cached is not None and cached[0] == key:
+                result = cached[1]  # unchanged since the last load: no need to read or parse it again
+            else:
+                try:
+                    text = read_agent_file(scanned.path, size_hint=scanned.size)
+                except AgentFileError as exc:
+                    state.failed_files.append(FailedFile(path, str(exc)))
+                    continue
+                result = load_markdown_agent(text, path=path, source=source, base_dir=str(folder))
+            state.files[path] = (key, result)
             state.warnings.extend(result.warnings)
             if result.definition is not None:
                 state.agents.append(result.definition)

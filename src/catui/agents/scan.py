@@ -51,6 +51,7 @@ class ScannedFile:
     path: str
     relative_parts: tuple[str, ...]
     size: int
+    mtime_ns: int = 0
 
 
 @dataclass
@@ -121,4 +122,4 @@ def _walk(
         elif entry.name.endswith(".md") and stat_module.S_ISREG(st.st_mode):
             if fingerprint is not None:
                 fingerprint.record(entry.path, (st.st_mtime_ns, st.st_size))
-            result.files.append(ScannedFile(entry.path, parts, st.st_size))
+            result.files.append(ScannedFile(entry.path, parts, st.st_size, st.st_mtime_ns))
