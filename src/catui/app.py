@@ -128,6 +128,7 @@ def build_app(options: RunOptions) -> AgentApp:
         sdk_agents=options.sdk_agents,
         include_user=("user" in options.setting_sources),
         include_project=("project" in options.setting_sources),
+        interactive=options.interactive,  # catui-guide is active in interactive sessions only
     )
     tasks = TaskRegistry(project_root)
     session_id = options.session_id or new_session_id()
