@@ -180,3 +180,20 @@ def test_script_without_a_turn_for_the_request(tmp_path: Path) -> None:
 def test_verbose_shows_the_traceback(tmp_path: Path) -> None:
     out = catui(tmp_path, "-p", "hello", "--model", "sonet", "--verbose")
     assert out.returncode != 0 and "Traceback" in out.stderr
+
+
+def test_stream_json_gives_each_tool_result_its_own_user_event() -> None:
+    from catui.cli.stream_json import split_tool_results
+    from catui.session.events import UserMessageEvent
+
+    message = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "one"},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "two"},
+        {"type": "text", "text": "a queued note"},
+    ]}
+    event = UserMessageEvent(message=message, tool_use_results={"t2": {"status": "completed"}}, uuid="u-1")
+    first, second = split_tool_results(event, "s")
+    assert first["message"]["content"] == [message["content"][0]] and "tool_use_result" not in first
+    assert first["uuid"] == "u-1"
+    assert [b.get("tool_use_id") for b in second["message"]["content"]] == ["t2", None]
+    assert second["tool_use_result"] == {"status": "completed"}

@@ -34,12 +34,7 @@ def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
         }
         return {"type": "assistant", "message": message, **base, "uuid": event.uuid or str(uuid.uuid4())}
     if isinstance(event, UserMessageEvent):
-        out: dict[str, Any] = {"type": "user", "message": event.message, **base, "uuid": event.uuid or str(uuid.uuid4())}
-        if event.tool_use_results:
-            # Claude Code attaches the structured result of the (single) tool call to the user event.
-            values = list(event.tool_use_results.values())
-            out["tool_use_result"] = values[0] if len(values) == 1 else values
-        return out
+        return {"type": "user", "message": event.message, **base, "uuid": event.uuid or str(uuid.uuid4())}
     if isinstance(event, SystemEvent):
         return {"type": "system", "subtype": event.subtype, **event.data, "session_id": session_id,
                 "uuid": str(uuid.uuid4())}
@@ -88,6 +83,43 @@ class StreamJsonWriter:
         )
 
     def write(self, event: Event) -> None:
+        if isinstance(event, UserMessageEvent) and len(tool_results(event)) > 0:
+            for obj in split_tool_results(event, self.app.session.session_id):
+                self._emit(obj)
+            return
         obj = event_to_json(event, self.app.session.session_id)
         if obj is not None:
             self._emit(obj)
+
+
+def tool_results(event: UserMessageEvent) -> list[dict[str, Any]]:
+    content = event.message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def split_tool_results(event: UserMessageEvent, session_id: str) -> list[dict[str, Any]]:
+    """One ``user`` event per tool_result, each with its ``tool_use_result``, as Claude Code streams them.
+
+    The transcript and the API keep them in one message; any text blocks that
+    follow the results (queued messages) ride along with the last event.
+    """
+    content = event.message["content"]
+    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    others = [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+    out: list[dict[str, Any]] = []
+    for index, block in enumerate(results):
+        blocks = [block, *others] if index == len(results) - 1 else [block]
+        obj: dict[str, Any] = {
+            "type": "user",
+            "message": {"role": "user", "content": blocks},
+            "parent_tool_use_id": event.parent_tool_use_id,
+            "session_id": session_id,
+            "uuid": event.uuid if index == 0 and event.uuid else str(uuid.uuid4()),
+        }
+        data = event.tool_use_results.get(block.get("tool_use_id", ""))
+        if data is not None:
+            obj["tool_use_result"] = data
+        out.append(obj)
+    return out

@@ -50,7 +50,7 @@ def http_client() -> httpx2.AsyncClient:
     if client is None or client.is_closed:
         client = httpx2.AsyncClient(
             timeout=_timeout(),
-            limits=httpx2.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=60.0),
+            limits=httpx2.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=60.0),
             follow_redirects=False,
             # Proxies from the environment still apply; the providers pass their own auth headers.
             trust_env=True,
