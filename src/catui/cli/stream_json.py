@@ -84,8 +84,8 @@ class StreamJsonWriter:
 
     def write(self, event: Event) -> None:
         if isinstance(event, UserMessageEvent) and len(tool_results(event)) > 0:
-            for obj in split_tool_results(event, self.app.session.session_id):
-                self._emit(obj)
+            for part in split_tool_results(event, self.app.session.session_id):
+                self._emit(part)
             return
         obj = event_to_json(event, self.app.session.session_id)
         if obj is not None:
