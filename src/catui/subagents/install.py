@@ -46,4 +46,19 @@ def install_subagents(app: Any) -> SubagentRuntime:
         tool = AgentTool(app.registry, env=env, permissions=lambda: session.ctx.permissions)
         tools = [*session.tools, tool]
         session.set_tools(sorted(tools, key=lambda t: t.name))
+    _install_background(app, runtime, settings, env)
     return runtime
+
+
+def _install_background(app: Any, runtime: SubagentRuntime, settings: Any, env: dict[str, str]) -> None:
+    """Background agents, auto-backgrounding and (when offered) SendMessage; see subagents/background.py."""
+    from catui.config.flags import agent_teams_enabled, send_message_enabled
+    from catui.subagents.background import install_background
+    from catui.subagents.send_message import SendMessageTool
+
+    if install_background(app, runtime) is None:
+        return
+    session = app.session
+    offered = agent_teams_enabled(env) or send_message_enabled(settings, env)
+    if offered and not any(t.name == SendMessageTool.name for t in session.tools):
+        session.set_tools(sorted([*session.tools, SendMessageTool()], key=lambda t: t.name))

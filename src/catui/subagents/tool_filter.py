@@ -17,9 +17,10 @@ from catui.permissions.context import PermissionContext
 from catui.tools.base import Tool
 
 TOOLS_NEVER_GIVEN_TO_CHILDREN: frozenset[str] = frozenset(
-    {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop"}
+    {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop", "SendMessage"}
 )
-"""Observed in Claude Code 2.1.92: sub-agents cannot nest, ask the user, switch plan mode or manage tasks."""
+"""Observed in Claude Code 2.1.92: sub-agents cannot nest, ask the user, switch plan mode or manage tasks
+(nor message other agents: SendMessage is the coordinator's, and teammates are not built yet)."""
 
 
 class NoToolsLeftError(CatuiError):

@@ -1,0 +1,204 @@
+"""SendMessage: talk to another agent (spec 14.1, observed section 6).
+
+Where a message goes depends on the recipient, named by ``to`` (an agent's
+``name`` or its id):
+
+- a running agent (background, or a foreground one) → queued; the agent sees
+  it appended to its next tool_result round as a reminder from the
+  coordinator;
+- a finished agent, by id → it resumes in the background from its
+  conversation with the message as a new user turn; a task-notification
+  follows when it ends;
+- a finished agent, by name → appended to its mailbox file
+  ``<project>/.catui/mailboxes/<name>.jsonl``; nothing resumes;
+- anyone else → an error naming the agents that can be reached.
+
+The tool is offered from the session's start (teams feature on, or the
+``sendMessage`` setting, on by default) so the tool list never changes
+mid-session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from catui.paths import project_runtime_dir
+from catui.permissions.context import PermissionRequest
+from catui.subagents.background import coordinator_reminder
+from catui.subagents.ids import is_agent_id
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+SEND_MESSAGE_TOOL_NAME = "SendMessage"
+
+DESCRIPTION = """\
+Send a message to another agent: one you started with the Agent tool (by its name or its agentId).
+
+- A running agent receives the message with the results of its next tool call and deals with it before \
+it finishes.
+- An agent that has finished, addressed by its agentId, continues in the background from where it \
+stopped, with your message as its next instruction; you are notified when it finishes again. This is how \
+to ask a finished agent a follow-up question without starting over.
+- An agent that has finished, addressed by its name, gets the message in its mailbox file; it is not \
+restarted.
+- message is usually text. The structured forms (shutdown_request, shutdown_response, \
+plan_approval_response) are for coordinating agent teams.
+- summary is a short preview of the message (a few words) for logs and the user's display."""
+
+
+class ShutdownRequest(ToolInput):
+    """Ask an agent to wrap up and stop."""
+
+    type: Literal["shutdown_request"]
+    reason: str | None = None
+
+
+class ShutdownResponse(ToolInput):
+    """Answer a shutdown request."""
+
+    type: Literal["shutdown_response"]
+    request_id: str
+    approve: bool
+    reason: str | None = None
+
+
+class PlanApprovalResponse(ToolInput):
+    """Approve or reject an agent's plan."""
+
+    type: Literal["plan_approval_response"]
+    request_id: str
+    approve: bool
+    feedback: str | None = None
+
+
+class SendMessageInput(ToolInput):
+    """SendMessage's arguments (required: to, message)."""
+
+    to: str = Field(description="The recipient: an agent's name, or its agentId.")
+    summary: str | None = Field(default=None, description="A 5-10 word preview of the message.")
+    message: str | ShutdownRequest | ShutdownResponse | PlanApprovalResponse = Field(
+        description="The message: text, or a structured shutdown / plan-approval object."
+    )
+
+
+def message_text(message: Any) -> str:
+    """The message as the recipient reads it (structured forms as JSON)."""
+    if isinstance(message, str):
+        return message
+    return json.dumps(message.model_dump(exclude_none=True), ensure_ascii=False)
+
+
+def reply(message: str, *, success: bool = True, **extra: Any) -> ToolResult:
+    """A JSON reply, as observed: ``{"success":true,"message":"…"}``."""
+    body: dict[str, Any] = {"success": success, "message": message, **extra}
+    return ToolResult(json.dumps(body, ensure_ascii=False, separators=(",", ":")), is_error=not success, data=body)
+
+
+def mailbox_path(project_root: Path, name: str) -> Path:
+    """``<project>/.catui/mailboxes/<name>.jsonl`` (unsafe characters in the name become ``_``)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "_"
+    return project_runtime_dir(project_root) / "mailboxes" / f"{safe}.jsonl"
+
+
+def write_mailbox(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line in a single write (readers never see half a line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+class SendMessageTool(Tool):
+    """Routes a message to a running, finished or named agent (see the module docstring)."""
+
+    name: ClassVar[str] = SEND_MESSAGE_TOOL_NAME
+    input_model: ClassVar[type[ToolInput]] = SendMessageInput
+    read_only: ClassVar[bool] = False
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        # Talking to one's own agents needs no approval; it is listed among the always-allowed tools.
+        return PermissionRequest(
+            tool_name=self.name, tool_input=args.model_dump(exclude_none=True), read_only=True, subject=""
+        )
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, SendMessageInput)
+        manager = ctx.services.get("background")
+        if manager is None:
+            return ToolResult(
+                "SendMessage cannot reach any agent in this session: background agents are turned off "
+                "(CATUI_DISABLE_BACKGROUND_TASKS).",
+                is_error=True,
+            )
+        to = args.to.strip()
+        text = message_text(args.message)
+        names = manager.names
+
+        live = names.live(to)
+        if live is not None and manager.running_agent(live):
+            return self._queue(manager, live, to, text, args.summary)
+        if is_agent_id(to) and manager.running_agent(to):
+            return self._queue(manager, to, to, text, args.summary)
+        if is_agent_id(to) and to in manager.finished_runs:
+            manager.resume(to, text)
+            return reply(
+                f"Agent {to} had finished; it is continuing in the background with your message. "
+                "You will be notified when it finishes.",
+                agentId=to,
+            )
+        former = live or names.former(to)
+        if former is not None:
+            path = mailbox_path(ctx.project_root, to)
+            write_mailbox(
+                path,
+                {
+                    "from": ctx.agent_id or "coordinator",
+                    "to": to,
+                    "agentId": former,
+                    "summary": args.summary,
+                    "message": text,
+                    "timestamp": time.time(),
+                },
+            )
+            return reply(
+                f"{to} has finished, so the message was written to its mailbox ({path}); it does not resume.",
+                mailbox=str(path),
+            )
+        if is_agent_id(to) and manager.tasks.get(to) is not None:
+            return ToolResult(
+                f"Agent {to} has finished and this session does not hold its conversation, so it cannot "
+                "continue. Start a new agent with the Agent tool instead.",
+                is_error=True,
+            )
+        return ToolResult(unknown_recipient(to, manager), is_error=True)
+
+    @staticmethod
+    def _queue(manager: Any, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
+        manager.queue_message(agent_id, coordinator_reminder(text, summary))
+        return reply(f"Message queued for delivery to {label} at its next tool round.")
+
+
+def unknown_recipient(to: str, manager: Any) -> str:
+    """The error for a recipient nobody answers to, listing the names and ids that work."""
+    known_names = sorted(manager.names.known())
+    known_ids = sorted(manager.known_agents())
+    parts = []
+    if known_names:
+        parts.append("names: " + ", ".join(known_names))
+    if known_ids:
+        parts.append("agent ids: " + ", ".join(known_ids))
+    known = "; ".join(parts) if parts else "none (no agent has been started in this session)"
+    return f"No agent is called or has the id {to!r}. Agents you can message: {known}."
