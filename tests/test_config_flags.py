@@ -77,7 +77,8 @@ def test_send_message() -> None:
 
 
 def test_telemetry() -> None:
-    assert not telemetry_enabled(None, {})
-    assert telemetry_enabled(None, {"CLAUDE_CODE_ENABLE_TELEMETRY": "1"})
+    assert telemetry_enabled(None, {})
+    assert not telemetry_enabled({"telemetry": False}, {})
+    assert not telemetry_enabled(None, {"CATUI_TELEMETRY": "0"})
     assert telemetry_enabled({"telemetry": True}, {})
     assert not telemetry_enabled({"telemetry": True}, {"DISABLE_TELEMETRY": "1"})

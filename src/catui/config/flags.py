@@ -112,15 +112,14 @@ def send_message_enabled(settings: SettingsLike = None, env: Mapping[str, str] |
 
 
 def telemetry_enabled(settings: SettingsLike = None, env: Mapping[str, str] | None = None) -> bool:
-    """Whether telemetry records and spans are produced (off unless turned on).
+    """Whether catui writes its telemetry records (local JSONL in the catui home; nothing leaves the machine).
 
-    CATUI_DISABLE_TELEMETRY / DISABLE_TELEMETRY turn it off whatever else says;
-    CATUI_ENABLE_TELEMETRY / CLAUDE_CODE_ENABLE_TELEMETRY or the ``telemetry``
-    setting set to true turn it on.
+    On by default. The ``telemetry`` setting set to false, ``CATUI_TELEMETRY=0``,
+    or CATUI_DISABLE_TELEMETRY / DISABLE_TELEMETRY turn it off.
     """
     environ = _env(env)
     if _any_truthy(environ, "CATUI_DISABLE_TELEMETRY", "DISABLE_TELEMETRY"):
         return False
-    if _any_truthy(environ, "CATUI_ENABLE_TELEMETRY", "CLAUDE_CODE_ENABLE_TELEMETRY"):
-        return True
-    return _setting(settings, "telemetry") is True
+    if environ.get("CATUI_TELEMETRY", "").strip().lower() in {"0", "false", "no", "off"}:
+        return False
+    return _setting(settings, "telemetry") is not False

@@ -28,15 +28,10 @@ AGENT_MEMORY_LOADED = "catui_agent_memory_loaded"
 
 
 def telemetry_enabled(settings: Mapping[str, Any], env: Mapping[str, str]) -> bool:
-    """Whether telemetry records are written: on unless the setting or a variable turns it off.
+    """Whether telemetry records are written (one rule for all of catui: config.flags)."""
+    from catui.config.flags import telemetry_enabled as flag
 
-    ``CATUI_TELEMETRY=0``, ``CATUI_DISABLE_TELEMETRY=1`` and ``DISABLE_TELEMETRY=1`` turn it off.
-    """
-    if env.get(TELEMETRY_ENV, "").strip().lower() in {"0", "false", "no", "off"}:
-        return False
-    if any(env.get(n, "").strip().lower() in {"1", "true", "yes", "on"} for n in DISABLE_ENV):
-        return False
-    return settings.get("telemetry") is not False
+    return flag(settings, env)
 
 
 class Telemetry:
