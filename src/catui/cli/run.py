@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -134,10 +135,29 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
         waiter = getattr(app.tasks, "next_notification", None)
         if waiter is None or result is None or app.session.ctx.abort.is_set():
             return
-        notification = await waiter()
+        notification = await _unless_aborted(waiter(), app.session.ctx.abort)
         if notification is None:
             return
         content = notification
+
+
+async def _unless_aborted(waiting: Any, abort: asyncio.Event) -> Any:
+    """Await ``waiting`` unless ``abort`` is set first (SIGTERM while background agents run): then None.
+
+    Giving up is safe: a notification is taken only when it is returned. The
+    agents themselves are stopped, and recorded as stopped, by ``app.aclose()``.
+    """
+    waiter = asyncio.ensure_future(waiting)
+    aborted = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait({waiter, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+        if not waiter.done():
+            waiter.cancel()
+            with contextlib.suppress(BaseException):
+                await waiter
+    return waiter.result() if not waiter.cancelled() else None
 
 
 def result_json(event: ResultEvent) -> dict[str, Any]:
