@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+PROMPT_READY = r"project · [\d.]+k? tokens"  # the default status line under an idle prompt
 TIMEOUT_S = 20
 
 
@@ -159,7 +160,7 @@ def test_approving_a_write_runs_it_and_denying_sends_the_reason_to_the_model(lau
         ]
     }
     tui = launch(script)
-    tui.expect(r"tokens")  # the status line under the first prompt
+    tui.expect(PROMPT_READY)  # the status line under the first prompt
     tui.send("please make approved\r")
     tui.expect(r"Write\(approved\.txt\)[\s\S]*Do you want to allow")
     tui.send("1")
@@ -196,7 +197,7 @@ def test_dont_ask_again_adds_a_session_rule(launch, workspace) -> None:
         ]
     }
     tui = launch(script)
-    tui.expect(r"tokens")
+    tui.expect(PROMPT_READY)
     tui.send("write one\r")
     tui.expect(r"don't ask again this session for Write")
     tui.send("2")
@@ -220,7 +221,7 @@ def test_ctrl_c_interrupts_a_turn_and_the_conversation_goes_on(launch, workspace
         ]
     }
     tui = launch(script)
-    tui.expect(r"tokens")
+    tui.expect(PROMPT_READY)
     tui.send("slow question\r")
     tui.expect(r"Working")
     tui.send(b"\x03")
@@ -228,6 +229,7 @@ def test_ctrl_c_interrupts_a_turn_and_the_conversation_goes_on(launch, workspace
     tui.expect(r"› ")
     tui.send("quick question\r")
     tui.expect(r"Quick answer\.")
+    tui.expect(PROMPT_READY)  # back at the prompt
     assert "never arrives" not in tui.screen_text()
     # at the prompt: Ctrl-C clears a typed line, then twice on an empty line exits
     tui.send("half typed")
@@ -291,7 +293,7 @@ def test_parallel_subagents_show_live_lines_under_their_calls(launch, workspace)
         ]
     }
     tui = launch(script)
-    tui.expect(r"tokens")
+    tui.expect(PROMPT_READY)
     tui.send("explore twice\r")
     # after two seconds each running agent has its line: type, description, tool count, tokens, elapsed
     live = tui.expect(r"⎿ Explore · Survey (alpha|beta) · \d+ tool uses? · [\d.]+k? tokens · \ds")
@@ -321,17 +323,23 @@ def test_ctrl_b_moves_running_agents_to_the_background(launch, workspace) -> Non
                  "subagent_type": "general-purpose", "description": "Slow job", "prompt": "SLOW-CHILD"}}]},
             {"match": {"first_user_contains": "SLOW-CHILD"}, "delay_ms": 4000,
              "content": [{"type": "text", "text": "slow child done"}]},
-            {"match": {"first_user_contains": "go slow", "last_is_tool_result": True}, "repeat": True,
+            {"match": {"first_user_contains": "go slow", "last_is_tool_result": True},
              "content": [{"type": "text", "text": "Parent carries on."}]},
+            {"match": {"last_user_contains": "<task-notification>"},
+             "content": [{"type": "text", "text": "The slow job has finished."}]},
         ]
     }
     tui = launch(script)
-    tui.expect(r"tokens")
+    tui.expect(PROMPT_READY)
     tui.send("go slow\r")
-    tui.expect(r"Explore|general-purpose\(Slow job\)")
+    tui.expect(r"general-purpose\(Slow job\)")
     time.sleep(0.5)
     tui.send(b"\x02")
-    tui.expect(r"background")
+    tui.expect(r"Moved 1 running agent to the background")
     tui.expect(r"Parent carries on\.", timeout=3)
+    tui.expect(PROMPT_READY)
+    # the agent finishes in the background while the user is at the prompt: its notification is a new turn
+    tui.expect(r"The slow job has finished\.", timeout=10)
+    tui.expect(PROMPT_READY)
     tui.send(b"\x04")
     assert tui.wait_exit() in (0, 130)

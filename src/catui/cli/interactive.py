@@ -149,13 +149,13 @@ class InteractiveSession:
                 with contextlib.suppress(BaseException):
                     await notifier
                 return reader.result()
+            notification = notifier.result()
+            if notification is None:
+                return await reader  # no background agent runs: nothing can interrupt the prompt
+            # a background agent finished while the user was at the prompt: its notification is a turn
             reader.cancel()
             with contextlib.suppress(BaseException):
                 await reader
-            notification = notifier.result()
-            if notification is None:
-                # nothing to wait for: read without racing until the next turn starts agents
-                return await self._read_prompt(status)
             await self.turn(notification, raw=True)
 
     def _notification_waiter(self) -> asyncio.Future[Any] | None:
@@ -314,15 +314,27 @@ class InteractiveSession:
             return
         outcome = move()
         if inspect.isawaitable(outcome):
-            self._background_jobs.add(asyncio.ensure_future(outcome))
-            self.screen.print(self.screen.style("  Moving running agents to the background…", "dim"))
+            self._background_jobs.add(asyncio.ensure_future(self._report_backgrounded(outcome)))
             return
-        count = len(outcome) if isinstance(outcome, list | tuple | set | dict) else outcome
-        if isinstance(count, int):
+        self._report_moved(outcome)
+
+    async def _report_backgrounded(self, pending: Any) -> None:
+        try:
+            moved = await pending
+        except Exception as exc:  # the runtime's failure must not end the session
+            self.screen.print(self.screen.style(f"  Could not move agents to the background: {exc}", "red"))
+            return
+        self._report_moved(moved)
+
+    def _report_moved(self, moved: Any) -> None:
+        count = len(moved) if isinstance(moved, list | tuple | set | dict) else moved
+        if count == 0:
+            self.screen.print(self.screen.style("  No foreground agent is running.", "dim"))
+        elif isinstance(count, int):
             noun = "agent" if count == 1 else "agents"
             self.screen.print(self.screen.style(f"  Moved {count} running {noun} to the background.", "dim"))
         else:
-            self.screen.print(self.screen.style("  Moved running agents to the background.", "dim"))
+            self.screen.print(self.screen.style("  Moved the running agents to the background.", "dim"))
 
     def _on_signal(self, sig: int) -> None:
         if self.turn_running:
