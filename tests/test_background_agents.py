@@ -1,0 +1,520 @@
+"""Background agents in process: a real app (build_app) on the scripted provider, driven like print mode.
+
+Children wait on a ``Gate`` tool the test opens, so every ordering below is
+decided by the test, not by timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import yaml
+from pydantic import Field
+
+from catui.app import AgentApp, RunOptions, build_app
+from catui.cli.run import conversation_events
+from catui.messages import blocks_of
+from catui.models.resolve import clear_provider_cache
+from catui.session.events import Event, ResultEvent, SystemEvent, ToolEndEvent
+from catui.state.db import StateDB
+from catui.subagents.send_message import SendMessageInput, SendMessageTool
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+GUARD_S = 20  # a broken scenario fails here instead of hanging (not a timing assertion)
+WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.", "tools": ["Gate", "Read"]}
+NOTIFICATION_RE = re.compile(
+    r"^<task-notification>\n<task-id>(?P<id>a[0-9a-f]{16})</task-id>\n<tool-use-id>(?P<tool>[^<]+)</tool-use-id>\n"
+    r"<output-file>(?P<file>[^<]+)</output-file>\n<status>(?P<status>\w+)</status>\n"
+    r"<summary>(?P<summary>[^\n]+)</summary>\n(?:<result>(?P<result>.*?)</result>\n)?"
+    r"<usage><total_tokens>\d+</total_tokens><tool_uses>(?P<tools>\d+)</tool_uses>"
+    r"<duration_ms>\d+</duration_ms></usage>\n</task-notification>$",
+    re.S,
+)
+
+
+class Gates:
+    """Named events the Gate tool waits on; ``entered`` records who is waiting."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, asyncio.Event] = {}
+        self.entered: dict[str, asyncio.Event] = {}
+        self.cancelled: list[str] = []
+
+    def gate(self, key: str) -> asyncio.Event:
+        return self.events.setdefault(key, asyncio.Event())
+
+    def entry(self, key: str) -> asyncio.Event:
+        return self.entered.setdefault(key, asyncio.Event())
+
+    async def wait_entered(self, key: str) -> None:
+        await asyncio.wait_for(self.entry(key).wait(), GUARD_S)
+
+
+class GateInput(ToolInput):
+    key: str = Field(description="which gate")
+
+
+class GateTool(Tool):
+    name: ClassVar[str] = "Gate"
+    input_model: ClassVar[type[ToolInput]] = GateInput
+    read_only: ClassVar[bool] = True
+
+    def __init__(self, gates: Gates) -> None:
+        self.gates = gates
+
+    @property
+    def description(self) -> str:
+        return "Waits until the test opens the gate."
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        self.gates.entry(args.key).set()
+        try:
+            await self.gates.gate(args.key).wait()
+        except asyncio.CancelledError:
+            self.gates.cancelled.append(args.key)
+            raise
+        return ToolResult(f"gate {args.key} open")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("CATUI_AUTO_BACKGROUND_MS", "CATUI_DISABLE_BACKGROUND_TASKS", "CATUI_AGENT_TEAMS"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    clear_provider_cache()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("hello\n", encoding="utf-8")
+    return folder
+
+
+def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], gates: Gates, *,
+             env: dict[str, str] | None = None, write_transcript: bool = True) -> AgentApp:
+    script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": WORKER},
+                         extra_tools=[GateTool(gates)], env=env or {}, write_transcript=write_transcript)
+    return build_app(options)
+
+
+def agent_call(key: str, *, background: bool = True, **extra: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {"description": f"Job {key}", "prompt": f"Do {key}", "subagent_type": "worker", **extra}
+    if background:
+        args["run_in_background"] = True
+    return {"type": "tool_use", "name": "Agent", "input": args}
+
+
+def worker_turns(*keys: str) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for key in keys:
+        turns.append({"match": {"system_contains": "You are the worker agent", "first_user_contains": f"Do {key}",
+                                "last_is_tool_result": False},
+                      "content": [{"type": "tool_use", "name": "Gate", "input": {"key": key}}]})
+        turns.append({"match": {"system_contains": "You are the worker agent", "first_user_contains": f"Do {key}",
+                                "last_is_tool_result": True},
+                      "content": [{"type": "text", "text": f"Finished {key}."}]})
+    return turns
+
+
+NOTED = {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "Noted."}],
+         "repeat": True}
+
+
+def parent_turns(calls: list[dict[str, Any]], after: str = "Launched.") -> list[dict[str, Any]]:
+    return [
+        {"match": {"first_user_contains": "Start", "last_is_tool_result": False}, "content": calls},
+        {"match": {"first_user_contains": "Start", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": after}]},
+    ]
+
+
+class Driver:
+    """Runs the print-mode conversation loop in a task and keeps its events."""
+
+    def __init__(self, app: AgentApp, prompt: str = "Start") -> None:
+        self.app = app
+        self.events: list[Event] = []
+        self.task = asyncio.create_task(self._run(prompt))
+
+    async def _run(self, prompt: str) -> None:
+        async for event in conversation_events(self.app, prompt):
+            self.events.append(event)
+
+    async def done(self) -> list[Event]:
+        await asyncio.wait_for(self.task, GUARD_S)
+        return self.events
+
+    def results(self) -> list[ResultEvent]:
+        return [e for e in self.events if isinstance(e, ResultEvent) and e.agent_id is None]
+
+    def system(self, subtype: str) -> list[SystemEvent]:
+        return [e for e in self.events if isinstance(e, SystemEvent) and e.subtype == subtype]
+
+
+def launched(events: list[Event]) -> list[ToolEndEvent]:
+    return [e for e in events if isinstance(e, ToolEndEvent) and e.name == "Agent" and e.agent_id is None]
+
+
+def parent_notifications(app: AgentApp) -> list[re.Match[str]]:
+    out = []
+    for message in app.session.messages:
+        if message.get("role") != "user":
+            continue
+        for block in blocks_of(message):
+            text = block.get("text") if block.get("type") == "text" else None
+            if text and text.startswith("<task-notification>"):
+                match = NOTIFICATION_RE.match(text)
+                assert match is not None, text
+                out.append(match)
+    return out
+
+
+async def until(predicate: Any) -> None:
+    async def poll() -> None:
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), GUARD_S)
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# -- launching, output file, notification --------------------------------------------------------
+
+
+async def test_launch_text_output_file_and_notification(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    app = make_app(tmp_path, project, [NOTED, *parent_turns([agent_call("one")]), *worker_turns("one")], gates)
+    driver = Driver(app)
+    await gates.wait_entered("one")
+
+    [end] = launched(driver.events)
+    lines = str(end.content).split("\n")
+    task_id = end.data["agentId"]
+    output = project / ".catui" / "tasks" / f"{task_id}.output"
+    assert len(lines) == 6
+    assert lines[0] == "Async agent launched successfully."
+    assert lines[1] == (f"agentId: {task_id} (internal ID - do not mention to user. Use SendMessage with to: "
+                        f"'{task_id}' to continue this agent.)")
+    assert lines[4] == f"output_file: {output}"
+    assert end.data == {"status": "async_launched", "agentId": task_id, "description": "Job one",
+                        "prompt": "Do one", "outputFile": str(output), "canReadOutputFile": True}
+
+    # While the child waits at its gate, its output file already holds its first messages.
+    before = jsonl(output)
+    assert [r["type"] for r in before] == ["user", "assistant"]
+    first = before[0]
+    assert set(first) == {"parentUuid", "isSidechain", "agentId", "type", "message", "uuid", "timestamp", "cwd",
+                          "sessionId", "version", "gitBranch"}
+    assert first["isSidechain"] is True and first["agentId"] == task_id and first["parentUuid"] is None
+    assert before[1]["parentUuid"] == first["uuid"]
+    meta = json.loads(output.with_name(f"{task_id}.meta.json").read_text())
+    assert meta == {"agentType": "worker", "description": "Job one"}
+    row = StateDB(project).get_task(task_id)
+    assert row is not None and row["status"] == "running" and row["type"] == "local_agent"
+
+    gates.gate("one").set()
+    await driver.done()
+    after = jsonl(output)
+    assert after[:2] == before and [r["type"] for r in after] == ["user", "assistant", "user", "assistant"]
+
+    [note] = parent_notifications(app)
+    assert note["id"] == task_id and note["tool"] == end.tool_use_id and note["file"] == str(output)
+    assert (note["status"], note["summary"], note["result"]) == ("completed", 'Agent "Job one" completed',
+                                                                 "Finished one.")
+    assert note["tools"] == "1"
+    assert [r.result for r in driver.results()] == ["Launched.", "Noted."]
+    [started] = driver.system("task_started")
+    assert started.data["task_type"] == "local_agent" and started.data["task_id"] == task_id
+    [finished] = driver.system("task_notification")
+    assert finished.data["status"] == "completed" and finished.data["output_file"] == str(output)
+    assert finished.data["summary"] == 'Agent "Job one" completed'
+    # The announcement comes in the notification turn, before its answer.
+    assert driver.events.index(finished) > driver.events.index(driver.results()[0])
+    task = app.tasks.get(task_id)
+    assert task is not None and task.status == "completed" and task.result == "Finished one."
+    row = StateDB(project).get_task(task_id)
+    assert row is not None and row["status"] == "completed" and row["result"] == "Finished one."
+    assert row["tool_uses"] == 1
+    await app.aclose()
+
+
+async def test_several_agents_notify_in_finishing_order_exactly_once(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    keys = ["one", "two", "three"]
+    turns = [NOTED, *parent_turns([agent_call(k) for k in keys]), *worker_turns(*keys)]
+    app = make_app(tmp_path, project, turns, gates)
+    driver = Driver(app)
+    for key in keys:
+        await gates.wait_entered(key)
+    ids = {e.data["description"]: e.data["agentId"] for e in launched(driver.events)}
+    order = ["two", "three", "one"]
+    for key in order:
+        gates.gate(key).set()
+        await until(lambda k=key: app.tasks.get(ids[f"Job {k}"]).status == "completed")  # type: ignore[union-attr]
+    await driver.done()
+    notes = parent_notifications(app)
+    assert [n["id"] for n in notes] == [ids[f"Job {k}"] for k in order]
+    assert [n["result"] for n in notes] == [f"Finished {k}." for k in order]
+    assert app.tasks.notifications.delivered == [ids[f"Job {k}"] for k in order]
+    assert [r.result for r in driver.results()] == ["Launched.", "Noted.", "Noted.", "Noted."]
+    assert len(driver.system("task_notification")) == 3
+    await app.aclose()
+
+
+async def test_notification_joins_the_running_parent_turn(tmp_path: Path, project: Path) -> None:
+    """A child that ends while the parent is mid-turn is reported with the parent's next tool round."""
+    gates = Gates()
+    turns = [
+        {"match": {"first_user_contains": "Start", "last_is_tool_result": False}, "content": [agent_call("one")]},
+        {"match": {"first_user_contains": "Start", "last_user_contains": "Async agent launched"},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "parent"}}]},
+        {"match": {"first_user_contains": "Start", "last_user_contains": "<task-notification>"},
+         "content": [{"type": "text", "text": "Saw it mid-turn."}]},
+        *worker_turns("one"),
+    ]
+    app = make_app(tmp_path, project, turns, gates)
+    driver = Driver(app)
+    await gates.wait_entered("parent")
+    await gates.wait_entered("one")
+    gates.gate("one").set()
+    [end] = launched(driver.events)
+    await until(lambda: not app.tasks.get(end.data["agentId"]).is_running)  # type: ignore[union-attr]
+    gates.gate("parent").set()
+    await driver.done()
+    assert [r.result for r in driver.results()] == ["Saw it mid-turn."]
+    [note] = parent_notifications(app)
+    holder = next(m for m in app.session.messages if m["role"] == "user" and "<task-notification>" in json.dumps(m))
+    assert any(b.get("type") == "tool_result" for b in blocks_of(holder))  # the tool_result round carried it
+    assert note["status"] == "completed"
+    # The parent was mid-turn all along, so the child's progress reached its stream.
+    progress = driver.system("task_progress")
+    assert [p.data["last_tool_name"] for p in progress] == ["Gate", "Gate"]
+    assert set(progress[0].data["usage"]) == {"total_tokens", "tool_uses", "duration_ms"}
+    assert progress[0].data["description"] == "Job one"
+    await app.aclose()
+
+
+# -- moving foreground agents -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("write_transcript", [True, False])
+async def test_auto_background_moves_a_slow_foreground_agent(tmp_path: Path, project: Path,
+                                                             write_transcript: bool) -> None:
+    gates = Gates()
+    turns = [NOTED, *parent_turns([agent_call("slow", background=False)]), *worker_turns("slow")]
+    app = make_app(tmp_path, project, turns, gates, env={"CATUI_AUTO_BACKGROUND_MS": "50"},
+                   write_transcript=write_transcript)
+    driver = Driver(app)
+    await gates.wait_entered("slow")
+    await until(lambda: bool(launched(driver.events)))
+    [end] = launched(driver.events)
+    assert end.data["status"] == "async_launched"
+    task_id = end.data["agentId"]
+    output = Path(end.data["outputFile"])
+    assert [r["type"] for r in jsonl(output)] == ["user", "assistant"]  # the lines from before the move
+    gates.gate("slow").set()
+    await driver.done()
+    records = jsonl(output)
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant"]
+    assert records[0]["message"]["content"][-1]["text"] == "Do slow"
+    [note] = parent_notifications(app)
+    assert note["id"] == task_id and note["result"] == "Finished slow."
+    assert [r.result for r in driver.results()] == ["Launched.", "Noted."]
+    assert len(driver.system("task_started")) == 1
+    await app.aclose()
+
+
+async def test_background_all_foreground_is_ctrl_b(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    turns = [NOTED, *parent_turns([agent_call("fg", background=False)], after="Carrying on."), *worker_turns("fg")]
+    app = make_app(tmp_path, project, turns, gates)
+    runtime = app.services["subagents"]
+    assert await runtime.background_all_foreground() == []
+    driver = Driver(app)
+    await gates.wait_entered("fg")
+    moved = await asyncio.wait_for(runtime.background_all_foreground(), GUARD_S)
+    await until(lambda: len(driver.results()) == 1)
+    assert driver.results()[0].result == "Carrying on."
+    [end] = launched(driver.events)
+    assert moved == [end.data["agentId"]] and app.tasks.get(moved[0]).is_running  # type: ignore[union-attr]
+    gates.gate("fg").set()
+    await driver.done()
+    assert [n["result"] for n in parent_notifications(app)] == ["Finished fg."]
+    assert gates.cancelled == []
+    await app.aclose()
+
+
+# -- stopping, failing, aborting ----------------------------------------------------------------
+
+
+async def test_task_stop_mid_run_keeps_the_partial_transcript(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    app = make_app(tmp_path, project, [NOTED, *parent_turns([agent_call("long")]), *worker_turns("long")], gates)
+    driver = Driver(app)
+    await gates.wait_entered("long")
+    [end] = launched(driver.events)
+    task_id = end.data["agentId"]
+    from catui.tools.task_stop import TaskStopInput, TaskStopTool
+
+    result = await TaskStopTool().call(TaskStopInput(task_id=task_id), app.session.ctx)
+    assert not result.is_error and "status: stopped" in str(result.content)
+    assert gates.cancelled == ["long"]
+    await driver.done()
+    [note] = parent_notifications(app)
+    assert (note["status"], note["summary"]) == ("stopped", 'Agent "Job long" was stopped')
+    assert [r["type"] for r in jsonl(Path(end.data["outputFile"]))][:2] == ["user", "assistant"]
+    row = StateDB(project).get_task(task_id)
+    assert row is not None and row["status"] == "stopped"
+    await app.aclose()
+
+
+async def test_a_failing_child_is_reported_failed_with_its_error(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    turns = [NOTED, *parent_turns([agent_call("bad")]),
+             {"match": {"system_contains": "You are the worker agent"},
+              "error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}}]
+    app = make_app(tmp_path, project, turns, gates)
+    driver = Driver(app)
+    await driver.done()
+    [note] = parent_notifications(app)
+    assert note["status"] == "failed" and note["result"] is None
+    assert note["summary"].startswith('Agent "Job bad" failed: ') and "prompt is too long" in note["summary"]
+    [finished] = driver.system("task_notification")
+    assert finished.data["status"] == "failed"
+    task = app.tasks.get(note["id"])
+    assert task is not None and task.status == "failed" and "prompt is too long" in (task.error or "")
+    await app.aclose()
+
+
+async def test_parent_abort_stops_background_agents_and_records_them(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    app = make_app(tmp_path, project, [NOTED, *parent_turns([agent_call("a"), agent_call("b")]),
+                                       *worker_turns("a", "b")], gates)
+    driver = Driver(app)
+    await gates.wait_entered("a")
+    await gates.wait_entered("b")
+    await until(lambda: len(driver.results()) == 1)  # the parent's turn is over; print mode waits
+    app.session.abort()  # what SIGTERM does in print mode
+    await driver.done()
+    await app.aclose()
+    assert sorted(gates.cancelled) == ["a", "b"]
+    rows = StateDB(project).list_tasks()
+    assert [r["status"] for r in rows] == ["stopped", "stopped"]
+    assert all(t.status == "stopped" for t in app.tasks.list())
+
+
+# -- names and SendMessage ----------------------------------------------------------------------
+
+
+async def test_send_message_queue_resume_mailbox_and_unknown(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    turns = [
+        NOTED,
+        {"match": {"first_user_contains": "Start", "last_is_tool_result": False},
+         "content": [agent_call("scout", name="scout")]},
+        {"match": {"first_user_contains": "Start", "last_user_contains": "Async agent launched"},
+         "content": [{"type": "tool_use", "name": "SendMessage",
+                      "input": {"to": "scout", "summary": "more work", "message": "Also look at the tests."}}]},
+        {"match": {"first_user_contains": "Start", "last_user_contains": "Message queued"},
+         "content": [{"type": "text", "text": "Told it."}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "Follow-up question"},
+         "content": [{"type": "text", "text": "Answered the follow-up."}]},
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "scout"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "coordinator sent you"},
+         "content": [{"type": "text", "text": "Handled the tests too."}]},
+    ]
+    app = make_app(tmp_path, project, turns, gates, env={"CATUI_AGENT_TEAMS": "1"})
+    assert "SendMessage" in [t.name for t in app.session.tools]
+    schema = next(t for t in app.session.tools if t.name == "SendMessage").input_schema()
+    assert schema["required"] == ["to", "message"]
+    driver = Driver(app)
+    await gates.wait_entered("scout")
+    await until(lambda: len(driver.results()) == 1)
+    reply = next(e for e in driver.events if isinstance(e, ToolEndEvent) and e.name == "SendMessage")
+    assert reply.content == '{"success":true,"message":"Message queued for delivery to scout at its next tool round."}'
+    manager = app.services["background"]
+    agent_id = manager.names.live("scout")
+    assert agent_id is not None and StateDB(project).names(app.session.session_id) == {"scout": agent_id}
+    gates.gate("scout").set()
+    await driver.done()
+    [note] = parent_notifications(app)
+    assert note["result"] == "Handled the tests too."
+    child_messages = manager.finished_runs[agent_id].messages
+    reminder = json.dumps(child_messages[2])
+    assert "coordinator sent you a message" in reminder and "Also look at the tests." in reminder
+    assert manager.names.live("scout") is None and StateDB(project).names(app.session.session_id) == {}
+
+    tool = SendMessageTool()
+    ctx = app.session.ctx
+    # By name after it finished: the mailbox, nothing resumes.
+    boxed = await tool.call(SendMessageInput(to="scout", message="For the record."), ctx)
+    assert not boxed.is_error and boxed.data["success"] is True
+    mailbox = project / ".catui" / "mailboxes" / "scout.jsonl"
+    [letter] = jsonl(mailbox)
+    assert letter["message"] == "For the record." and letter["agentId"] == agent_id
+    assert not app.tasks.get(agent_id).is_running  # type: ignore[union-attr]
+    # Unknown recipients get the list of those that exist.
+    unknown = await tool.call(SendMessageInput(to="nobody", message="hi"), ctx)
+    assert unknown.is_error and "scout" in str(unknown.content) and agent_id in str(unknown.content)
+    # By id after it finished: it resumes in the background, and a notification follows.
+    resumed = await tool.call(SendMessageInput(to=agent_id, message="Follow-up question: anything else?"), ctx)
+    assert not resumed.is_error and app.tasks.get(agent_id).is_running  # type: ignore[union-attr]
+    content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
+    assert content is not None
+    second = NOTIFICATION_RE.match(content[0]["text"])
+    assert second is not None and second["id"] == agent_id and second["result"] == "Answered the follow-up."
+    output = jsonl(project / ".catui" / "tasks" / f"{agent_id}.output")
+    assert [r["type"] for r in output][-2:] == ["user", "assistant"]
+    assert await app.tasks.next_notification() is None
+    await app.aclose()
+
+
+async def test_team_rules_and_disabled_background(tmp_path: Path, project: Path) -> None:
+    from catui.subagents.background import (
+        IN_PROCESS_TEAMMATE_NO_BACKGROUND,
+        TEAMMATE_CANNOT_SPAWN_TEAMMATE,
+        TEAMS_NOT_BUILT,
+        team_rules,
+    )
+    from catui.subagents.runtime import SpawnRequest
+
+    ctx = ToolContext(cwd=project, project_root=project)
+    named = SpawnRequest(description="d", prompt="p", name="helper", team_name="crew")
+    refusal = team_rules(named, ctx)
+    assert refusal is not None and refusal.content == TEAMS_NOT_BUILT and refusal.is_error
+    teammate = ToolContext(cwd=project, project_root=project, services={"team_name": "crew", "in_process_teammate": True})
+    refusal = team_rules(SpawnRequest(description="d", prompt="p", name="x"), teammate)
+    assert refusal is not None and refusal.content == TEAMMATE_CANNOT_SPAWN_TEAMMATE
+    refusal = team_rules(SpawnRequest(description="d", prompt="p", run_in_background=True), teammate)
+    assert refusal is not None and refusal.content == IN_PROCESS_TEAMMATE_NO_BACKGROUND
+    assert team_rules(SpawnRequest(description="d", prompt="p", run_in_background=True), ctx) is None
+
+    gates = Gates()
+    gates.gate("fg").set()
+    turns = [*parent_turns([agent_call("fg")], after="Done in the foreground."), *worker_turns("fg")]
+    app = make_app(tmp_path, project, turns, gates, env={"CATUI_DISABLE_BACKGROUND_TASKS": "1"})
+    agent = next(t for t in app.session.tools if t.name == "Agent")
+    assert "run_in_background" not in agent.input_schema()["properties"]
+    assert "SendMessage" not in [t.name for t in app.session.tools]
+    driver = Driver(app)
+    await driver.done()
+    [end] = launched(driver.events)
+    assert "Finished fg." in json.dumps(end.content) and not app.tasks.list()
+    assert [r.result for r in driver.results()] == ["Done in the foreground."]
+    await app.aclose()
