@@ -265,7 +265,7 @@ async def test_several_agents_notify_in_finishing_order_exactly_once(tmp_path: P
     order = ["two", "three", "one"]
     for key in order:
         gates.gate(key).set()
-        await until(lambda k=key: app.tasks.get(ids[f"Job {k}"]).status == "completed")  # type: ignore[union-attr]
+        await until(lambda k=key: app.tasks.get(ids[f"Job {k}"]).status == "completed")
     await driver.done()
     notes = parent_notifications(app)
     assert [n["id"] for n in notes] == [ids[f"Job {k}"] for k in order]
@@ -293,7 +293,7 @@ async def test_notification_joins_the_running_parent_turn(tmp_path: Path, projec
     await gates.wait_entered("one")
     gates.gate("one").set()
     [end] = launched(driver.events)
-    await until(lambda: not app.tasks.get(end.data["agentId"]).is_running)  # type: ignore[union-attr]
+    await until(lambda: not app.tasks.get(end.data["agentId"]).is_running)
     gates.gate("parent").set()
     await driver.done()
     assert [r.result for r in driver.results()] == ["Saw it mid-turn."]
@@ -351,7 +351,7 @@ async def test_background_all_foreground_is_ctrl_b(tmp_path: Path, project: Path
     await until(lambda: len(driver.results()) == 1)
     assert driver.results()[0].result == "Carrying on."
     [end] = launched(driver.events)
-    assert moved == [end.data["agentId"]] and app.tasks.get(moved[0]).is_running  # type: ignore[union-attr]
+    assert moved == [end.data["agentId"]] and app.tasks.get(moved[0]).is_running
     gates.gate("fg").set()
     await driver.done()
     assert [n["result"] for n in parent_notifications(app)] == ["Finished fg."]
@@ -423,7 +423,7 @@ async def test_parent_abort_stops_background_agents_and_records_them(tmp_path: P
 
 async def test_send_message_queue_resume_mailbox_and_unknown(tmp_path: Path, project: Path) -> None:
     gates = Gates()
-    turns = [
+    turns: list[dict[str, Any]] = [
         NOTED,
         {"match": {"first_user_contains": "Start", "last_is_tool_result": False},
          "content": [agent_call("scout", name="scout")]},
@@ -468,13 +468,13 @@ async def test_send_message_queue_resume_mailbox_and_unknown(tmp_path: Path, pro
     mailbox = project / ".catui" / "mailboxes" / "scout.jsonl"
     [letter] = jsonl(mailbox)
     assert letter["message"] == "For the record." and letter["agentId"] == agent_id
-    assert not app.tasks.get(agent_id).is_running  # type: ignore[union-attr]
+    assert not app.tasks.get(agent_id).is_running
     # Unknown recipients get the list of those that exist.
     unknown = await tool.call(SendMessageInput(to="nobody", message="hi"), ctx)
     assert unknown.is_error and "scout" in str(unknown.content) and agent_id in str(unknown.content)
     # By id after it finished: it resumes in the background, and a notification follows.
     resumed = await tool.call(SendMessageInput(to=agent_id, message="Follow-up question: anything else?"), ctx)
-    assert not resumed.is_error and app.tasks.get(agent_id).is_running  # type: ignore[union-attr]
+    assert not resumed.is_error and app.tasks.get(agent_id).is_running
     content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
     assert content is not None
     second = NOTIFICATION_RE.match(content[0]["text"])
