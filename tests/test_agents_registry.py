@@ -334,3 +334,24 @@ def test_reload_reparses_only_changed_files(env: dict[str, Path]) -> None:
     assert registry.reload_if_changed() is True
     assert registry.get("stable") is stable_before  # reused, not parsed again
     assert registry.get("changing").get_system_prompt() == "v2, longer"  # type: ignore[union-attr]
+
+
+def test_settings_change_reloads_plugin_folders(env: dict[str, Path], tmp_path: Path) -> None:
+    plugin = make_plugin(tmp_path / "p", "p")
+    write_agent(plugin / "agents", "x")
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"plugins": []}))
+
+    def plugin_dirs() -> list[str]:
+        return [entry["path"] for entry in json.loads(settings.read_text())["plugins"]]
+
+    registry = load_agent_registry(env["project"], settings_plugin_dirs=plugin_dirs, watch_files=[settings])
+    assert registry.get("p:x") is None
+    settings.write_text(json.dumps({"plugins": [{"path": str(plugin)}]}))
+    os.utime(settings, ns=(1, 1))
+    assert registry.reload_if_changed() is True and registry.get("p:x") is not None
+
+    settings.write_text("{broken")
+    os.utime(settings, ns=(2, 2))
+    assert registry.reload_if_changed() is True
+    assert registry.get("p:x") is None and any("settings" in w.message for w in registry.warnings)

@@ -121,9 +121,18 @@ def build_app(options: RunOptions) -> AgentApp:
         add_dirs=options.add_dirs,
     )
 
+    from catui.config.settings import settings_files
+
+    def settings_plugin_dirs() -> list[str]:
+        # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
+        fresh = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
+        return _plugin_paths(fresh.merged)
+
     registry = load_agent_registry(
         cwd,
-        plugin_dirs=[*options.plugin_dirs, *_plugin_paths(settings.merged)],
+        plugin_dirs=list(options.plugin_dirs),
+        settings_plugin_dirs=settings_plugin_dirs,
+        watch_files=[path for path, _source, _base in settings_files(cwd, sources=options.setting_sources)],
         flag_agents=options.flag_agents,
         sdk_agents=options.sdk_agents,
         include_user=("user" in options.setting_sources),

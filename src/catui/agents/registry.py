@@ -23,7 +23,7 @@ the Agent tool knows to rebuild its description.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,10 @@ class RegistryOptions:
     include_project: bool = True
     interactive: bool = False
     search_tools: bool = True
+    # Called at every (re)load for the settings' plugin folders, so a settings change is picked up.
+    settings_plugin_dirs: Callable[[], Sequence[str]] | None = None
+    # Extra files (settings files) whose change makes reload_if_changed() reload.
+    watch_files: tuple[str, ...] = ()
 
 
 # What parsing one file produced, keyed by path and valid while (source, mtime_ns, size) match.
@@ -187,7 +191,15 @@ class AgentRegistry:
         state = _LoadState(previous_files=self._file_cache)
         include_guide = guide_enabled(interactive=opts.interactive)
         state.agents.extend(builtin_agents(include_guide=include_guide, search_tools=opts.search_tools))
-        _load_plugins(opts.plugin_dirs, opts.cwd, state)
+        for watched in opts.watch_files:
+            state.fingerprint.record(watched)
+        plugin_dirs = list(opts.plugin_dirs)
+        if opts.settings_plugin_dirs is not None:
+            try:
+                plugin_dirs.extend(opts.settings_plugin_dirs())
+            except Exception as exc:  # a broken settings file must not hide every other agent
+                state.warnings.append(AgentWarning(None, f"plugin folders from settings not read: {exc}"))
+        _load_plugins(plugin_dirs, opts.cwd, state)
         user_dirs = user_agent_dirs(opts.home) if opts.include_user else []
         if opts.include_user:
             _load_folders(user_dirs, "userSettings", state)
@@ -366,11 +378,16 @@ def load_agent_registry(
     include_project: bool = True,
     interactive: bool = False,
     search_tools: bool = True,
+    settings_plugin_dirs: Callable[[], Sequence[str]] | None = None,
+    watch_files: Sequence[str | os.PathLike[str]] = (),
 ) -> AgentRegistry:
     """Load every agent source for a session in ``cwd``. Never raises for a user's bad file.
 
     ``home`` replaces the user's home folder (tests); ``interactive`` activates catui-guide;
     ``search_tools`` False gives the guide its Bash-based tool set (see ``agents/builtin.py``).
+    ``settings_plugin_dirs`` is called at every (re)load for the plugin folders named in settings, and
+    a change to any of ``watch_files`` (the settings files) triggers a reload, so editing settings
+    takes effect before the next model turn.
     """
     options = RegistryOptions(
         cwd=Path(cwd),
@@ -382,5 +399,7 @@ def load_agent_registry(
         include_project=include_project,
         interactive=interactive,
         search_tools=search_tools,
+        settings_plugin_dirs=settings_plugin_dirs,
+        watch_files=tuple(str(p) for p in watch_files),
     )
     return AgentRegistry(options)
