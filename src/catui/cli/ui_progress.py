@@ -162,6 +162,9 @@ class TurnView:
                 started=now,
                 parent=None,
             )
+            if not self.screen.tty:
+                # without a live region, say that it started: its tool calls are printed under it as they run
+                self.screen.print(f"{BULLET} {label} …")
 
     def _tool_end(self, event: ToolEndEvent) -> None:
         call = self.calls.pop(event.tool_use_id, None)
