@@ -17,6 +17,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,7 @@ def start_catui(ws: dict[str, Path], script: dict[str, Any], *extra: str) -> Pty
 
 
 @pytest.fixture
-def launch(workspace: dict[str, Path]):  # type: ignore[no-untyped-def]
+def launch(workspace: dict[str, Path]) -> Iterator[Callable[..., PtyProcess]]:
     started: list[PtyProcess] = []
 
     def run(script: dict[str, Any], *extra: str) -> PtyProcess:

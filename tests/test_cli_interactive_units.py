@@ -234,7 +234,7 @@ async def test_plain_prompt_answers_allow_always_and_deny_with_reason(tmp_path: 
     assert second.behavior == "allow"
     # "don't ask again" given to a sub-agent's call covers the main agent too
     assert [str(r) for r in child_ctx.permissions.rules] == ["Bash(rm -rf build)"]
-    assert [str(r) for r in main_ctx.permissions.rules] == ["Bash(rm -rf build)"]
+    assert list(map(str, main_ctx.permissions.rules)) == ["Bash(rm -rf build)"]
     third = await prompter(tool, {"command": "rm -rf build"}, request, main_ctx)  # type: ignore[arg-type]
     assert third.behavior == "deny" and "because it deletes data" in third.reason
     assert "asked by the general-purpose agent" in out.getvalue()
