@@ -1,0 +1,101 @@
+"""Wiring MCP into an application: read the configuration, start the manager, give the main session its tools.
+
+``catui.app.build_app`` calls :func:`install_mcp` once the main session
+exists. When no server is configured nothing happens (and ``mcp`` is never
+imported). Otherwise the manager goes in ``app.services["mcp"]`` and the main
+session's ``ctx.services["mcp"]``; connections start at once when an event
+loop is running (else at the first turn), and before the main session's first
+model request it waits for them, at most ``CATUI_MCP_TIMEOUT_MS`` (5 s by
+default), and appends the connected servers' tools to its tool list. The list
+does not change after that: a server that connects later serves sub-agents
+only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from catui.mcp.config import McpConfigError, McpConfigResult, collect_server_configs, parse_server_config
+from catui.mcp.manager import McpManager
+
+DEFAULT_MAIN_WAIT_S = 5.0
+
+
+def main_wait_seconds(env: Mapping[str, str]) -> float:
+    """``CATUI_MCP_TIMEOUT_MS`` in seconds (5 s when unset or not a number)."""
+    raw = env.get("CATUI_MCP_TIMEOUT_MS", "").strip()
+    try:
+        return max(int(raw), 0) / 1000 if raw else DEFAULT_MAIN_WAIT_S
+    except ValueError:
+        return DEFAULT_MAIN_WAIT_S
+
+
+def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> McpManager | None:
+    """Set up MCP for ``app`` (a :class:`catui.app.AgentApp`); returns the manager, or None without servers.
+
+    ``extra_servers`` are more ``{name: config}`` entries (``--mcp-config``, SDK
+    options); they win over the files. Configuration problems are appended to
+    ``app.settings.warnings``, where the CLI reports them.
+    """
+    env: dict[str, str] = dict(app.services.get("env") or os.environ)
+    options = getattr(app, "options", None)
+    cwd = Path(getattr(options, "cwd", None) or app.project_root).resolve()
+    found = collect_server_configs(
+        app.settings,
+        cwd,
+        project_root=Path(app.project_root),
+        sources=tuple(getattr(options, "setting_sources", ("user", "project", "local"))),
+        env=env,
+    )
+    _add_extra(found, extra_servers, env)
+    warnings = getattr(app.settings, "warnings", None)
+    if isinstance(warnings, list):
+        warnings.extend(found.warnings)
+    if not found.servers:
+        return None
+
+    manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings)
+    manager.ready_timeout_s = main_wait_seconds(env)
+    session = app.session
+    app.services["mcp"] = manager
+    session.ctx.services["mcp"] = manager
+
+    def add_tools(ready: McpManager) -> None:
+        present = {t.name for t in session.tools}
+        new = [t for t in ready.tools() if t.name not in present]
+        if new:
+            # Claude Code's order: the built-in tools, then the MCP tools (spec 9.3).
+            session.set_tools([*session.tools, *new])
+
+    manager.on_ready(add_tools)
+    previous = session.config.before_turn
+
+    async def before_turn(current: Any) -> None:
+        if previous is not None:
+            await previous(current)
+        await manager.ready()
+
+    session.config.before_turn = before_turn
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop yet (a synchronous caller): the first turn starts the connections
+    else:
+        manager.start()
+    return manager
+
+
+def _add_extra(found: McpConfigResult, extra: Mapping[str, Any] | None, env: Mapping[str, str]) -> None:
+    for name, raw in (extra or {}).items():
+        try:
+            config, warnings = parse_server_config(str(name), raw, origin="MCP options", scope="dynamic", env=env)
+        except McpConfigError as exc:
+            found.warnings.append(f"{exc}; this server is left out")
+            continue
+        found.warnings.extend(warnings)
+        found.servers.pop(config.name, None)
+        found.servers[config.name] = config

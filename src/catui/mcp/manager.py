@@ -1,0 +1,213 @@
+"""All MCP connections of a session: started together, in the background, and closed together.
+
+:class:`McpManager` connects to every configured server concurrently, each in
+its own task (status pending → connected or failed, with the reason), and
+turns the connected servers' tools into catui tools. Callers wait for
+connections with :meth:`McpManager.wait_for`, bounded, and never block on a
+server that is slow or broken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from catui.mcp.config import McpServerConfig
+from catui.mcp.connection import McpConnection
+from catui.mcp.tools import MAX_TOOL_NAME_CHARS, McpTool, make_mcp_tool
+
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+"""How long one server may take to start and answer (``MCP_TIMEOUT`` in ms changes it, as in Claude Code)."""
+
+
+def connect_timeout_from_env(env: Mapping[str, str] | None = None) -> float:
+    raw = (env if env is not None else os.environ).get("MCP_TIMEOUT", "").strip()
+    try:
+        return max(int(raw), 1) / 1000 if raw else DEFAULT_CONNECT_TIMEOUT_S
+    except ValueError:
+        return DEFAULT_CONNECT_TIMEOUT_S
+
+
+def _quiet_sdk_logging() -> None:
+    # The SDK logs transport noise (a server's bad line, a closed pipe) through `logging`; without a handler
+    # Python prints it on stderr over catui's own output. Failures reach the user as statuses and tool errors.
+    logger = logging.getLogger("mcp")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
+class McpManager:
+    """The connections to the configured MCP servers.
+
+    ``warnings`` holds the configuration problems met while reading the
+    servers; ``on_warning`` (optional) is called once for each server that
+    fails, with a one-line message.
+    """
+
+    def __init__(
+        self,
+        configs: Mapping[str, McpServerConfig],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        connect_timeout_s: float | None = None,
+        warnings: Iterable[str] = (),
+    ) -> None:
+        self.cwd = Path(cwd)
+        self.env = dict(env) if env is not None else None
+        self.connect_timeout_s = connect_timeout_s or connect_timeout_from_env(env)
+        self.warnings: list[str] = list(warnings)
+        self.on_warning: Callable[[str], None] | None = None
+        self.connections: dict[str, McpConnection] = {
+            name: self._new_connection(config) for name, config in configs.items()
+        }
+        self._started = False
+        self._closed = False
+        self._reported: set[str] = set()
+        self._tool_cache: dict[str, list[McpTool]] = {}
+        self.ready_timeout_s = 5.0
+        self._ready_callbacks: list[Callable[[McpManager], None]] = []
+        self._ready_done = False
+        self._ready_lock: asyncio.Lock | None = None
+
+    def _new_connection(self, config: McpServerConfig) -> McpConnection:
+        return McpConnection(config, cwd=self.cwd, env=self.env, connect_timeout_s=self.connect_timeout_s)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start connecting to every server in the background. Needs a running loop; idempotent."""
+        if self._started or self._closed:
+            return
+        _quiet_sdk_logging()
+        self._started = True
+        for connection in self.connections.values():
+            connection.start()
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    async def wait_for(self, servers: Iterable[str] | None = None, timeout_s: float = 30.0) -> None:
+        """Wait, at most ``timeout_s``, until the named servers are no longer pending (all servers when None).
+
+        Names match as Claude Code's ``requiredMcpServers`` do: a server whose
+        name contains the given text, ignoring case. Starts the manager if needed.
+        """
+        self.start()
+        wanted = self.matching(servers) if servers is not None else list(self.connections.values())
+        pending = [c for c in wanted if not c.settled]
+        if pending:
+            waiters = {asyncio.ensure_future(c.wait_settled()) for c in pending}
+            try:
+                await asyncio.wait(waiters, timeout=max(timeout_s, 0))
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
+        self._report_failures()
+
+    def on_ready(self, callback: Callable[[McpManager], None]) -> None:
+        """Call ``callback(manager)`` once, when :meth:`ready` has waited (the main session adds its tools)."""
+        self._ready_callbacks.append(callback)
+
+    async def ready(self) -> None:
+        """The first time: wait for all servers (at most ``ready_timeout_s``), then run the ``on_ready`` callbacks.
+
+        Later calls return at once. The main session calls this before its
+        first model request, so that its tool list is settled from the start.
+        """
+        if self._ready_done:
+            return
+        if self._ready_lock is None:
+            self._ready_lock = asyncio.Lock()
+        async with self._ready_lock:
+            if self._ready_done:
+                return
+            await self.wait_for(None, self.ready_timeout_s)
+            self._ready_done = True
+            for callback in self._ready_callbacks:
+                callback(self)
+
+    def matching(self, patterns: Iterable[str]) -> list[McpConnection]:
+        """The connections whose names contain any of ``patterns`` (ignoring case)."""
+        lowered = [p.lower() for p in patterns]
+        return [c for name, c in self.connections.items() if any(p in name.lower() for p in lowered)]
+
+    async def add_server(self, config: McpServerConfig, *, timeout_s: float | None = None) -> McpConnection:
+        """Connect one more server (an agent's inline server) and wait for it, bounded. Not in :attr:`connections`."""
+        connection = self._new_connection(config)
+        _quiet_sdk_logging()
+        connection.start()
+        try:
+            await asyncio.wait_for(connection.wait_settled(), timeout=timeout_s or self.connect_timeout_s)
+        except TimeoutError:
+            pass
+        return connection
+
+    async def aclose(self) -> None:
+        """Disconnect every server and stop the stdio ones. Safe to call twice."""
+        self._closed = True
+        await asyncio.gather(*(c.aclose() for c in self.connections.values()), return_exceptions=True)
+
+    # -- what the session sees ------------------------------------------------------------------
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """``{name: {"status": pending|connected|failed, "error": reason|None, "tools": n}}``."""
+        return {
+            name: {"status": c.status, "error": c.error, "tools": len(c.tools)} for name, c in self.connections.items()
+        }
+
+    def server_statuses(self) -> list[dict[str, str]]:
+        """The ``mcp_servers`` list of stream-json's init message: ``[{"name", "status"}]``."""
+        return [{"name": name, "status": c.status} for name, c in self.connections.items()]
+
+    def connected(self) -> list[str]:
+        return [name for name, c in self.connections.items() if c.status == "connected"]
+
+    def tools(self, servers: Iterable[str] | None = None) -> list[McpTool]:
+        """The catui tools of the connected servers (all, or those named exactly), in server order."""
+        names = list(self.connections) if servers is None else [s for s in servers if s in self.connections]
+        out: list[McpTool] = []
+        for name in names:
+            out.extend(self.tools_of(self.connections[name]))
+        return out
+
+    def tools_of(self, connection: McpConnection) -> list[McpTool]:
+        """One connection's tools (built once); an empty list unless it is connected."""
+        if connection.status != "connected":
+            return []
+        key = f"{id(connection)}"
+        cached = self._tool_cache.get(key)
+        if cached is None:
+            cached = []
+            seen: set[str] = set()
+            for server_tool in connection.tools:
+                tool = make_mcp_tool(connection, server_tool)
+                if len(tool.name) > MAX_TOOL_NAME_CHARS:
+                    self._warn(
+                        f"MCP tool '{server_tool.name}' of server '{connection.name}' is left out: its name "
+                        f"{tool.name} is longer than {MAX_TOOL_NAME_CHARS} characters; shorten the server's name"
+                    )
+                    continue
+                if tool.name in seen:
+                    continue
+                seen.add(tool.name)
+                cached.append(tool)
+            self._tool_cache[key] = cached
+        return cached
+
+    def _report_failures(self) -> None:
+        for name, connection in self.connections.items():
+            if connection.status == "failed" and name not in self._reported:
+                self._reported.add(name)
+                self._warn(f"MCP server '{name}' failed to connect: {connection.error}")
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.on_warning is not None:
+            self.on_warning(message)

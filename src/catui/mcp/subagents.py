@@ -1,0 +1,159 @@
+"""What the sub-agent runtime asks of MCP: required servers (spec 6.1 [6]) and an agent's own servers.
+
+``requiredMcpServers`` entries match as in Claude Code: each entry must be
+contained, ignoring case, in the name of a connected server that has tools.
+The runtime first waits (up to 30 s) for matching servers that are still
+connecting, then refuses the spawn with :func:`required_servers_error`'s text.
+
+An agent's ``mcpServers`` names configured servers (their tools are added to
+the child's) or gives ``{name: config}`` inline; inline servers are connected
+for the child alone and closed with :meth:`ChildMcpServers.aclose` when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from catui.mcp.config import McpConfigError, parse_server_config
+from catui.mcp.connection import McpConnection
+from catui.mcp.manager import McpManager
+from catui.mcp.tools import McpTool
+
+REQUIRED_SERVERS_WAIT_S = 30.0
+
+
+def available_servers(manager: McpManager | None) -> list[str]:
+    """Names of the connected servers that offer tools (what ``requiredMcpServers`` is matched against)."""
+    if manager is None:
+        return []
+    return [name for name, c in manager.connections.items() if c.status == "connected" and c.tools]
+
+
+def missing_required_servers(manager: McpManager | None, required: Sequence[str]) -> list[str]:
+    """The entries of ``required`` that no available server name contains (ignoring case)."""
+    available = [n.lower() for n in available_servers(manager)]
+    return [p for p in required if not any(p.lower() in name for name in available)]
+
+
+def required_servers_error(manager: McpManager | None, names: Sequence[str], agent_type: str = "") -> str | None:
+    """Why an agent needing ``names`` cannot start now, or None when every one is available."""
+    missing = missing_required_servers(manager, names)
+    if not missing:
+        return None
+    who = f"Agent type '{agent_type}'" if agent_type else "This agent"
+    lines = [f"{who} requires MCP servers matching: {', '.join(missing)}."]
+    available = available_servers(manager)
+    lines.append(f"Connected MCP servers with tools: {', '.join(available) if available else 'none'}.")
+    if manager is not None:
+        for connection in manager.matching(missing):
+            if connection.status == "failed":
+                lines.append(f"Server '{connection.name}' failed: {connection.error}")
+            elif connection.status == "pending":
+                lines.append(f"Server '{connection.name}' is still connecting.")
+    lines.append(
+        "Configure the server in .mcp.json or the mcpServers settings (and check that it starts), "
+        "or use another agent type."
+    )
+    return " ".join(lines)
+
+
+async def check_required_servers(
+    manager: McpManager | None, names: Sequence[str], *, agent_type: str = "", timeout_s: float = REQUIRED_SERVERS_WAIT_S
+) -> str | None:
+    """Wait (bounded) for pending servers matching ``names``, then :func:`required_servers_error`."""
+    if not names:
+        return None
+    if manager is not None and missing_required_servers(manager, names):
+        await manager.wait_for(names, timeout_s)
+    return required_servers_error(manager, names, agent_type)
+
+
+@dataclass
+class ChildMcpServers:
+    """The MCP tools an agent's ``mcpServers`` give it, problems met, and its own connections to close."""
+
+    tools: list[McpTool] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    owned: list[McpConnection] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Close the connections made for this child alone (inline servers). Safe to call twice."""
+        owned, self.owned = self.owned, []
+        for connection in owned:
+            with contextlib.suppress(Exception):
+                await connection.aclose()
+
+
+async def child_mcp_tools(
+    manager: McpManager | None, definition: Any, *, timeout_s: float | None = None
+) -> ChildMcpServers:
+    """The tools of the servers a definition's ``mcp_servers`` lists (names or inline ``{name: config}``).
+
+    Named servers come from the session's manager (waited for, bounded);
+    inline ones are connected now for the child's lifetime. Call
+    :meth:`ChildMcpServers.aclose` when the child ends. Plugin agents never
+    reach here with servers: their ``mcpServers`` are dropped when loaded.
+    """
+    out = ChildMcpServers()
+    entries = list(getattr(definition, "mcp_servers", None) or [])
+    if not entries:
+        return out
+    agent = getattr(definition, "agent_type", "agent")
+    names, inline = _split_entries(entries, agent, out.errors)
+    wait = timeout_s if timeout_s is not None else REQUIRED_SERVERS_WAIT_S
+    if names:
+        if manager is None:
+            out.errors.append(f"Agent '{agent}' names MCP server(s) {', '.join(names)}, but no MCP server is configured")
+        else:
+            await manager.wait_for(names, wait)
+            for name in names:
+                connection = manager.connections.get(name)
+                if connection is None:
+                    out.errors.append(f"Agent '{agent}' names MCP server '{name}', which is not configured")
+                elif connection.status != "connected":
+                    out.errors.append(f"MCP server '{name}' for agent '{agent}' is not connected: {connection.error}")
+                else:
+                    out.tools.extend(manager.tools_of(connection))
+    if inline:
+        helper = manager or McpManager({}, cwd=_cwd_of(manager))
+        connections = await asyncio.gather(*(helper.add_server(config, timeout_s=wait) for config in inline))
+        for connection in connections:
+            out.owned.append(connection)
+            if connection.status == "connected":
+                out.tools.extend(helper.tools_of(connection))
+            else:
+                out.errors.append(
+                    f"MCP server '{connection.name}' of agent '{agent}' did not connect: {connection.error or 'timed out'}"
+                )
+    return out
+
+
+def _split_entries(entries: Iterable[Any], agent: str, errors: list[str]) -> tuple[list[str], list[Any]]:
+    names: list[str] = []
+    inline: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            names.append(entry)
+        elif isinstance(entry, Mapping):
+            for name, raw in entry.items():
+                try:
+                    config, _warnings = parse_server_config(
+                        str(name), raw, origin=f"agent '{agent}' mcpServers", scope="agent"
+                    )
+                except McpConfigError as exc:
+                    errors.append(str(exc))
+                    continue
+                inline.append(config)
+        else:
+            errors.append(f"agent '{agent}': an mcpServers entry must be a server name or {{name: config}}")
+    return names, inline
+
+
+def _cwd_of(manager: McpManager | None) -> Any:
+    from pathlib import Path
+
+    return manager.cwd if manager is not None else Path.cwd()
