@@ -34,7 +34,7 @@ def repo(tmp_path: Path) -> Path:
     return folder
 
 
-def cli_env(tmp_path: Path, server: AnthropicTestServer, **extra: str) -> dict[str, str]:
+def cli_env(tmp_path: Path, server: Any, **extra: str) -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path / "home"),
