@@ -355,3 +355,17 @@ def test_settings_change_reloads_plugin_folders(env: dict[str, Path], tmp_path: 
     os.utime(settings, ns=(2, 2))
     assert registry.reload_if_changed() is True
     assert registry.get("p:x") is None and any("settings" in w.message for w in registry.warnings)
+
+
+def test_origins_name_the_defining_file(env: dict[str, Path], tmp_path: Path) -> None:
+    plugin = make_plugin(tmp_path / "p", "p", {"agents": {"inline": {"description": "i", "prompt": "p"}}})
+    file_agent = write_agent(plugin / "agents", "file")
+    project_agent = write_agent(env["project"] / ".claude" / "agents", "proj")
+    registry = load_agent_registry(
+        env["project"], plugin_dirs=[str(plugin)], sdk_agents={"s": {"description": "s", "prompt": "p"}}
+    )
+    assert registry.origin(registry.get("p:file")) == str(file_agent)  # type: ignore[arg-type]
+    assert registry.origin(registry.get("p:inline")).endswith("plugin.json")  # type: ignore[arg-type]
+    assert registry.origin(registry.get("proj")) == str(project_agent)  # type: ignore[arg-type]
+    assert registry.origin(registry.get("s")) == "agents= (SDK options)"  # type: ignore[arg-type]
+    assert registry.origin(registry.get("Plan")) == "built-in"  # type: ignore[arg-type]

@@ -40,6 +40,8 @@ class PluginLoadResult:
     agents: list[AgentDefinition] = field(default_factory=list)
     failed_files: list[FailedFile] = field(default_factory=list)
     warnings: list[AgentWarning] = field(default_factory=list)
+    # id(agent) -> the file (or the manifest, for inline JSON agents) that defined it.
+    origins: dict[int, str] = field(default_factory=dict)
 
 
 def placeholder_description(plugin_name: str) -> str:
@@ -171,6 +173,7 @@ def load_plugin(root: Path, fingerprint: Fingerprint | None = None) -> PluginLoa
             entry, source="plugin", origin=str(manifest_file), plugin_name=result.name
         )
         result.agents.extend(agents)
+        result.origins.update((id(agent), str(manifest_file)) for agent in agents)
         result.failed_files.extend(failed)
         result.warnings.extend(warnings)
         return result
@@ -239,5 +242,6 @@ def _load_file(
     result.warnings.extend(warnings)
     if definition is not None:
         result.agents.append(definition)
+        result.origins[id(definition)] = str(path)
     else:
         result.failed_files.append(FailedFile(str(path), error or "not a usable agent definition"))

@@ -254,13 +254,9 @@ def _load_plugins(plugin_dirs: Sequence[str], cwd: Path, state: _LoadState) -> N
         result = load_plugin(folder, state.fingerprint)
         for agent in result.agents:
             state.agents.append(agent)
-            state.origins[id(agent)] = _plugin_origin(agent, result.root)
+            state.origins[id(agent)] = result.origins.get(id(agent), str(result.root))
         state.failed_files.extend(result.failed_files)
         state.warnings.extend(result.warnings)
-
-
-def _plugin_origin(agent: AgentDefinition, root: Path) -> str:
-    return str(root / ".claude-plugin" / "plugin.json") if agent.filename is None else f"{root} (plugin)"
 
 
 def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadState) -> None:

@@ -169,7 +169,7 @@ def format_listing(registry: AgentRegistry, notes: Sequence[str] = ()) -> str:
             line = f"  {agent.agent_type} · {agent.model_display}"
             winner = registry.shadowed_by(agent)
             if winner is not None:
-                line += f"  (shadowed by {SOURCE_LABELS.get(winner.source, winner.source)}: {registry.origin(winner)})"
+                line += f"  (shadowed by {_describe_origin(winner, registry)})"
             lines.append(line)
     if registry.failed_files:
         lines.append("")
@@ -182,6 +182,15 @@ def format_listing(registry: AgentRegistry, notes: Sequence[str] = ()) -> str:
     for note in notes:
         lines.append(f"Note: {note}")
     return "\n".join(lines)
+
+
+def _describe_origin(agent: AgentDefinition, registry: AgentRegistry) -> str:
+    """``project: /path/x.md``, or just ``--agents`` when the label says it all."""
+    from catui.agents.registry import FLAG_ORIGIN, SDK_ORIGIN
+
+    label = SOURCE_LABELS.get(agent.source, agent.source)
+    origin = registry.origin(agent)
+    return label if origin in (FLAG_ORIGIN, SDK_ORIGIN, "built-in") else f"{label}: {origin}"
 
 
 def _failed_lines(failed: Sequence[FailedFile]) -> list[str]:
@@ -309,7 +318,7 @@ def format_agent(agent: AgentDefinition, registry: AgentRegistry) -> str:
     rows.extend((label, str(value)) for label, value in optional if value is not None)
     shadowed = [a for a in registry.all if a.agent_type == agent.agent_type and a is not agent]
     for other in shadowed:
-        rows.append(("Shadows", f"{SOURCE_LABELS.get(other.source, other.source)}: {registry.origin(other)}"))
+        rows.append(("Shadows", _describe_origin(other, registry)))
     width = max(len(label) for label, _ in rows) + 1
     lines = [f"{(label + ':').ljust(width)} {value}" for label, value in rows]
     lines += ["", "When to use:", _indent(agent.get_when_to_use())]
