@@ -518,3 +518,29 @@ async def test_team_rules_and_disabled_background(tmp_path: Path, project: Path)
     assert "Finished fg." in json.dumps(end.content) and not app.tasks.list()
     assert [r.result for r in driver.results()] == ["Done in the foreground."]
     await app.aclose()
+
+
+# -- many at once -------------------------------------------------------------------------------
+
+
+async def test_two_hundred_background_agents_each_notify_once(tmp_path: Path, project: Path) -> None:
+    count = 200
+    calls = [agent_call(f"n{i:03d}") for i in range(count)]
+    turns = [NOTED, *parent_turns(calls),
+             {"match": {"system_contains": "You are the worker agent"}, "delay_ms": 5, "repeat": True,
+              "content": [{"type": "text", "text": "Child done."}]}]
+    app = make_app(tmp_path, project, turns, Gates(), write_transcript=False)
+    driver = Driver(app)
+    await asyncio.wait_for(driver.task, 120)
+    ids = [e.data["agentId"] for e in launched(driver.events)]
+    assert len(set(ids)) == count
+    notes = parent_notifications(app)
+    assert sorted(n["id"] for n in notes) == sorted(ids)  # every one, and none twice
+    assert sorted(app.tasks.notifications.delivered) == sorted(ids)
+    assert all(n["status"] == "completed" and n["result"] == "Child done." for n in notes)
+    for agent_id in ids:
+        records = jsonl(project / ".catui" / "tasks" / f"{agent_id}.output")
+        assert [r["type"] for r in records] == ["user", "assistant"] and {r["agentId"] for r in records} == {agent_id}
+    rows = StateDB(project).list_tasks()
+    assert len(rows) == count and {r["status"] for r in rows} == {"completed"}
+    await app.aclose()
