@@ -15,12 +15,21 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from catui.errors import CatuiError, ProviderError
-from catui.messages import Block, Message, blocks_of, text_of, tool_result_block, tool_uses_of, user_message
+from catui.messages import (
+    Block,
+    Message,
+    blocks_of,
+    result_text,
+    text_of,
+    tool_result_block,
+    tool_uses_of,
+    user_message,
+)
 from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
@@ -30,6 +39,7 @@ from catui.session.events import (
     Event,
     ResultEvent,
     StreamEventRaw,
+    SystemEvent,
     TextDelta,
     ThinkingDelta,
     ToolEndEvent,
@@ -40,6 +50,9 @@ from catui.session.events import (
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker, add_usage, empty_usage
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from catui.hooks.runner import HookNotice, HookRunner
 
 CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
@@ -74,6 +87,8 @@ class SessionConfig:
     pending_messages: Callable[[], list[str]] | None = None
     before_turn: Callable[[Session], Awaitable[None]] | None = None
     request_metadata: dict[str, Any] = field(default_factory=dict)
+    hooks: HookRunner | None = None
+    """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
 
 
 @dataclass
@@ -96,6 +111,7 @@ class Session:
         self.last_stop_reason: str | None = None
         self._queue: asyncio.Queue[Any] | None = None
         self._tools_by_name: dict[str, Tool] = {}
+        self._hook_halt: str | None = None
         self.set_tools(config.tools)
 
     # -- public API -----------------------------------------------------------------------------
@@ -168,12 +184,23 @@ class Session:
     async def _drive(self, prompt: str | list[Block] | Message) -> None:
         started = time.monotonic()
         message = prompt if isinstance(prompt, dict) else user_message(prompt)
-        line_uuid = self._append(message)
-        self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
         subtype, is_error, result_text = "success", False, ""
+        hooks, refused, stop_continuations = self.config.hooks, False, 0
+        self._hook_halt = None
+        if hooks is not None:  # SessionStart / SubagentStart / UserPromptSubmit may add context or refuse
+            message, start = await hooks.before_run(message, has_history=bool(self.messages),
+                                                    model=self.config.model, ctx=self.ctx)
+            self._emit_hook_notices(start.notices)
+            refused = start.blocked or start.halt
+            if refused:
+                subtype, is_error = "error_during_execution", True
+                result_text = start.reason or start.stop_reason or "A hook stopped this prompt."
+        if not refused:
+            line_uuid = self._append(message)
+            self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
         turns_this_run = 0
         try:
-            while True:
+            while not refused:
                 if self.ctx.abort.is_set():
                     raise asyncio.CancelledError
                 if self.config.max_turns is not None and turns_this_run >= self.config.max_turns:
@@ -188,8 +215,14 @@ class Session:
                 result_text = text_of(assistant) or result_text
                 tool_uses = tool_uses_of(assistant)
                 if not tool_uses:
+                    if hooks is not None and await self._stop_hook_continues(hooks, result_text, stop_continuations):
+                        stop_continuations += 1
+                        continue
                     break
                 await self._run_tool_round(tool_uses)
+                if self._hook_halt is not None:  # a hook answered continue: false
+                    result_text = self._hook_halt
+                    break
         except asyncio.CancelledError:
             subtype, is_error = "error_during_execution", True
             result_text = "Interrupted by the user."
@@ -330,8 +363,27 @@ class Session:
             args = tool.input_model.model_validate(raw_input)
         except ValidationError as exc:
             return ToolResult(format_validation_error(tool.name, exc), is_error=True)
+        hooks = self.config.hooks
+        pre = None
+        if hooks is not None:
+            pre = await hooks.pre_tool_use(tool.name, raw_input, tool_use_id, self.ctx)
+            self._emit_hook_notices(pre.notices)
+            if pre.halt:
+                self._hook_halt = pre.stop_reason or "A PreToolUse hook stopped the agent."
+            if pre.updated_input is not None and pre.decision != "deny":
+                try:  # a hook's rewritten input must still fit the tool
+                    args = tool.input_model.model_validate(pre.updated_input)
+                except ValidationError as exc:
+                    return ToolResult(format_validation_error(tool.name, exc), is_error=True)
+                raw_input = pre.updated_input
         request = tool.permission_request(args, self.ctx)
         decision = self.ctx.permissions.decide(request)
+        if pre is not None and (pre.decision is not None or pre.halt):
+            from catui.hooks.apply import apply_hook_decision
+
+            decision = apply_hook_decision(decision, pre, tool.name)
+            if pre.halt and decision.behavior != "deny":
+                decision = PermissionDecision("deny", self._hook_halt or "")
         if decision.behavior == "ask":
             if self.config.can_use_tool is not None:
                 decision = await self.config.can_use_tool(tool, raw_input, request, self.ctx)
@@ -347,13 +399,58 @@ class Session:
             return ToolResult(decision.reason or f"Permission to use {tool.name} was denied.", is_error=True)
         CURRENT_TOOL_USE_ID.set(tool_use_id)
         try:
-            return await tool.call(args, self.ctx)
+            result = await tool.call(args, self.ctx)
         except asyncio.CancelledError:
             raise
         except CatuiError as exc:
-            return ToolResult(f"Error: {exc}", is_error=True)
+            result = ToolResult(f"Error: {exc}", is_error=True)
         except Exception as exc:  # a tool bug must not end the session; the model sees what failed
-            return ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+            result = ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if hooks is not None:
+            result = await self._post_tool_hooks(hooks, tool.name, raw_input, result, tool_use_id)
+        return result
+
+    # -- hooks (catui.hooks); only reached when config.hooks is set --------------------------------
+
+    def _emit_hook_notices(self, notices: list[HookNotice]) -> None:
+        for notice in notices:
+            self.emit(SystemEvent(subtype="hook_response", data=notice.as_event_data(), **self._event_fields()))
+
+    async def _post_tool_hooks(
+        self, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult, tool_use_id: str
+    ) -> ToolResult:
+        from catui.hooks.apply import result_with_hook_feedback
+
+        if result.is_error:
+            post = await hooks.post_tool_use_failure(tool_name, tool_input, result_text(result.content),
+                                                     tool_use_id, self.ctx)
+        else:
+            response = result.data if result.data is not None else result.content
+            post = await hooks.post_tool_use(tool_name, tool_input, response, tool_use_id, self.ctx)
+        self._emit_hook_notices(post.notices)
+        if post.halt:
+            self._hook_halt = post.stop_reason or f"A {post.event} hook stopped the agent."
+        return result_with_hook_feedback(result, post, tool_name)
+
+    async def _stop_hook_continues(self, hooks: HookRunner, last_text: str, continuations: int) -> bool:
+        """Run Stop / SubagentStop hooks; True when one blocked and the reason went back to the model."""
+        from catui.hooks.apply import MAX_STOP_HOOK_CONTINUATIONS, stop_feedback_text
+
+        if self.ctx.abort.is_set():
+            return False
+        outcome = await hooks.at_stop(last_text, stop_hook_active=continuations > 0, ctx=self.ctx)
+        self._emit_hook_notices(outcome.notices)
+        if not outcome.blocked or outcome.halt:
+            return False
+        if continuations >= MAX_STOP_HOOK_CONTINUATIONS:
+            self.emit(ErrorEvent(message=f"{outcome.event} hooks blocked stopping {continuations} times in a row; "
+                                 "the agent stops anyway. Make the hook check stop_hook_active.",
+                                 **self._event_fields()))
+            return False
+        message = user_message(stop_feedback_text(outcome))
+        line_uuid = self._append(message)
+        self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
+        return True
 
 
 def format_validation_error(tool_name: str, exc: ValidationError) -> str:

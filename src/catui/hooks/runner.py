@@ -1,0 +1,358 @@
+"""HookRunner: runs the configured hooks of one agent for each event and combines their answers.
+
+One runner belongs to one session: the main agent's holds the settings'
+hooks; a sub-agent's (made by :func:`catui.hooks.install.child_hooks`) adds
+its definition's hooks and puts ``agent_id`` / ``agent_type`` in every
+event's input. All hooks matching an event run in parallel; their answers
+combine so that the strictest wins (deny beats ask beats allow, one
+``block`` blocks, any ``continue: false`` stops the agent). An event without
+hooks costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catui.hooks.config import HooksConfig
+from catui.hooks.execute import hook_environment, run_command_hook
+from catui.hooks.output import Decision, HookResponse, interpret
+from catui.messages import Block, Message, blocks_of
+
+_NOTIFICATION_PREFIX = "<task-notification>"
+_REMINDER_PREFIX = "<system-reminder>"
+
+
+@dataclass(frozen=True)
+class HookNotice:
+    """Something the user should see about a hook (a failure, a message it printed, why it stopped work)."""
+
+    event: str
+    command: str
+    outcome: str  # error | message | blocked | stopped
+    message: str
+
+    def as_event_data(self) -> dict[str, Any]:
+        """The data of the ``system/hook_response`` event a session emits for it."""
+        return {"hook_event": self.event, "hook_name": self.command, "outcome": self.outcome, "message": self.message}
+
+
+@dataclass
+class HookOutcome:
+    """The combined answer of every hook that ran for one event.
+
+    ``decision`` (PreToolUse): allow / deny / ask, with ``reason``.
+    ``blocked`` (PostToolUse, UserPromptSubmit, Stop, SubagentStop): with ``reason``, the text for the model
+    (for UserPromptSubmit, for the user). ``additional_context``: text for the model.
+    ``halt``: a hook said ``continue: false``; ``stop_reason`` is for the user.
+    """
+
+    event: str = ""
+    decision: Decision | None = None
+    reason: str | None = None
+    blocked: bool = False
+    updated_input: dict[str, Any] | None = None
+    updated_tool_output: Any = None
+    additional_context: list[str] = field(default_factory=list)
+    halt: bool = False
+    stop_reason: str | None = None
+    notices: list[HookNotice] = field(default_factory=list)
+    ran: int = 0
+
+    def context_block(self) -> Block | None:
+        """The hooks' additional context as one reminder block for the model, or None."""
+        text = self.context_text()
+        return {"type": "text", "text": text} if text else None
+
+    def context_text(self) -> str:
+        if not self.additional_context:
+            return ""
+        body = "\n\n".join(c.strip() for c in self.additional_context)
+        return f"{_REMINDER_PREFIX}\nContext from the project's {self.event} hook:\n{body}\n</system-reminder>"
+
+
+NO_OUTCOME = HookOutcome()
+
+
+def combine(event: str, responses: list[HookResponse]) -> HookOutcome:
+    """One outcome from the answers of hooks that ran in parallel for ``event``."""
+    outcome = HookOutcome(event=event, ran=len(responses))
+    reasons: dict[str, list[str]] = {"deny": [], "ask": [], "allow": [], "block": []}
+    for response in responses:
+        if response.error:
+            outcome.notices.append(HookNotice(event, response.command, "error", response.error))
+        if response.system_message:
+            outcome.notices.append(HookNotice(event, response.command, "message", response.system_message))
+        if response.halt:
+            outcome.halt = True
+            outcome.stop_reason = outcome.stop_reason or response.stop_reason
+            outcome.notices.append(HookNotice(event, response.command, "stopped",
+                                              response.stop_reason or f"A {event} hook stopped the agent."))
+        if response.additional_context:
+            outcome.additional_context.append(response.additional_context)
+        if response.block:
+            outcome.blocked = True
+            if response.reason:
+                reasons["block"].append(response.reason)
+        if response.permission_decision is not None:
+            if response.reason:
+                reasons[response.permission_decision].append(response.reason)
+            if _stricter(response.permission_decision, outcome.decision):
+                outcome.decision = response.permission_decision
+        if response.updated_input is not None and response.permission_decision != "deny":
+            outcome.updated_input = response.updated_input
+        if response.updated_tool_output is not None:
+            outcome.updated_tool_output = response.updated_tool_output
+    if outcome.decision is not None:
+        outcome.reason = "\n".join(reasons[outcome.decision]) or None
+    elif outcome.blocked:
+        outcome.reason = "\n".join(reasons["block"]) or None
+    if outcome.decision == "deny":
+        outcome.updated_input = None
+    return outcome
+
+
+_STRICTNESS = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+
+
+def _stricter(new: Decision, current: Decision | None) -> bool:
+    return _STRICTNESS[new] > _STRICTNESS[current]
+
+
+class HookRunner:
+    """Runs one agent's hooks. See the module docstring; one async method per event."""
+
+    def __init__(
+        self,
+        hooks_config: HooksConfig,
+        *,
+        session_id: str,
+        transcript_path: Path | str | None,
+        cwd: Path,
+        project_dir: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        agent_id: str | None = None,
+        agent_type: str | None = None,
+        agent_transcript_path: Path | str | None = None,
+        settings_config: HooksConfig | None = None,
+    ) -> None:
+        self.config = hooks_config
+        self.settings_config = settings_config if settings_config is not None else hooks_config
+        """The hooks that sub-agents inherit (the settings', without any agent's own)."""
+        self.session_id = session_id
+        self.transcript_path = str(transcript_path) if transcript_path else ""
+        self.cwd = Path(cwd)
+        self.project_dir = Path(project_dir) if project_dir is not None else self.cwd
+        self.base_env = env
+        self.env = hook_environment(env, self.project_dir)
+        self.agent_id = agent_id
+        self.agent_type = agent_type
+        self.agent_transcript_path = str(agent_transcript_path) if agent_transcript_path else ""
+        self.started = False
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def has(self, event: str) -> bool:
+        return self.config.has(event)
+
+    def _payload(self, event: str, ctx: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "cwd": str(self._cwd(ctx)),
+        }
+        permissions = getattr(ctx, "permissions", None)
+        if permissions is not None:
+            payload["permission_mode"] = permissions.mode
+        payload["hook_event_name"] = event
+        if self.agent_id is not None:
+            payload["agent_id"] = self.agent_id
+            payload["agent_type"] = self.agent_type
+        payload.update(fields)
+        return payload
+
+    def _cwd(self, ctx: Any) -> Path:
+        cwd = getattr(ctx, "cwd", None)
+        return Path(cwd) if cwd is not None else self.cwd
+
+    async def run_event(self, event: str, fields: Mapping[str, Any], *, subject: str | None = None,
+                        ctx: Any = None) -> HookOutcome:
+        """Run every hook of ``event`` whose matcher accepts ``subject``, with ``fields`` added to the input."""
+        hooks = self.config.hooks_for(event, subject)
+        if not hooks:
+            return NO_OUTCOME
+        payload = self._payload(event, ctx, fields)
+        cwd = self._cwd(ctx)
+        waited = []
+        for hook in hooks:
+            if hook.run_async:  # fire and forget: its answer is never read
+                task = asyncio.ensure_future(run_command_hook(hook, payload, cwd=cwd, env=self.env))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            else:
+                waited.append(hook)
+        executions = await asyncio.gather(*(run_command_hook(h, payload, cwd=cwd, env=self.env) for h in waited))
+        return combine(event, [interpret(e, event) for e in executions])
+
+    # -- one method per event -------------------------------------------------------------------
+
+    async def pre_tool_use(self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str,
+                           ctx: Any = None) -> HookOutcome:
+        """Before a tool runs: may allow (skip the prompt), deny, ask, or rewrite the input."""
+        if not self.config.has("PreToolUse"):
+            return NO_OUTCOME
+        fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_use_id": tool_use_id}
+        return await self.run_event("PreToolUse", fields, subject=tool_name, ctx=ctx)
+
+    async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any], tool_response: Any,
+                            tool_use_id: str, ctx: Any = None) -> HookOutcome:
+        """After a tool succeeded: may add context for the model or block with a reason fed to it."""
+        if not self.config.has("PostToolUse"):
+            return NO_OUTCOME
+        fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_response": tool_response,
+                  "tool_use_id": tool_use_id}
+        return await self.run_event("PostToolUse", fields, subject=tool_name, ctx=ctx)
+
+    async def post_tool_use_failure(self, tool_name: str, tool_input: Mapping[str, Any], error: str,
+                                    tool_use_id: str, ctx: Any = None) -> HookOutcome:
+        """After a tool failed: may add context for the model."""
+        if not self.config.has("PostToolUseFailure"):
+            return NO_OUTCOME
+        fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_use_id": tool_use_id,
+                  "error": error, "is_interrupt": False}
+        return await self.run_event("PostToolUseFailure", fields, subject=tool_name, ctx=ctx)
+
+    async def user_prompt_submit(self, prompt: str, ctx: Any = None) -> HookOutcome:
+        """Before a prompt reaches the model: may add context, or block it (the reason is for the user)."""
+        if not self.config.has("UserPromptSubmit"):
+            return NO_OUTCOME
+        outcome = await self.run_event("UserPromptSubmit", {"prompt": prompt}, ctx=ctx)
+        if outcome.blocked:
+            reason = outcome.reason or "A UserPromptSubmit hook blocked the prompt."
+            outcome.notices.append(HookNotice("UserPromptSubmit", "", "blocked", reason))
+        return outcome
+
+    async def stop(self, *, stop_hook_active: bool = False, last_assistant_message: str = "",
+                   ctx: Any = None) -> HookOutcome:
+        """The main agent is about to finish: a block makes it continue with the reason."""
+        if not self.config.has("Stop"):
+            return NO_OUTCOME
+        fields = {"stop_hook_active": stop_hook_active, "last_assistant_message": last_assistant_message}
+        return await self.run_event("Stop", fields, ctx=ctx)
+
+    async def subagent_stop(self, agent_id: str, agent_type: str, *, stop_hook_active: bool = False,
+                            last_assistant_message: str = "", ctx: Any = None) -> HookOutcome:
+        """A sub-agent is about to finish: a block makes it continue with the reason."""
+        if not self.config.has("SubagentStop"):
+            return NO_OUTCOME
+        fields = {"agent_id": agent_id, "agent_type": agent_type, "stop_hook_active": stop_hook_active,
+                  "agent_transcript_path": self.agent_transcript_path,
+                  "last_assistant_message": last_assistant_message}
+        return await self.run_event("SubagentStop", fields, subject=agent_type, ctx=ctx)
+
+    async def subagent_start(self, agent_id: str, agent_type: str, ctx: Any = None) -> HookOutcome:
+        """A sub-agent is starting: may add context to its first message."""
+        if not self.config.has("SubagentStart"):
+            return NO_OUTCOME
+        return await self.run_event("SubagentStart", {"agent_id": agent_id, "agent_type": agent_type},
+                                    subject=agent_type, ctx=ctx)
+
+    async def session_start(self, source: str = "startup", model: str | None = None,
+                            ctx: Any = None) -> HookOutcome:
+        """The conversation starts (``startup``) or is resumed (``resume``): may add context."""
+        if not self.config.has("SessionStart"):
+            return NO_OUTCOME
+        fields: dict[str, Any] = {"source": source}
+        if model:
+            fields["model"] = model
+        return await self.run_event("SessionStart", fields, subject=source, ctx=ctx)
+
+    async def session_end(self, reason: str = "other", ctx: Any = None) -> HookOutcome:
+        """The conversation ends (``prompt_input_exit``, ``clear``, ``logout``, ``other``); cannot block."""
+        if not self.config.has("SessionEnd"):
+            return NO_OUTCOME
+        outcome = await self.run_event("SessionEnd", {"reason": reason}, subject=reason, ctx=ctx)
+        await self.wait_background()
+        return outcome
+
+    async def wait_background(self) -> None:
+        """Wait for ``async`` hooks still running (called when the session ends)."""
+        if self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    # -- what the session loop calls ------------------------------------------------------------
+
+    async def before_run(self, message: Message, *, has_history: bool, model: str | None = None,
+                         ctx: Any = None) -> tuple[Message, HookOutcome]:
+        """Hooks for a new run of the session: the message to send, and the combined outcome.
+
+        The first run starts the agent (``SessionStart`` for the main agent,
+        ``SubagentStart`` for a sub-agent); a main agent's prompt then goes
+        through ``UserPromptSubmit`` (not a background task's notification).
+        Context from any of them is added to the message; a blocked prompt
+        comes back as ``outcome.blocked`` with the reason for the user.
+        """
+        outcomes: list[HookOutcome] = []
+        if not self.started:
+            self.started = True
+            if self.agent_id is not None:
+                outcomes.append(await self.subagent_start(self.agent_id, self.agent_type or "", ctx=ctx))
+            else:
+                outcomes.append(await self.session_start("resume" if has_history else "startup", model, ctx=ctx))
+        if self.agent_id is None:
+            prompt = prompt_text(message)
+            if prompt is not None:
+                outcomes.append(await self.user_prompt_submit(prompt, ctx=ctx))
+        outcome = merge_outcomes(outcomes)
+        extra = [block for o in outcomes if (block := o.context_block()) is not None]
+        if extra and not outcome.blocked:
+            message = {**message, "content": [*blocks_of(message), *extra]}
+        return message, outcome
+
+    async def at_stop(self, last_assistant_message: str, *, stop_hook_active: bool,
+                      ctx: Any = None) -> HookOutcome:
+        """``Stop`` (main agent) or ``SubagentStop`` (sub-agent) when the model ends its turn."""
+        if self.agent_id is not None:
+            return await self.subagent_stop(self.agent_id, self.agent_type or "", stop_hook_active=stop_hook_active,
+                                            last_assistant_message=last_assistant_message, ctx=ctx)
+        return await self.stop(stop_hook_active=stop_hook_active, last_assistant_message=last_assistant_message,
+                               ctx=ctx)
+
+
+def merge_outcomes(outcomes: list[HookOutcome]) -> HookOutcome:
+    """Several events' outcomes as one (notices and context kept in order; any block or halt wins)."""
+    real = [o for o in outcomes if o is not NO_OUTCOME]
+    if not real:
+        return NO_OUTCOME
+    if len(real) == 1:
+        return real[0]
+    merged = HookOutcome(event=real[-1].event)
+    for outcome in real:
+        merged.notices.extend(outcome.notices)
+        merged.additional_context.extend(outcome.additional_context)
+        merged.ran += outcome.ran
+        if outcome.blocked:
+            merged.blocked, merged.reason, merged.event = True, outcome.reason, outcome.event
+        if outcome.halt:
+            merged.halt, merged.stop_reason = True, merged.stop_reason or outcome.stop_reason
+    return merged
+
+
+def prompt_text(message: Message) -> str | None:
+    """The user's words in a prompt message, or None for messages that are not a typed prompt."""
+    texts: list[str] = []
+    for block in blocks_of(message):
+        kind = block.get("type")
+        if kind == "tool_result":
+            return None
+        if kind == "text":
+            text = str(block.get("text", ""))
+            if text.lstrip().startswith(_NOTIFICATION_PREFIX):
+                return None
+            if not text.lstrip().startswith(_REMINDER_PREFIX):
+                texts.append(text)
+    return "\n".join(texts) if texts else None
