@@ -168,7 +168,10 @@ class InteractiveSession:
         if self.editor is None:
             self.screen.print(self.screen.style(status, "dim"))
             self.screen.write_raw(PROMPT)
-            return await self.read_plain_line()
+            line = await self.read_plain_line()
+            if line is not None and not self.stdin.isatty():
+                self.screen.print(line)  # piped input: echo it so that the output reads as a conversation
+            return line
         initial, self.typeahead = self.typeahead, ""
         while True:
             try:

@@ -130,7 +130,7 @@ class PermissionPrompter:
         self._options = [
             "Yes",
             f"Yes, and don't ask again this session for {rule}",
-            "No, and tell the model why (esc to stop the turn)",
+            "No, and tell the model why" + (" (esc to stop the turn)" if self.screen.tty else ""),
         ]
         return lines
 
@@ -200,7 +200,9 @@ class PermissionPrompter:
         self.screen.write_raw("╰─ Allow? [y]es / [a]lways / [n]o, optionally followed by a reason: ")
         answer_line = await self.read_plain_line()
         if answer_line is None:
+            self.screen.print("")
             return DENY, ""
+        self.screen.print(answer_line)
         text = answer_line.strip()
         word, _, rest = text.partition(" ")
         word = word.lower()
