@@ -7,8 +7,14 @@ Each entry is loaded in the context it describes:
 - ``plugin``: the standalone expectation too, and ``plugin_agent`` through the plugin loader, both
   file by file and by loading the plugin folders rebuilt from the corpus's real manifests.
 
-Deliberate differences from Claude Code: none in this corpus. (catui strips a UTF-8 BOM, which
-Claude Code does not, but no corpus file has one; see test_agents_loading.py.)
+Deliberate differences from Claude Code: none in this corpus. Outside it, catui differs in three
+small places, each tested where it is implemented:
+- a UTF-8 BOM is stripped (Claude Code silently skips the file; reported upstream as a bug):
+  test_agents_loading.py::test_utf8_bom_is_handled_deliberately_unlike_claude_code;
+- the `` #`` pre-quote leaves flow collections alone, so ``tools: [Read, Grep]  # note`` stays a list:
+  test_agents_loading.py::test_flow_list_with_a_trailing_comment_stays_a_list;
+- an empty plugin agent file is reported as failed instead of registering an agent with no prompt:
+  test_agents_registry.py::test_empty_plugin_agent_file_is_reported.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -351,3 +352,61 @@ def test_find_frontmatter_equals_claude_codes_regex() -> None:
     for text in texts:
         match = FRONTMATTER_RE.match(text)
         assert find_frontmatter(text) == ((match.group(1), match.end()) if match else None), repr(text)
+
+
+_FUZZ_KEYS = ["name", "description", "tools", "model", "x-y", "k_1", "true", "null", "1", "on"]
+_FUZZ_ATOMS = [
+    "Read", "a b", "a: b", "a #b", "a#b", "'q'", '"dq"', '"e\\"x"', '"bs\\\\"', '"n\\n"', "[a, b]", "[]",
+    "[a, [b]]", "|", "|-", ">", ">-", "|+", "", "~", "null", "true", "False", "yes", "on", "12", "-3", "1.5",
+    "0x1f", "0o7", ".5", "-", "- x", "a:", ":a", "{a: 1}", "*ref", "&anc x", "!tag x", "@x", "`x`", "a\"b",
+    "it's", "café", "a,b", "1e3", "1_0", "...", "---",
+]  # fmt: skip
+
+
+def _fuzz_frontmatter(rng: random.Random) -> str:
+    lines: list[str] = []
+    for _ in range(rng.randint(1, 5)):
+        value = rng.choice([*_FUZZ_ATOMS, "", ""])
+        lines.append(f"{rng.choice(_FUZZ_KEYS)}: {value}" if value else f"{rng.choice(_FUZZ_KEYS)}:")
+        width = rng.choice(["  ", "    ", ""])
+        if value in ("|", ">", "|-", ">-", "|+"):
+            choices = [
+                width + "text a",
+                width + "text b ",
+                width + "  more",
+                "",
+                width + "a: b",
+                " " * rng.randint(1, 5),
+            ]
+            lines.extend(rng.choice(choices) for _ in range(rng.randint(1, 4)))
+        elif not value:
+            as_list = rng.random() < 0.5
+            for _ in range(rng.randint(0, 3)):
+                atom = rng.choice(_FUZZ_ATOMS)
+                lines.append(f"{width}- {atom}" if as_list else f"{width}{rng.choice(_FUZZ_KEYS)}: {atom}")
+    text = "\n".join(lines) + ("\n" if rng.random() < 0.9 else "")
+    return text.replace("\n", "\r\n") if rng.random() < 0.1 else text
+
+
+def test_fast_path_agrees_with_yaml_on_generated_input() -> None:
+    """Differential check of the simple reader against PyYAML (YAML 1.2 rules) on generated frontmatter."""
+    import yaml
+
+    from catui.agents.simple_yaml import fails_only_on_colon_values, parse_simple_yaml
+    from catui.agents.yaml12 import load_yaml12
+
+    rng = random.Random(2026)
+    fast = 0
+    for _ in range(6000):
+        text = _fuzz_frontmatter(rng)
+        try:
+            expected = load_yaml12(text)
+        except yaml.YAMLError:
+            expected = "error"
+        got = parse_simple_yaml(text)
+        if got is not None:
+            fast += 1
+            assert got == (expected if expected is not None else {}), repr(text)
+        if fails_only_on_colon_values(text):
+            assert expected == "error", repr(text)
+    assert fast > 300

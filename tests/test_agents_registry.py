@@ -369,3 +369,13 @@ def test_origins_name_the_defining_file(env: dict[str, Path], tmp_path: Path) ->
     assert registry.origin(registry.get("proj")) == str(project_agent)  # type: ignore[arg-type]
     assert registry.origin(registry.get("s")) == "agents= (SDK options)"  # type: ignore[arg-type]
     assert registry.origin(registry.get("Plan")) == "built-in"  # type: ignore[arg-type]
+
+
+def test_empty_plugin_agent_file_is_reported(tmp_path: Path) -> None:
+    """Deliberate difference: Claude Code would register 'p:empty' with an empty prompt."""
+    plugin = make_plugin(tmp_path / "p", "p")
+    (plugin / "agents").mkdir()
+    (plugin / "agents" / "empty.md").write_text("")
+    result = load_plugin(plugin)
+    assert result.agents == []
+    assert [Path(f.path).name for f in result.failed_files] == ["empty.md"]

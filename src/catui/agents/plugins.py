@@ -11,6 +11,9 @@ missing description becomes ``Agent from <plugin> plugin``, and the agent type
 is ``<plugin>:<sub-folders…>:<name>``. ``permissionMode``, ``hooks`` and
 ``mcpServers`` are ignored: installing a plugin must not widen permissions or
 start programs behind the user's back.
+
+One deliberate difference: an empty plugin agent file is reported as failed,
+where Claude Code would register an agent with an empty prompt.
 """
 
 from __future__ import annotations
