@@ -344,3 +344,26 @@ def test_ctrl_b_moves_running_agents_to_the_background(launch, workspace) -> Non
     tui.expect(PROMPT_READY)
     tui.send(b"\x04")
     assert tui.wait_exit() in (0, 130)
+
+
+def test_ask_user_question_takes_a_numbered_answer(launch, workspace) -> None:
+    question = {"question": "Which database?", "header": "Storage", "multiSelect": False,
+                "options": [{"label": "Postgres", "description": "a server"},
+                            {"label": "SQLite", "description": "a file"}]}
+    script = {
+        "turns": [
+            {"match": {"last_user_contains": "pick storage", "last_is_tool_result": False},
+             "content": [{"type": "tool_use", "name": "AskUserQuestion", "input": {"questions": [question]}}]},
+            {"match": {"last_is_tool_result": True, "last_user_contains": "SQLite"},
+             "content": [{"type": "text", "text": "Going with SQLite as you chose."}]},
+        ]
+    }
+    tui = launch(script)
+    tui.expect(PROMPT_READY)
+    tui.send("pick storage\r")
+    tui.expect(r"\[Storage\] Which database\?[\s\S]*2\. SQLite[\s\S]*Answer")
+    tui.send("2\r")
+    tui.expect(r"Going with SQLite as you chose\.")
+    tui.expect(PROMPT_READY)
+    tui.send(b"\x04")
+    assert tui.wait_exit() == 0

@@ -71,6 +71,7 @@ class InteractiveSession:
         self._background_jobs: set[asyncio.Future[Any]] = set()
         self._interrupted = asyncio.Event()
         config = app.session.config
+        prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
         if config.can_use_tool is None:
             config.can_use_tool = PermissionPrompter(
                 self.screen,
@@ -80,9 +81,10 @@ class InteractiveSession:
                 on_interrupt=self.interrupt_turn,
                 main_context=lambda: app.session.ctx,
                 cwd=app.session.ctx.cwd,
+                lock=prompt_lock,
             )
         if app.session.ctx.ask_user is None:
-            app.session.ctx.ask_user = QuestionAsker(self.screen, self._read_answer)
+            app.session.ctx.ask_user = QuestionAsker(self.screen, self._read_answer, prompt_lock)
 
     # -- lifecycle --------------------------------------------------------------------------------
 

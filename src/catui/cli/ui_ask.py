@@ -7,6 +7,7 @@ own words. The answers map each question's text to the chosen label(s).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,12 +28,21 @@ def parse_answer(text: str, options: list[dict[str, Any]], multi: bool) -> str:
 class QuestionAsker:
     """Asks AskUserQuestion's questions one after another."""
 
-    def __init__(self, screen: Screen, read_line: ReadLine) -> None:
+    def __init__(self, screen: Screen, read_line: ReadLine, lock: asyncio.Lock | None = None) -> None:
         self.screen = screen
         self.read_line = read_line
+        self.lock = lock or asyncio.Lock()  # shared with the permission prompt: one question at a time
 
     async def __call__(self, questions: list[dict[str, Any]]) -> dict[str, str]:
-        self.screen.suspend_live()
+        async with self.lock:
+            self.screen.live_locked = True
+            try:
+                self.screen.suspend_live()
+                return await self._ask(questions)
+            finally:
+                self.screen.live_locked = False
+
+    async def _ask(self, questions: list[dict[str, Any]]) -> dict[str, str]:
         answers: dict[str, str] = {}
         for question in questions:
             text = str(question.get("question", ""))

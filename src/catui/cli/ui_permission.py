@@ -87,6 +87,7 @@ class PermissionPrompter:
         on_interrupt: Callable[[], None],
         main_context: Callable[[], ToolContext] | None = None,
         cwd: Path | None = None,
+        lock: asyncio.Lock | None = None,
     ) -> None:
         self.screen = screen
         self.keys = keys
@@ -95,7 +96,7 @@ class PermissionPrompter:
         self.on_interrupt = on_interrupt
         self.main_context = main_context
         self.cwd = cwd
-        self._lock = asyncio.Lock()
+        self._lock = lock or asyncio.Lock()
 
     async def __call__(
         self, tool: Tool, raw_input: dict[str, Any], request: PermissionRequest, ctx: ToolContext
