@@ -133,12 +133,17 @@ def load_markdown_agent(
         return result
     description = data.get("description")
     if not isinstance(description, str) or not description:
-        what = "missing" if description is None else "must be a non-empty string for"
-        result.error = (
-            f"field 'description' is {what} agent '{name}'; it tells the model when to use the agent"
-            if what == "missing"
-            else f"field 'description' {what} agent '{name}'"
-        )
+        if description is None:
+            result.error = (
+                f"missing required field 'description' for agent '{name}' "
+                "(one line telling the model when to use the agent)"
+            )
+        elif description == "":
+            result.error = f"field 'description' of agent '{name}' is empty; say when to use the agent"
+        else:
+            result.error = (
+                f"field 'description' of agent '{name}' must be text, not {type(description).__name__}"
+            )
         return result
 
     result.definition = build_definition(
