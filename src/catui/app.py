@@ -222,6 +222,21 @@ def _install_subagents(app: AgentApp) -> None:
     install_subagents(app)
 
 
+async def start_app(app: AgentApp) -> None:
+    """Start-up work that needs the event loop: sweep stale worktrees, then any hooks others registered.
+
+    Failures here never stop a run; they are reported as warnings on stderr by the CLI.
+    """
+    from catui.worktree.cleanup import sweep_at_startup
+
+    try:
+        await sweep_at_startup(app.project_root)
+    except Exception as exc:  # a broken sweep must not block the user's work
+        app.services.setdefault("startup_warnings", []).append(f"stale worktree sweep failed: {exc}")
+    for starter in list(app.services.get("startup_hooks", [])):
+        await starter(app)
+
+
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
     """The first user message: the context reminder, then the prompt verbatim."""
     return [app.services["context_block"], {"type": "text", "text": prompt}]

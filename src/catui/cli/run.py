@@ -79,12 +79,13 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> Any:
 
 async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> int:
     """Run one prompt to completion (and any background agents it started); print the answer."""
-    from catui.app import build_app
+    from catui.app import build_app, start_app
     from catui.cli.stream_json import StreamJsonWriter
 
     app = build_app(run_options)
+    await start_app(app)
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
-    for warning in app.settings.warnings:
+    for warning in [*app.settings.warnings, *app.services.get("startup_warnings", [])]:
         click.echo(f"catui: warning: {warning}", err=True)
     writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
     loop = asyncio.get_running_loop()
