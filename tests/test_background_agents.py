@@ -544,3 +544,32 @@ async def test_two_hundred_background_agents_each_notify_once(tmp_path: Path, pr
     rows = StateDB(project).list_tasks()
     assert len(rows) == count and {r["status"] for r in rows} == {"completed"}
     await app.aclose()
+
+
+async def test_task_output_reports_status_and_result_so_far(tmp_path: Path, project: Path) -> None:
+    from catui.tools.task_output import TaskOutputInput, TaskOutputTool
+
+    gates = Gates()
+    turns = [NOTED, *parent_turns([agent_call("peek")]),
+             {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+              "content": [{"type": "text", "text": "Looking around first."},
+                          {"type": "tool_use", "name": "Gate", "input": {"key": "peek"}}]},
+             {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": True},
+              "content": [{"type": "text", "text": "All seen."}]}]
+    app = make_app(tmp_path, project, turns, gates)
+    driver = Driver(app)
+    await gates.wait_entered("peek")
+    [end] = launched(driver.events)
+    task_id = end.data["agentId"]
+    await until(lambda: app.tasks.get(task_id).result is not None)
+    tool = TaskOutputTool()
+    now = await tool.call(TaskOutputInput(task_id=task_id, block=False), app.session.ctx)
+    assert "<retrieval_status>not_ready</retrieval_status>" in str(now.content)
+    assert "<status>running</status>" in str(now.content) and "Looking around first." in str(now.content)
+    assert now.data["tool_uses"] == 1 and now.data["last_tool"] == "Gate"
+    gates.gate("peek").set()
+    final = await tool.call(TaskOutputInput(task_id=task_id, block=True, timeout=GUARD_S * 1000), app.session.ctx)
+    assert "<retrieval_status>success</retrieval_status>" in str(final.content)
+    assert "<status>completed</status>" in str(final.content) and "<result>\nAll seen.\n</result>" in str(final.content)
+    await driver.done()
+    await app.aclose()

@@ -201,3 +201,29 @@ def test_tasks_stop_from_another_process(tmp_path: Path, repo: Path) -> None:
     assert final is not None and final["status"] == "stopped"
     again = catui(repo, env, "tasks", "stop", row["id"])
     assert again.returncode == 0 and "is not running (status: stopped)" in again.stdout
+
+
+def test_sigterm_stops_background_agents_and_records_them(tmp_path: Path, repo: Path) -> None:
+    turns = [
+        {"match": {"first_user_contains": "Start", "last_is_tool_result": False},
+         "content": [bg_call("toolu_t1", "Endless job please"), bg_call("toolu_t2", "Other endless job please")]},
+        {"match": {"first_user_contains": "Start", "last_is_tool_result": True}, "content": text("Started.")},
+        {"match": {"first_user_contains": "please"}, "content": text("too late"), "delay_ms": 20_000,
+         "repeat": True},
+    ]
+    with AnthropicTestServer({"turns": turns}) as server:
+        env = cli_env(tmp_path, server)
+        proc = subprocess.Popen([sys.executable, "-m", "catui", "-p", "Start"], cwd=repo, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: (repo / ".catui" / "state.db").exists()
+                     and len(StateDB(repo).list_tasks(status="running")) == 2, "two running tasks")
+            wait_for(lambda: len(server.requests) >= 4, "both children waiting on the model")
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=GUARD_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert [r["status"] for r in StateDB(repo).list_tasks()] == ["stopped", "stopped"], err
+    assert "Traceback" not in err

@@ -293,6 +293,7 @@ class BackgroundAgents:
                     task.tool_uses = run.tool_use_count
                     task.last_tool = run.last_tool_name
                     task.total_tokens = total_tokens(run.last_usage)
+                    task.result = _last_text(run) or task.result  # the answer so far, for TaskOutput
                     task.changed()
                     if emit is not None:
                         emit(self.runtime.task_progress_event(run))
