@@ -288,3 +288,115 @@ def test_question_answers_by_number_or_own_words() -> None:
     assert parse_answer("a flat file", options, multi=False) == "a flat file"
     assert parse_answer("7", options, multi=False) == "7"
     assert json.dumps(parse_answer("", options, multi=False)) == '""'
+
+
+# -- the screen's live region, checked on a small virtual terminal -----------------------------------
+
+
+class VirtualTerminal:
+    """Just enough of a VT100 to replay what Screen writes: text, CR, LF, EL, ED, CUU, CUF."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = [""]
+        self.row = 0
+        self.col = 0
+
+    def feed(self, data: str) -> None:
+        i = 0
+        while i < len(data):
+            ch = data[i]
+            if ch == "\x1b":
+                found = re.match(r"\x1b\[(\d*)([A-Za-z])", data[i:])
+                assert found, f"unexpected escape at {data[i:i + 10]!r}"
+                count = int(found.group(1) or 1)
+                op = found.group(2)
+                if op == "A":
+                    self.row = max(0, self.row - count)
+                elif op == "C":
+                    self.col += count
+                elif op == "K":
+                    self.lines[self.row] = ""
+                elif op == "J":
+                    self.lines[self.row] = self.lines[self.row][: self.col]
+                    del self.lines[self.row + 1 :]
+                elif op != "m":
+                    raise AssertionError(f"unsupported sequence {found.group(0)!r}")
+                i += len(found.group(0))
+                continue
+            if ch == "\r":
+                self.col = 0
+            elif ch == "\n":
+                self.row += 1
+                self.col = 0
+                if self.row == len(self.lines):
+                    self.lines.append("")
+            else:
+                line = self.lines[self.row].ljust(self.col)
+                self.lines[self.row] = line[: self.col] + ch + line[self.col + 1 :]
+                self.col += 1
+            i += 1
+
+    def text(self) -> list[str]:
+        """The screen's lines, without the blank rows an erased region leaves at the bottom."""
+        lines = [line.rstrip() for line in self.lines]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+
+class TerminalStream(io.StringIO):
+    def __init__(self, terminal: VirtualTerminal) -> None:
+        super().__init__()
+        self.terminal = terminal
+
+    def write(self, s: str) -> int:
+        self.terminal.feed(s)
+        return len(s)
+
+
+def test_live_region_is_redrawn_in_place_and_output_goes_above_it() -> None:
+    term = VirtualTerminal()
+    screen = Screen(TerminalStream(term), tty=True, color=False)
+    screen.print("first line")
+    screen.set_live(["● Read(a.py)", "✻ Working…"])
+    assert term.text() == ["first line", "● Read(a.py)", "✻ Working…"]
+    screen.stream_text("● Streaming te")
+    assert term.text() == ["first line", "● Streaming te", "● Read(a.py)", "✻ Working…"]
+    screen.stream_text("xt.\nNext")
+    assert term.text() == ["first line", "● Streaming text.", "Next", "● Read(a.py)", "✻ Working…"]
+    screen.set_live(["✻ Working… 2s"])
+    screen.end_text()
+    assert term.text() == ["first line", "● Streaming text.", "Next", "✻ Working… 2s"]
+    screen.print("● Read(a.py)\n  ⎿ Read 3 lines", live=[])
+    screen.suspend_live()
+    assert term.text() == ["first line", "● Streaming text.", "Next", "● Read(a.py)", "  ⎿ Read 3 lines"]
+
+
+async def test_line_editor_draws_the_status_line_under_the_input_and_clears_it_on_enter() -> None:
+    from catui.cli.ui_terminal import KeyReader, LineEditor
+
+    term = VirtualTerminal()
+    screen = Screen(TerminalStream(term), tty=True, color=False)
+    keys = KeyReader(fd=0)  # never started: the test hands it keys directly
+    editor = LineEditor(screen, keys)
+    reading = asyncio.ensure_future(editor.read_line("› ", "model · ~/p · 0 tokens"))
+    await asyncio.sleep(0)
+    assert term.text() == ["›", "model · ~/p · 0 tokens"]
+    for key in ("abc", "left", "X"):
+        keys._dispatch(key)
+    assert term.text() == ["› abXc", "model · ~/p · 0 tokens"]
+    assert (term.row, term.col) == (0, len("› abX"))
+    keys._dispatch("enter")
+    keys._dispatch("typed early")  # arrives before the next prompt: kept for it
+    assert await reading == "abXc"
+    assert term.text() == ["› abXc"]
+    again = asyncio.ensure_future(editor.read_line("› ", ""))
+    await asyncio.sleep(0)
+    keys._dispatch("enter")
+    assert await again == "typed early"
+    third = asyncio.ensure_future(editor.read_line("› ", ""))
+    await asyncio.sleep(0)
+    keys._dispatch("up")
+    keys._dispatch("up")
+    keys._dispatch("enter")
+    assert await third == "abXc"  # history: two steps back

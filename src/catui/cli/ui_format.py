@@ -57,6 +57,28 @@ def fit(text: str, columns: int) -> str:
     return "".join(out)
 
 
+def wrap_cells(text: str, columns: int) -> list[str]:
+    """``text`` (one line, may hold ANSI styles) broken into pieces of at most ``columns`` cells."""
+    if columns <= 0:
+        return [text]
+    pieces: list[str] = []
+    current: list[str] = []
+    used = 0
+    for piece in re.split(f"({_ANSI.pattern})", text):
+        if _ANSI.fullmatch(piece):
+            current.append(piece)
+            continue
+        for ch in piece:
+            w = cell_width(ch)
+            if used + w > columns:
+                pieces.append("".join(current))
+                current, used = [], 0
+            current.append(ch)
+            used += w
+    pieces.append("".join(current))
+    return pieces
+
+
 def one_line(text: str, limit: int = MAX_ARG_CHARS) -> str:
     """The first line of ``text``, shortened, with a marker when more was cut."""
     lines = text.strip().splitlines()

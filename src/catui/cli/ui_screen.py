@@ -14,7 +14,7 @@ import os
 import shutil
 from typing import TextIO
 
-from catui.cli.ui_format import fit
+from catui.cli.ui_format import fit, wrap_cells
 
 RESET = "\x1b[0m"
 STYLES = {
@@ -50,6 +50,9 @@ class Screen:
             return text
         return "".join(STYLES[n] for n in names) + text + RESET
 
+    def height(self) -> int:
+        return shutil.get_terminal_size((100, 24)).lines if self.tty else 1000
+
     def width(self) -> int:
         return shutil.get_terminal_size((100, 24)).columns if self.tty else 1000
 
@@ -71,10 +74,13 @@ class Screen:
         if not text:
             return
         if self._live:
+            # complete lines go above the live region; the unfinished one is shown inside it, at its top
             self._pending_text += text
             if "\n" in self._pending_text:
                 complete, _, self._pending_text = self._pending_text.rpartition("\n")
                 self.print(complete)
+            else:
+                self._redraw_live()
             return
         self.stream.write(text)
         self._at_line_start = text.endswith("\n")
@@ -118,6 +124,11 @@ class Screen:
         """Erase the live region (before a prompt takes the bottom of the screen)."""
         self._erase_live()
         self._live = []
+        if self._pending_text:
+            # an unfinished line of text becomes ordinary output; later text continues it
+            self.stream.write(self._pending_text)
+            self._pending_text = ""
+            self._at_line_start = False
         self.stream.flush()
 
     def _end_partial_line(self) -> None:
@@ -131,12 +142,25 @@ class Screen:
         self.stream.write("\r\x1b[2K" + "\x1b[1A\x1b[2K" * (self._live_drawn - 1))
         self._live_drawn = 0
 
+    def _redraw_live(self) -> None:
+        self._erase_live()
+        self._draw_live()
+        self.stream.flush()
+
     def _draw_live(self) -> None:
         if not self._live or not self.tty:
             return
-        self.stream.write("\n".join(self._live) + "\r")
+        lines = self._live
+        if self._pending_text:
+            lines = wrap_cells(self._pending_text, self.width() - 1) + lines
+        rows = self.height()
+        if len(lines) > rows - 1:
+            # a region taller than the screen could not be erased: keep its head and its last line
+            keep = max(1, rows - 3)
+            lines = [*lines[:keep], f"… {len(lines) - keep - 1} more lines", lines[-1]]
+        self.stream.write("\n".join(lines) + "\r")
         # the cursor stays on the last live line; erasing walks back up from there
-        self._live_drawn = len(self._live)
+        self._live_drawn = len(lines)
 
     @property
     def live_lines(self) -> list[str]:
