@@ -53,6 +53,11 @@ def build_server(name: str = "tools") -> MCPServer:
         """The value of MCP_TEST_MARK in the server's environment."""
         return os.environ.get("MCP_TEST_MARK", "<unset>")
 
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def pid() -> str:
+        """The server's process id."""
+        return str(os.getpid())
+
     @server.tool()
     def crash() -> str:
         """Kill the server process mid-call."""
