@@ -20,7 +20,13 @@ SERVICE_NAME = "hooks"
 
 
 def install_hooks(app: Any) -> HookRunner:
-    """Create the main session's runner from ``app.settings``; returns it (also in ``app.services["hooks"]``)."""
+    """Create the main session's runner from ``app.settings``; returns it (also in ``app.services["hooks"]``).
+
+    Calling it again returns the runner already installed.
+    """
+    existing = app.services.get(SERVICE_NAME)
+    if isinstance(existing, HookRunner):
+        return existing
     config = hooks_from_settings(app.settings)
     warnings = getattr(app.settings, "warnings", None)
     if isinstance(warnings, list):
@@ -64,6 +70,23 @@ def child_hooks(
     config = inherited.merged_with(own) if own.events else inherited
     if config.is_empty:
         return None
+    runner = _child_runner(parent_runner, config, inherited, agent_id, agent_type, cwd, agent_transcript_path,
+                           session_id, transcript_path)
+    runner.pending_warnings.extend(own.warnings)  # shown when the sub-agent starts
+    return runner
+
+
+def _child_runner(
+    parent_runner: HookRunner | None,
+    config: HooksConfig,
+    inherited: HooksConfig,
+    agent_id: str,
+    agent_type: str,
+    cwd: Path | None,
+    agent_transcript_path: Path | str | None,
+    session_id: str,
+    transcript_path: Path | str | None,
+) -> HookRunner:
     if parent_runner is not None:
         return HookRunner(
             config,

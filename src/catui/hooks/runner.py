@@ -152,6 +152,8 @@ class HookRunner:
         self.agent_type = agent_type
         self.agent_transcript_path = str(agent_transcript_path) if agent_transcript_path else ""
         self.started = False
+        self.pending_warnings: list[str] = []
+        """Configuration problems to show the user when the agent starts (a sub-agent's own hooks)."""
         self._background: set[asyncio.Task[Any]] = set()
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -299,6 +301,10 @@ class HookRunner:
         outcomes: list[HookOutcome] = []
         if not self.started:
             self.started = True
+            if self.pending_warnings:
+                warned = HookOutcome(event="SubagentStart")
+                warned.notices.extend(HookNotice("SubagentStart", "", "error", w) for w in self.pending_warnings)
+                outcomes.append(warned)
             if self.agent_id is not None:
                 outcomes.append(await self.subagent_start(self.agent_id, self.agent_type or "", ctx=ctx))
             else:

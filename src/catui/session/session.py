@@ -20,16 +20,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from catui.errors import CatuiError, ProviderError
-from catui.messages import (
-    Block,
-    Message,
-    blocks_of,
-    result_text,
-    text_of,
-    tool_result_block,
-    tool_uses_of,
-    user_message,
-)
+from catui.messages import Block, Message, blocks_of, text_of, tool_result_block, tool_uses_of, user_message
+from catui.messages import result_text as content_text
 from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
@@ -422,7 +414,7 @@ class Session:
         from catui.hooks.apply import result_with_hook_feedback
 
         if result.is_error:
-            post = await hooks.post_tool_use_failure(tool_name, tool_input, result_text(result.content),
+            post = await hooks.post_tool_use_failure(tool_name, tool_input, content_text(result.content),
                                                      tool_use_id, self.ctx)
         else:
             response = result.data if result.data is not None else result.content
