@@ -400,3 +400,18 @@ async def test_line_editor_draws_the_status_line_under_the_input_and_clears_it_o
     keys._dispatch("up")
     keys._dispatch("enter")
     assert await third == "abXc"  # history: two steps back
+
+
+def test_markdown_styler_styles_code_bold_headings_and_fences() -> None:
+    from catui.cli.ui_format import MarkdownLineStyler
+
+    styler = MarkdownLineStyler()
+    assert styler("● Use `mean()` and **never** guess") == (
+        "● Use \x1b[36mmean()\x1b[39m and \x1b[1mnever\x1b[22m guess"
+    )
+    assert styler("  ## Summary") == "  \x1b[1mSummary\x1b[0m"
+    assert styler("  ```python") == "  \x1b[2m```python\x1b[0m"
+    assert styler("  x = **not bold in code**") == "  \x1b[36mx = **not bold in code**\x1b[0m"
+    assert styler("  ```") == "  \x1b[2m```\x1b[0m"
+    assert styler("  2 * 3 * 4") == "  2 * 3 * 4"
+    assert ANSI.sub("", styler("● a `b` **c**")) == "● a b c"

@@ -224,3 +224,38 @@ def agent_done_line(data: Any) -> str:
     if isinstance(duration, int | float):
         parts.append(format_duration(duration / 1000))
     return f"Done ({' · '.join(parts)})" if parts else "Done"
+
+
+class MarkdownLineStyler:
+    """Light Markdown styling for a terminal, one complete line at a time.
+
+    Headings and ``**bold**`` turn bold, inline code and fenced code blocks
+    turn cyan, fence lines dim. It keeps whether a fence is open between
+    lines, so one styler follows one text block. Everything else is shown
+    as written, which keeps streamed text and its styled form the same width.
+    """
+
+    _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+    _CODE = re.compile(r"`([^`\n]+)`")
+    _HEADING = re.compile(r"^(\s*)(#{1,6})\s+(.*)$")
+    _FENCE = re.compile(r"^\s*(```|~~~)")
+
+    def __init__(self) -> None:
+        self.in_fence = False
+
+    def __call__(self, line: str) -> str:
+        # the caller's prefix ("● " or an indent) stays outside the Markdown
+        prefix_match = re.match(r"^((?:\x1b\[[0-9;]*m)?●(?:\x1b\[0m)? |\s*)", line)
+        prefix = prefix_match.group(1) if prefix_match else ""
+        body = line[len(prefix) :]
+        if self._FENCE.match(body):
+            self.in_fence = not self.in_fence
+            return prefix + "\x1b[2m" + body + "\x1b[0m"
+        if self.in_fence:
+            return prefix + "\x1b[36m" + body + "\x1b[0m"
+        heading = self._HEADING.match(body)
+        if heading:
+            return prefix + heading.group(1) + "\x1b[1m" + heading.group(3) + "\x1b[0m"
+        body = self._CODE.sub(lambda m: "\x1b[36m" + m.group(1) + "\x1b[39m", body)
+        body = self._BOLD.sub(lambda m: "\x1b[1m" + m.group(1) + "\x1b[22m", body)
+        return prefix + body

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from catui.cli.ui_format import (
+    MarkdownLineStyler,
     agent_type_of,
     format_duration,
     format_tokens,
@@ -141,6 +142,7 @@ class TurnView:
             if not text:
                 self.in_text = False
                 return
+            self.screen.text_styler = MarkdownLineStyler()
             self.screen.stream_text(self.screen.style(BULLET, "bold") + " ")
         self.screen.stream_text(text.replace("\n", "\n  "))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from typing import TextIO
 
 from catui.cli.ui_format import fit, wrap_cells
@@ -41,6 +42,7 @@ class Screen:
         self._at_line_start = True
         self._pending_text = ""
         self.live_locked = False  # a prompt owns the bottom of the screen; the turn view must not draw
+        self.text_styler: Callable[[str], str] | None = None  # styles complete lines of streamed text
 
     # -- styling ----------------------------------------------------------------------------------
 
@@ -78,7 +80,7 @@ class Screen:
             self._pending_text += text
             if "\n" in self._pending_text:
                 complete, _, self._pending_text = self._pending_text.rpartition("\n")
-                self.print(complete)
+                self.print(self._styled(complete))
             else:
                 self._redraw_live()
             return
@@ -90,11 +92,16 @@ class Screen:
         """Finish a streamed text block: flush what was held back and end the line."""
         if self._pending_text:
             pending, self._pending_text = self._pending_text, ""
-            self.print(pending)
+            self.print(self._styled(pending))
         elif not self._at_line_start:
             self.stream.write("\n")
             self._at_line_start = True
             self.stream.flush()
+
+    def _styled(self, text: str) -> str:
+        if self.text_styler is None or not self.color:
+            return text
+        return "\n".join(self.text_styler(line) for line in text.split("\n"))
 
     def write_raw(self, text: str) -> None:
         """Write escape sequences or a prompt as is (the caller manages the cursor)."""
