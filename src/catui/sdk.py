@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import inspect
 from collections.abc import AsyncIterator
 from typing import Any
@@ -188,6 +189,16 @@ class CatuiClient:
             await app.aclose()
             raise
         _forget_unrequested_memory(app, run_options)
+        starter = getattr(importlib.import_module("catui.app"), "start_app", None)
+        if starter is not None:
+            try:
+                await starter(app)
+            except CatuiError:
+                await app.aclose()
+                raise
+            except Exception as exc:
+                await app.aclose()
+                raise _wrap(exc) from exc
         self._app = app
         self._install_idle_delivery()
         self._pump = asyncio.create_task(self._drive(), name="catui-sdk-client")
@@ -472,6 +483,10 @@ class CatuiClient:
             "permissionMode": session.ctx.permissions.mode,
             "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
             "output_style": "default",
+            # Settings problems and start-up trouble are reported here, never fatal (the CLI prints them).
+            "warnings": [
+                str(w) for w in [*getattr(app.settings, "warnings", []), *app.services.get("startup_warnings", [])]
+            ],
         }
         return SystemMessage("init", data)
 
