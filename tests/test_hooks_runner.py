@@ -150,7 +150,7 @@ async def test_subagent_payloads_carry_agent_id_and_type(tmp_path: Path) -> None
     hooks = runner(tmp_path, {**on("SubagentStart", record, "Explore"), **on("SubagentStop", record),
                               **on("PreToolUse", record)},
                    agent_id="a123", agent_type="Explore", agent_transcript_path=tmp_path / "agent.jsonl")
-    message, outcome = await hooks.before_run({"role": "user", "content": "look around"}, has_history=False)
+    await hooks.before_run({"role": "user", "content": "look around"}, has_history=False)
     await hooks.pre_tool_use("Glob", {"pattern": "*"}, "t1")
     await hooks.at_stop("found it", stop_hook_active=False)
     inputs = [json.loads(line) for line in (tmp_path / "inputs.jsonl").read_text().splitlines() if line]

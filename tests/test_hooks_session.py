@@ -1,0 +1,278 @@
+"""Hooks in a real session: build_app on the scripted provider, hooks as shell scripts in .claude/settings.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from catui.app import AgentApp, RunOptions, build_app
+from catui.hooks.apply import MAX_STOP_HOOK_CONTINUATIONS
+from catui.hooks.install import install_hooks
+from catui.messages import blocks_of
+from catui.permissions.context import PermissionDecision
+from catui.session.events import ErrorEvent, Event, ResultEvent, SystemEvent, UserMessageEvent
+
+
+def script(folder: Path, name: str, body: str) -> str:
+    path = folder / name
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def on(event: str, command: str, matcher: str | None = None) -> dict[str, Any]:
+    group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+    if matcher is not None:
+        group["matcher"] = matcher
+    return {event: [group]}
+
+
+def tool_use(tool_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": args}
+
+
+def make_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str, Any]], hooks: dict[str, Any],
+             **options: Any) -> AgentApp:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    # One script file per app: providers are shared per configuration, and a used-up script is no good.
+    script_path = tmp_path / f"script-{len(list(tmp_path.glob('script-*.yaml')))}.yaml"
+    script_path.write_text(yaml.safe_dump({"turns": turns}))
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{script_path}", setting_sources=("project",),
+                               **options))
+    install_hooks(app)
+    return app
+
+
+async def run(app: AgentApp, prompt: str) -> list[Event]:
+    try:
+        return [event async for event in app.session.run(prompt)]
+    finally:
+        await app.aclose()
+
+
+def results_by_id(events: list[Event]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if isinstance(event, UserMessageEvent) and event.agent_id is None:
+            for block in blocks_of(event.message):
+                if block.get("type") == "tool_result":
+                    found[block["tool_use_id"]] = block
+    return found
+
+
+def views(app: AgentApp) -> list[Any]:
+    return [view for view, _turn in app.session.config.provider.engine.history]  # type: ignore[attr-defined]
+
+
+def final(events: list[Event]) -> ResultEvent:
+    last = events[-1]
+    assert isinstance(last, ResultEvent)
+    return last
+
+
+CALL_THEN_DONE = [
+    {"match": {"last_is_tool_result": False}, "content": [tool_use("toolu_1", "Bash", command="echo one")]},
+    {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}]},
+]
+
+
+async def test_exit_2_refuses_the_call_and_stderr_reaches_the_model(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    deny = script(tmp_path, "deny.sh", 'cat >/dev/null\necho "no shell commands on Fridays" >&2\nexit 2\n')
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", deny, "Bash"),
+                   permission_mode="bypassPermissions")
+    events = await run(app, "run something")
+    result = results_by_id(events)["toolu_1"]
+    assert result["is_error"] is True and result["content"] == "no shell commands on Fridays"
+    assert "no shell commands on Fridays" in views(app)[-1].last_user_text
+    assert final(events).permission_denials == [
+        {"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {"command": "echo one"}}]
+
+
+async def test_a_hook_that_does_not_match_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deny = script(tmp_path, "deny.sh", "echo no >&2\nexit 2\n")
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", deny, "Write|Edit|mcp__.*"),
+                   permission_mode="bypassPermissions")
+    result = results_by_id(await run(app, "run"))["toolu_1"]
+    assert "is_error" not in result and "one" in str(result["content"])
+
+
+def decision_hook(folder: Path, decision: str, reason: str, **extra: Any) -> str:
+    body = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                   "permissionDecisionReason": reason, **extra}}
+    return script(folder, f"{decision}.sh", f"cat >/dev/null\ncat <<'JSON'\n{json.dumps(body)}\nJSON\n")
+
+
+async def test_json_allow_skips_the_approval_nobody_could_give(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "project" / "notes.txt"
+    turns = [
+        {"match": {"last_is_tool_result": False},
+         "content": [tool_use("toolu_1", "Write", file_path=str(target), content="hello\n")]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "written"}]},
+    ]
+    allow = decision_hook(tmp_path, "allow", "notes are fine")
+    app = make_app(tmp_path, monkeypatch, turns, on("PreToolUse", allow, "Write"))
+    events = await run(app, "write notes")
+    assert target.read_text() == "hello\n"
+    assert "is_error" not in results_by_id(events)["toolu_1"]
+
+
+async def test_allow_does_not_override_a_deny_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "project" / "notes.txt"
+    turns = [
+        {"match": {"last_is_tool_result": False},
+         "content": [tool_use("toolu_1", "Write", file_path=str(target), content="hello\n")]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "ok"}]},
+    ]
+    allow = decision_hook(tmp_path, "allow", "fine")
+    app = make_app(tmp_path, monkeypatch, turns, on("PreToolUse", allow), disallowed_tools=["Write"])
+    result = results_by_id(await run(app, "write"))["toolu_1"]
+    assert result["is_error"] is True and not target.exists()
+
+
+async def test_json_deny_reason_reaches_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deny = decision_hook(tmp_path, "deny", "Use the project's make targets instead")
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", deny),
+                   permission_mode="bypassPermissions")
+    result = results_by_id(await run(app, "go"))["toolu_1"]
+    assert result == {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
+                      "content": "Use the project's make targets instead"}
+
+
+async def test_json_ask_asks_even_where_rules_allow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, dict[str, Any], str]] = []
+
+    async def can_use_tool(tool: Any, raw_input: dict[str, Any], request: Any, ctx: Any) -> PermissionDecision:
+        asked.append((tool.name, raw_input, request.tool_name))
+        return PermissionDecision("allow", "the user said yes")
+
+    ask = decision_hook(tmp_path, "ask", "touches shared config")
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", ask, "Bash"),
+                   permission_mode="bypassPermissions", can_use_tool=can_use_tool)
+    result = results_by_id(await run(app, "go"))["toolu_1"]
+    assert asked == [("Bash", {"command": "echo one"}, "Bash")]
+    assert "is_error" not in result
+
+    # With nobody to ask (print mode) the call is refused, and the model learns why.
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", ask, "Bash"),
+                   permission_mode="bypassPermissions")
+    result = results_by_id(await run(app, "go"))["toolu_1"]
+    assert result["is_error"] is True and "touches shared config" in result["content"]
+
+
+async def test_updated_input_is_validated_and_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rewrite = decision_hook(tmp_path, "allow", "quieter", updatedInput={"command": "echo rewritten"})
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", rewrite, "Bash"))
+    result = results_by_id(await run(app, "go"))["toolu_1"]
+    assert "rewritten" in str(result["content"]) and "one" not in str(result["content"])
+
+    broken = decision_hook(tmp_path, "allow", "oops", updatedInput={"cmd": "echo"})
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", broken, "Bash"))
+    result = results_by_id(await run(app, "go"))["toolu_1"]
+    assert result["is_error"] is True and "InputValidationError" in result["content"]
+
+
+async def test_post_tool_use_context_and_block_reach_the_model(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "post-input.json"
+    post = script(tmp_path, "post.sh", f'cat > "{record}"\n'
+                  """echo '{"decision": "block", "reason": "the linter found 2 problems", """
+                  """"hookSpecificOutput": {"hookEventName": "PostToolUse", """
+                  """"additionalContext": "run make lint to see them"}}'\n""")
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PostToolUse", post, "Bash"),
+                   permission_mode="bypassPermissions")
+    result = results_by_id(await run(app, "go"))["toolu_1"]
+    content = str(result["content"])
+    assert "one" in content and "the linter found 2 problems" in content and "run make lint" in content
+    seen = json.loads(record.read_text())
+    assert seen["hook_event_name"] == "PostToolUse" and seen["tool_input"] == {"command": "echo one"}
+    assert seen["tool_use_id"] == "toolu_1" and seen["tool_response"] is not None
+    assert seen["permission_mode"] == "bypassPermissions"
+
+
+STOP_ONCE = """input=$(cat)
+if echo "$input" | grep -q '"stop_hook_active": true'; then exit 0; fi
+echo '{"decision": "block", "reason": "run the tests before you finish"}'
+"""
+
+
+async def test_stop_hook_forces_one_more_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stop = script(tmp_path, "stop.sh", STOP_ONCE)
+    turns = [
+        {"match": {"last_user_contains": "run the tests before you finish"},
+         "content": [{"type": "text", "text": "tests pass, now done"}]},
+        {"content": [{"type": "text", "text": "done early"}]},
+    ]
+    app = make_app(tmp_path, monkeypatch, turns, on("Stop", stop))
+    events = await run(app, "do it")
+    assert final(events).result == "tests pass, now done" and not final(events).is_error
+    assert len(views(app)) == 2
+    assert app.session.messages[-2]["role"] == "user"
+    assert "run the tests before you finish" in str(app.session.messages[-2]["content"])
+
+
+async def test_a_stop_hook_that_always_blocks_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stop = script(tmp_path, "stop.sh", """cat >/dev/null\necho '{"decision": "block", "reason": "more"}'\n""")
+    turns = [{"content": [{"type": "text", "text": "again"}], "repeat": True}]
+    app = make_app(tmp_path, monkeypatch, turns, on("Stop", stop))
+    events = await run(app, "do it")
+    assert len(views(app)) == MAX_STOP_HOOK_CONTINUATIONS + 1
+    assert any(isinstance(e, ErrorEvent) and "stop_hook_active" in e.message for e in events)
+    assert final(events).result == "again"
+
+
+async def test_user_prompt_submit_adds_context_or_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = script(tmp_path, "gate.sh", """input=$(cat)
+if echo "$input" | grep -q 'password'; then echo "prompts must not contain secrets" >&2; exit 2; fi
+echo "The deploy freeze is on until Monday."
+""")
+    turns = [{"content": [{"type": "text", "text": "noted"}], "repeat": True}]
+    app = make_app(tmp_path, monkeypatch, turns, on("UserPromptSubmit", gate))
+    events = await run(app, "plan the release")
+    assert final(events).result == "noted"
+    assert "The deploy freeze is on until Monday." in views(app)[0].first_user_text
+
+    app = make_app(tmp_path, monkeypatch, turns, on("UserPromptSubmit", gate))
+    events = await run(app, "my password is hunter2")
+    assert final(events).is_error and final(events).result == "prompts must not contain secrets"
+    assert views(app) == [] and app.session.messages == []
+    notices = [e for e in events if isinstance(e, SystemEvent) and e.subtype == "hook_response"]
+    assert [n.data["outcome"] for n in notices] == ["blocked"]
+
+
+async def test_session_start_context_and_a_failing_hook_notice(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    start = script(tmp_path, "start.sh", """input=$(cat)
+echo "$input" | grep -q '"source": "startup"' && echo "Branch policy: never push to main."
+""")
+    broken = script(tmp_path, "broken.sh", "echo 'cannot reach the tracker' >&2\nexit 1\n")
+    turns = [{"content": [{"type": "text", "text": "ok"}], "repeat": True}]
+    app = make_app(tmp_path, monkeypatch, turns, {**on("SessionStart", start), **on("UserPromptSubmit", broken)})
+    events = await run(app, "hello")
+    assert "Branch policy: never push to main." in views(app)[0].first_user_text
+    notices = [e.data for e in events if isinstance(e, SystemEvent) and e.subtype == "hook_response"]
+    assert len(notices) == 1 and notices[0]["hook_event"] == "UserPromptSubmit"
+    assert notices[0]["outcome"] == "error" and "cannot reach the tracker" in notices[0]["message"]
+    assert final(events).result == "ok" and not final(events).is_error
+
+
+async def test_no_hooks_means_no_runner_on_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, {})
+    assert app.session.config.hooks is None
+    assert install_hooks(app) is app.services["hooks"]
+    await app.aclose()
+
+
+async def test_malformed_hooks_become_settings_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, {"PreToolUse": [{"matcher": "Bash"}]})
+    assert any("'hooks.PreToolUse[0]' needs a 'hooks' list" in w for w in app.settings.warnings)
+    await app.aclose()
