@@ -207,7 +207,7 @@ echo '{"decision": "block", "reason": "run the tests before you finish"}'
 
 async def test_stop_hook_forces_one_more_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     stop = script(tmp_path, "stop.sh", STOP_ONCE)
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"match": {"last_user_contains": "run the tests before you finish"},
          "content": [{"type": "text", "text": "tests pass, now done"}]},
         {"content": [{"type": "text", "text": "done early"}]},
