@@ -348,6 +348,7 @@ class SubagentRuntime:
         )
         transcript, transcript_path = self._transcript(parent, agent_id, definition, request, Path(child_cwd),
                                                        worktree)
+        from catui.hooks.install import child_hooks
         from catui.models.resolve import default_max_tokens
 
         config = SessionConfig(
@@ -367,6 +368,9 @@ class SubagentRuntime:
             agent_id=agent_id,
             parent_tool_use_id=request.tool_use_id,
             request_metadata={"query_source": f"agent:{definition.agent_type}"},
+            # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
+            hooks=child_hooks(parent_ctx.services.get("hooks"), definition, agent_id, definition.agent_type,
+                              cwd=Path(child_cwd), agent_transcript_path=transcript_path),
         )
         child = Session(config)
         ctx.services["session"] = child
