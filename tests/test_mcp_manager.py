@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from catui.mcp.config import McpServerConfig
 from catui.mcp.manager import McpManager
@@ -22,6 +23,9 @@ from tests.support.mcp_servers.http_server import HttpMcpServer
 SERVERS = Path(__file__).parent / "support" / "mcp_servers"
 GUARD_S = 30.0  # a broken scenario fails here instead of hanging (not a timing assertion)
 
+# One event loop for the module, so that the tests that only read share one server.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 def stdio(name: str, script: str = "tools_server.py", **env: str) -> McpServerConfig:
     return McpServerConfig(name, "stdio", command=sys.executable, args=(str(SERVERS / script),), env=env)
@@ -32,9 +36,10 @@ def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(cwd=tmp_path, project_root=tmp_path)
 
 
-@pytest.fixture
-async def tools_manager(tmp_path: Path) -> AsyncIterator[McpManager]:
-    manager = McpManager({"my server": stdio("my server", MCP_TEST_MARK="from-config")}, cwd=tmp_path)
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def tools_manager(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpManager]:
+    folder = tmp_path_factory.mktemp("shared")
+    manager = McpManager({"my server": stdio("my server", MCP_TEST_MARK="from-config")}, cwd=folder)
     await manager.wait_for(None, GUARD_S)
     yield manager
     await manager.aclose()
@@ -52,7 +57,7 @@ async def test_tools_are_listed_with_normalised_names_and_the_server_schema(tool
     assert tools_manager.status()["my server"]["status"] == "connected"
     tools = by_name(tools_manager)
     assert set(tools) == {f"mcp__my_server__{n}" for n in ("echo", "add", "fail_hard", "picture", "env_value",
-                                                             "pid", "crash")}
+                                                             "pid", "wait", "crash")}
     echo = tools["mcp__my_server__echo"]
     assert echo.description == "Return the text unchanged."
     api = echo.to_api()
@@ -62,6 +67,7 @@ async def test_tools_are_listed_with_normalised_names_and_the_server_schema(tool
     assert not tools["mcp__my_server__add"].read_only
     # The original name goes to the server; the catui name to the model.
     assert tools["mcp__my_server__fail_hard"].tool_name == "fail.hard"
+    assert tools_manager.instructions() == {"my server": "Use echo to repeat things back."}
 
 
 async def test_calls_return_text_images_errors_and_see_the_configured_env(
@@ -119,6 +125,25 @@ async def test_permission_rules_match_mcp_tools(tools_manager: McpManager) -> No
     assert decide(add, rule("mcp__my_server__add", "deny"),
                   rule("mcp__my_server", "allow"), a=1, b=2) == "deny"
     assert decide(echo, rule("mcp__other", "deny"), text="x") == "ask"
+    # In plan mode the hint lets read-only tools run; the others are refused.
+    plan = ToolContext(cwd=Path("/"), project_root=Path("/"), permissions=PermissionContext(mode="plan"))
+    assert plan.permissions.decide(echo.permission_request(echo.input_model.model_validate({"text": "x"}),
+                                                           plan)).behavior == "allow"
+    assert plan.permissions.decide(add.permission_request(add.input_model.model_validate({"a": 1, "b": 2}),
+                                                          plan)).behavior != "allow"
+
+
+async def test_an_abort_stops_a_running_call(tools_manager: McpManager, ctx: ToolContext) -> None:
+    wait = by_name(tools_manager)["mcp__my_server__wait"]
+    running = asyncio.ensure_future(call(wait, ctx, seconds=GUARD_S * 2))
+    await asyncio.sleep(0.2)
+    ctx.abort.set()
+    result = await asyncio.wait_for(running, GUARD_S)
+    assert result.is_error and "Interrupted" in str(result.content)
+    # The connection is still usable afterwards.
+    ctx.abort.clear()
+    echo = by_name(tools_manager)["mcp__my_server__echo"]
+    assert (await call(echo, ctx, text="still here")).content == "still here"
 
 
 async def test_a_server_that_fails_to_start_reports_its_stderr(tmp_path: Path) -> None:
@@ -159,7 +184,7 @@ async def test_a_server_that_crashes_mid_call_gives_an_error_result(tmp_path: Pa
 
 
 async def test_wait_for_a_slow_server_and_a_missing_one(tmp_path: Path) -> None:
-    manager = McpManager({"slow": stdio("slow", MCP_TEST_START_DELAY="1.0"), "quick": stdio("quick")},
+    manager = McpManager({"slow": stdio("slow", MCP_TEST_START_DELAY="0.5"), "quick": stdio("quick")},
                          cwd=tmp_path)
     try:
         await manager.wait_for(["ghost"], GUARD_S)  # matches no server: returns without waiting for the others
@@ -175,8 +200,8 @@ async def test_wait_for_a_slow_server_and_a_missing_one(tmp_path: Path) -> None:
 
 
 async def test_a_server_slower_than_the_connect_timeout_fails(tmp_path: Path) -> None:
-    # It sleeps 1 s before serving, five times the limit; then it sees its stdin closed and exits.
-    manager = McpManager({"sleepy": stdio("sleepy", MCP_TEST_START_DELAY="1")}, cwd=tmp_path,
+    # It sleeps 0.5 s before it even loads, more than twice the limit; then it sees its stdin closed and exits.
+    manager = McpManager({"sleepy": stdio("sleepy", MCP_TEST_START_DELAY="0.5")}, cwd=tmp_path,
                          connect_timeout_s=0.2)
     try:
         await manager.wait_for(None, GUARD_S)
@@ -210,7 +235,7 @@ async def test_clean_shutdown_stops_processes_and_tasks(tmp_path: Path, ctx: Too
     await manager.aclose()  # twice is fine
     for pid in pids:
         assert not _process_exists(pid), f"server process {pid} is still there"
-    leftovers = [t for t in asyncio.all_tasks() if t.get_name().startswith("catui-mcp-") and not t.done()]
+    leftovers = [t for t in asyncio.all_tasks() if t.get_name() in ("catui-mcp-a", "catui-mcp-b") and not t.done()]
     assert leftovers == []
 
 

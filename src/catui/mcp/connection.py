@@ -43,6 +43,7 @@ class McpConnection:
         self.error: str | None = None
         self.tools: list[Any] = []
         self.server_info: Any = None
+        self.instructions: str | None = None
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
         self._connect_timeout_s = connect_timeout_s
@@ -97,6 +98,8 @@ class McpConnection:
                     )
                     initialized = await session.initialize()
                     self.server_info = getattr(initialized, "server_info", None)
+                    instructions = getattr(initialized, "instructions", None)
+                    self.instructions = instructions if isinstance(instructions, str) else None
                     self.tools = await _list_all_tools(session)
                     deadline.reschedule(None)
                     self._session = session

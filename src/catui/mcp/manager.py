@@ -166,6 +166,15 @@ class McpManager:
         """The ``mcp_servers`` list of stream-json's init message: ``[{"name", "status"}]``."""
         return [{"name": name, "status": c.status} for name, c in self.connections.items()]
 
+    def instructions(self) -> dict[str, str]:
+        """The ``instructions`` each connected server gave at initialisation (for the system prompt)."""
+        out: dict[str, str] = {}
+        for name, connection in self.connections.items():
+            text = connection.instructions
+            if connection.status == "connected" and text:
+                out[name] = text
+        return out
+
     def connected(self) -> list[str]:
         return [name for name, c in self.connections.items() if c.status == "connected"]
 

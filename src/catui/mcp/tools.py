@@ -4,9 +4,9 @@ The input schema goes to the model exactly as the server wrote it; catui only
 checks that the required properties are present (the server validates the
 rest and answers with an error result when something is off). A tool's
 ``readOnlyHint`` annotation makes its calls run concurrently with other
-read-only calls and keeps it in plan mode's tool set, but it never approves a
-call by itself: every MCP call goes through the permission rules (allow with
-``mcp__server``, ``mcp__server__*`` or ``mcp__server__tool``).
+read-only calls and lets it run in plan mode, but outside plan mode it never
+approves a call by itself: MCP calls go through the permission rules (allow
+with ``mcp__server``, ``mcp__server__*`` or ``mcp__server__tool``).
 """
 
 from __future__ import annotations
@@ -81,8 +81,10 @@ class McpTool(Tool):
         return self._schema
 
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
-        # read_only stays False: a server's own hint must not approve its calls.
-        return PermissionRequest(tool_name=self.name, tool_input=_arguments(args), read_only=False)
+        # A server's own readOnlyHint must not approve its calls; only in plan mode, where read-only calls are
+        # the point, does it count, so that research in plan mode can use the server's read-only tools.
+        read_only = self.read_only and ctx.permissions.mode == "plan"
+        return PermissionRequest(tool_name=self.name, tool_input=_arguments(args), read_only=read_only)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         from catui.mcp.connection import McpCallError

@@ -12,6 +12,9 @@ import os
 import sys
 import time
 
+if __name__ == "__main__" and os.environ.get("MCP_TEST_START_DELAY"):
+    time.sleep(float(os.environ["MCP_TEST_START_DELAY"]))  # before the slow imports, so the delay is the delay
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations
@@ -23,7 +26,7 @@ PIXEL_PNG = base64.b64decode(
 
 
 def build_server(name: str = "tools") -> MCPServer:
-    server = MCPServer(name)
+    server = MCPServer(name, instructions="Use echo to repeat things back.")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def echo(text: str) -> str:
@@ -59,6 +62,14 @@ def build_server(name: str = "tools") -> MCPServer:
         return str(os.getpid())
 
     @server.tool()
+    async def wait(seconds: float) -> str:
+        """Sleep, then answer (for interruption tests)."""
+        import anyio
+
+        await anyio.sleep(seconds)
+        return "waited"
+
+    @server.tool()
     def crash() -> str:
         """Kill the server process mid-call."""
         sys.stderr.write("about to crash on purpose\n")
@@ -69,7 +80,4 @@ def build_server(name: str = "tools") -> MCPServer:
 
 
 if __name__ == "__main__":
-    delay = float(os.environ.get("MCP_TEST_START_DELAY", "0") or 0)
-    if delay:
-        time.sleep(delay)
     build_server(os.environ.get("MCP_TEST_NAME", "tools")).run()
