@@ -276,3 +276,101 @@ async def test_malformed_hooks_become_settings_warnings(tmp_path: Path, monkeypa
     app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, {"PreToolUse": [{"matcher": "Bash"}]})
     assert any("'hooks.PreToolUse[0]' needs a 'hooks' list" in w for w in app.settings.warnings)
     await app.aclose()
+
+
+AGENT_FILE = """---
+name: checker
+description: Checks things
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: {no_bash}
+  Stop:
+    - hooks:
+        - type: command
+          command: {summarise}
+---
+You check things.
+"""
+
+
+async def test_subagent_start_and_stop_hooks_and_agent_scoped_hooks(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    records = tmp_path / "records.jsonl"
+    record = f'cat >> "{records}"\necho >> "{records}"\n'
+    start = script(tmp_path, "start.sh", record + """echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", """
+                   """"additionalContext": "Remember: staging DB only"}}'\n""")
+    stop = script(tmp_path, "stop.sh", record)
+    no_bash = script(tmp_path, "no-bash.sh", "cat >/dev/null\necho 'no shell in checker' >&2\nexit 2\n")
+    summarise = script(tmp_path, "summarise.sh", STOP_ONCE.replace("run the tests before you finish",
+                                                                   "summarise the diff"))
+    agents = tmp_path / "project" / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "checker.md").write_text(AGENT_FILE.format(no_bash=no_bash, summarise=summarise))
+    child, parent = {"first_user_contains": "CHILD JOB"}, {"first_user_contains": "PARENT"}
+    turns: list[dict[str, Any]] = [
+        {"match": {**parent, "last_is_tool_result": False},
+         "content": [tool_use("toolu_a", "Agent", description="check", prompt="CHILD JOB", subagent_type="checker")]},
+        {"match": {**child, "last_user_contains": "summarise the diff"},
+         "content": [{"type": "text", "text": "child summary"}]},
+        {"match": {**child, "last_is_tool_result": False}, "content": [tool_use("toolu_c", "Bash", command="echo c")]},
+        {"match": {**child, "last_is_tool_result": True}, "content": [{"type": "text", "text": "child first answer"}]},
+        {"match": {**parent, "last_user_contains": "main-ran"}, "content": [{"type": "text", "text": "all done"}]},
+        {"match": {**parent, "last_is_tool_result": True},
+         "content": [tool_use("toolu_m", "Bash", command="echo main-ran")]},
+    ]
+    hooks = {**on("SubagentStart", start, "checker"), **on("SubagentStop", stop)}
+    app = make_app(tmp_path, monkeypatch, turns, hooks, permission_mode="bypassPermissions")
+    events = await run(app, "PARENT task")
+    assert final(events).result == "all done"
+
+    agent_result = results_by_id(events)["toolu_a"]
+    assert "child summary" in str(agent_result["content"])
+    data = next(e.tool_use_results["toolu_a"] for e in events
+                if isinstance(e, UserMessageEvent) and "toolu_a" in e.tool_use_results)
+    agent_id = data["agentId"]
+
+    inputs = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+    assert [i["hook_event_name"] for i in inputs] == ["SubagentStart", "SubagentStop", "SubagentStop"]
+    assert all(i["agent_id"] == agent_id and i["agent_type"] == "checker" for i in inputs)
+    assert [i["stop_hook_active"] for i in inputs[1:]] == [False, True]
+    assert inputs[1]["last_assistant_message"] == "child first answer"
+    assert inputs[0]["session_id"] == app.session.session_id
+
+    child_views = [v for v in views(app) if "CHILD JOB" in v.first_user_text]
+    assert "Remember: staging DB only" in child_views[0].first_user_text
+    # The agent's own PreToolUse hook refused the child's Bash call ...
+    child_results = [b for e in events if isinstance(e, UserMessageEvent) and e.agent_id == agent_id
+                     for b in blocks_of(e.message) if b.get("type") == "tool_result"]
+    assert child_results[0]["is_error"] is True and child_results[0]["content"] == "no shell in checker"
+    # ... but is not active in the main agent, whose Bash call ran.
+    assert "main-ran" in str(results_by_id(events)["toolu_m"]["content"])
+
+
+async def test_continue_false_ends_the_run_with_the_stop_reason(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    halt = script(tmp_path, "halt.sh", """cat >/dev/null
+echo '{"continue": false, "stopReason": "Build is red; stopping for a human."}'
+""")
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PostToolUse", halt),
+                   permission_mode="bypassPermissions")
+    events = await run(app, "go")
+    assert final(events).result == "Build is red; stopping for a human."
+    assert len(views(app)) == 1  # the model was not asked again
+    notices = [e.data for e in events if isinstance(e, SystemEvent) and e.subtype == "hook_response"]
+    assert [n["outcome"] for n in notices] == ["stopped"]
+
+
+async def test_session_end_hooks_run_on_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catui.hooks.install import close_hooks
+
+    seen = tmp_path / "end.json"
+    end = script(tmp_path, "end.sh", f'cat > "{seen}"\n')
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("SessionEnd", end))
+    await close_hooks(app, "prompt_input_exit")
+    await app.aclose()
+    data = json.loads(seen.read_text())
+    assert data["hook_event_name"] == "SessionEnd" and data["reason"] == "prompt_input_exit"
+    assert data["session_id"] == app.session.session_id
