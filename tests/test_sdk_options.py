@@ -118,3 +118,22 @@ async def test_a_raising_callback_becomes_a_catui_error(tmp_path: Path) -> None:
     with pytest.raises(CatuiError, match="can_use_tool raised ValueError: oops") as caught:
         await run.can_use_tool(tool_obj, {}, PermissionRequest("ping"), ToolContext(cwd=tmp_path, project_root=tmp_path))
     assert isinstance(caught.value.__cause__, ValueError)
+
+
+def test_the_call_id_is_found_in_the_calling_agents_last_message(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from catui.sdk_options import _tool_use_id_of
+
+    given = {"command": "make"}
+    last = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {"command": "make"}},
+        {"type": "tool_use", "id": "toolu_b", "name": "Bash", "input": given},
+        {"type": "tool_use", "id": "toolu_c", "name": "ping", "input": {}},
+    ]}
+    ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
+    ctx.services["session"] = SimpleNamespace(messages=[{"role": "user", "content": "x"}, last])
+    assert _tool_use_id_of(ctx, "Bash", given) == "toolu_b"  # the very dict, though another call is equal
+    assert _tool_use_id_of(ctx, "ping", {}) == "toolu_c"  # empty input: the one equal call
+    assert _tool_use_id_of(ctx, "Bash", {"command": "make"}) is None  # two equal calls: unsure
+    assert _tool_use_id_of(ToolContext(cwd=tmp_path, project_root=tmp_path), "Bash", given) is None

@@ -197,6 +197,11 @@ async def test_can_use_tool_refuses_a_subagents_call(backend: Backend, project: 
     started = next(m for m in messages if isinstance(m, catui.TaskStartedMessage))
     assert (name, data["command"]) == ("Bash", "rm -rf cache")
     assert (context.agent_type, context.agent_id, context.suggestions) == ("shell", started.task_id, [])
+    bash_use = next(
+        b for m in messages if isinstance(m, catui.AssistantMessage) and m.parent_tool_use_id
+        for b in m.content if isinstance(b, catui.ToolUseBlock)
+    )
+    assert context.tool_use_id == bash_use.id
     refusal = next(
         b for m in messages if isinstance(m, catui.UserMessage) and m.parent_tool_use_id
         for b in m.content if isinstance(b, catui.ToolResultBlock)
@@ -235,6 +240,9 @@ async def test_main_agent_calls_reach_can_use_tool_as_main(backend: Backend, pro
     ]
     messages = await collect("Run echo", backend.options(turns, cwd=project, can_use_tool=can_use_tool))
     assert [(c.agent_id, c.agent_type) for c in seen] == [(None, "main")]
+    bash_use = next(b for m in messages if isinstance(m, catui.AssistantMessage) for b in m.content
+                    if isinstance(b, catui.ToolUseBlock))
+    assert seen[0].tool_use_id == bash_use.id
     assert (project / "made-by-main").exists()
     tool_result = next(
         b for m in messages if isinstance(m, catui.UserMessage) for b in m.content if isinstance(b, catui.ToolResultBlock)

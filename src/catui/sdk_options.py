@@ -176,7 +176,7 @@ def permission_bridge(callback: CanUseToolCallback, abort_run: Callable[[], None
         context = ToolPermissionContext(
             signal=ctx.abort,
             suggestions=[],
-            tool_use_id=None,
+            tool_use_id=_tool_use_id_of(ctx, tool.name, raw_input),
             agent_id=ctx.agent_id,
             agent_type=ctx.agent_type or ("main" if ctx.agent_id is None else None),
             blocked_path=str(request.file_path) if request.file_path is not None else None,
@@ -192,6 +192,26 @@ def permission_bridge(callback: CanUseToolCallback, abort_run: Callable[[], None
         return decision_from_result(tool.name, raw_input, outcome, ctx, abort_run)
 
     return ask
+
+
+def _tool_use_id_of(ctx: ToolContext, tool_name: str, raw_input: dict[str, Any]) -> str | None:
+    """The id of the call being decided, found in the calling agent's last assistant message.
+
+    The session's permission hook is not given the id; the call's input is the
+    very dict of its tool_use block, so identity finds it (equality when the
+    input was empty and only one call of that tool matches). None when unsure.
+    """
+    session = ctx.services.get("session")
+    messages = getattr(session, "messages", None) or []
+    last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)
+    if last is None or not isinstance(last.get("content"), list):
+        return None
+    uses = [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    for block in uses:
+        if block.get("input") is raw_input:
+            return str(block.get("id"))
+    alike = [b for b in uses if b.get("name") == tool_name and (b.get("input") or {}) == raw_input]
+    return str(alike[0].get("id")) if len(alike) == 1 else None
 
 
 def decision_from_result(

@@ -209,7 +209,8 @@ class ToolPermissionContext:
     ``agent_id`` is None for the main agent and the sub-agent's id otherwise;
     ``agent_type`` is ``"main"`` for the main agent and the sub-agent's type
     (``general-purpose``, ``Explore``, a custom name) otherwise.
-    ``decision_reason`` says why catui asks (which rule or mode led to "ask").
+    ``tool_use_id`` is the id of the call (its ToolUseBlock's ``id``).
+    ``decision_reason`` is not filled in yet.
     """
 
     signal: Any | None = None
