@@ -699,3 +699,16 @@ async def test_a_raising_can_use_tool_ends_the_run_with_its_message(backend: Bac
     assert not (project / "x").exists()
     with pytest.raises(catui.ConfigurationError, match="non-empty prompt"):
         await collect("  ", backend.options(turns, cwd=project))
+
+
+async def test_settings_given_in_options_apply_without_setting_sources(project: Path, tmp_path: Path) -> None:
+    turns = [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch made-by-rule"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}]},
+    ]
+    options = catui.CatuiOptions(
+        model=_write_script(tmp_path, turns, "d.yaml"), cwd=project, settings='{"permissions": {"allow": ["Bash"]}}'
+    )
+    messages = await collect("Make the file", options)
+    assert messages[-1].permission_denials == [] and (project / "made-by-rule").exists()
