@@ -712,3 +712,15 @@ async def test_settings_given_in_options_apply_without_setting_sources(project: 
     )
     messages = await collect("Make the file", options)
     assert messages[-1].permission_denials == [] and (project / "made-by-rule").exists()
+
+
+async def test_a_client_can_connect_again_after_disconnect(project: Path, tmp_path: Path) -> None:
+    turns = [{"content": [{"type": "text", "text": "answer"}], "repeat": True}]
+    client = catui.CatuiClient(catui.CatuiOptions(model=_write_script(tmp_path, turns, "e.yaml"), cwd=project))
+    for _ in range(2):
+        async with client:
+            await client.query("hello")
+            messages = [m async for m in client.receive_response()]
+            assert messages[-1].result == "answer"
+    with pytest.raises(catui.CatuiError, match="not connected"):
+        await client.query("hello")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import importlib
 import inspect
 from collections.abc import AsyncIterator
 from typing import Any
@@ -174,7 +173,7 @@ class CatuiClient:
         """
         if self._app is not None:
             return
-        from catui.app import build_app
+        from catui.app import build_app, start_app
 
         try:
             run_options = run_options_from(self.options, abort_run=self._abort_main)
@@ -189,16 +188,16 @@ class CatuiClient:
             await app.aclose()
             raise
         _forget_unrequested_memory(app, run_options)
-        starter = getattr(importlib.import_module("catui.app"), "start_app", None)
-        if starter is not None:
-            try:
-                await starter(app)
-            except CatuiError:
-                await app.aclose()
-                raise
-            except Exception as exc:
-                await app.aclose()
-                raise _wrap(exc) from exc
+        try:
+            await start_app(app)
+        except CatuiError:
+            await app.aclose()
+            raise
+        except Exception as exc:
+            await app.aclose()
+            raise _wrap(exc) from exc
+        # A client may be connected again after disconnect(): start from empty queues.
+        self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
         self._app = app
         self._install_idle_delivery()
         self._pump = asyncio.create_task(self._drive(), name="catui-sdk-client")
