@@ -367,3 +367,41 @@ def test_ask_user_question_takes_a_numbered_answer(launch, workspace) -> None:
     tui.expect(PROMPT_READY)
     tui.send(b"\x04")
     assert tui.wait_exit() == 0
+
+
+def test_interrupting_a_running_tool_leaves_a_conversation_the_api_accepts(launch, workspace) -> None:
+    script = {
+        "turns": [
+            {"match": {"last_user_contains": "run slow", "last_is_tool_result": False},
+             "content": [{"type": "tool_use", "name": "Bash",
+                          "input": {"command": "sleep 20", "description": "Wait a while"}},
+                         {"type": "tool_use", "name": "Agent", "input": {
+                             "subagent_type": "general-purpose", "description": "Slow helper",
+                             "prompt": "SLOW-HELPER"}}]},
+            # the sub-agent's model call does not notice the interrupt: the UI must end the turn anyway
+            {"match": {"first_user_contains": "SLOW-HELPER"}, "delay_ms": 15000,
+             "content": [{"type": "text", "text": "too late"}]},
+            {"match": {"last_user_contains": "next question"},
+             "content": [{"type": "text", "text": "Answering the next question."}]},
+        ]
+    }
+    tui = launch(script, "--permission-mode", "bypassPermissions")
+    tui.expect(PROMPT_READY)
+    tui.send("run slow\r")
+    tui.expect(r"Bash\(sleep 20\)")
+    time.sleep(0.3)  # let the sub-agent start
+    tui.send(b"\x1b")  # Esc interrupts too
+    tui.expect(r"Interrupted")
+    tui.expect(PROMPT_READY)
+    tui.send("next question\r")
+    tui.expect(r"Answering the next question\.")
+    tui.expect(PROMPT_READY)
+    tui.send(b"\x04")
+    assert tui.wait_exit() == 0
+    messages = [line["message"] for line in transcript_lines(workspace) if "message" in line]
+    for index, message in enumerate(messages):
+        uses = [b["id"] for b in message.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if uses and message["role"] == "assistant":
+            answer = messages[index + 1]
+            answered = [b["tool_use_id"] for b in answer["content"] if b.get("type") == "tool_result"]
+            assert answered == uses, f"tool_use {uses} not answered by the next message: {answer}"

@@ -415,3 +415,24 @@ def test_markdown_styler_styles_code_bold_headings_and_fences() -> None:
     assert styler("  ```") == "  \x1b[2m```\x1b[0m"
     assert styler("  2 * 3 * 4") == "  2 * 3 * 4"
     assert ANSI.sub("", styler("● a `b` **c**")) == "● a b c"
+
+
+def test_interrupted_tool_calls_get_results_so_the_conversation_stays_valid() -> None:
+    from types import SimpleNamespace
+
+    from catui.cli.interactive import INTERRUPTED_TOOL_RESULT, close_interrupted_tool_calls
+
+    assistant = {"role": "assistant", "content": [
+        {"type": "text", "text": "Running two things."},
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}},
+        {"type": "tool_use", "id": "toolu_2", "name": "WebFetch", "input": {}},
+    ]}
+    session = SimpleNamespace(messages=[{"role": "user", "content": "go"}, assistant],
+                              config=SimpleNamespace(transcript=None))
+    close_interrupted_tool_calls(session)
+    last = session.messages[-1]
+    assert last["role"] == "user"
+    assert [(b["tool_use_id"], b["is_error"], b["content"]) for b in last["content"]] == [
+        ("toolu_1", True, INTERRUPTED_TOOL_RESULT), ("toolu_2", True, INTERRUPTED_TOOL_RESULT)]
+    close_interrupted_tool_calls(session)  # nothing left to close: unchanged
+    assert len(session.messages) == 3

@@ -253,6 +253,8 @@ class InteractiveSession:
                 await self._show_events(content, view)
         finally:
             self.turn_running = False
+            if self._interrupted.is_set():
+                close_interrupted_tool_calls(self.app.session)
             ticker.cancel()
             with contextlib.suppress(BaseException):
                 await ticker
@@ -362,3 +364,35 @@ class InteractiveSession:
             self._plain_read.set_result(None)
         if self.keys is not None and self.keys.handler is not None:
             self.keys.handler("ctrl-d")
+
+
+INTERRUPTED_TOOL_RESULT = "Interrupted by the user before this call finished; its outcome is unknown."
+
+
+def close_interrupted_tool_calls(session: Any) -> None:
+    """Give every tool_use an interrupt left without a result one, so the conversation stays valid.
+
+    The Messages API refuses a conversation in which an assistant's tool_use is
+    not answered by a tool_result in the next message; an interrupt in the
+    middle of a tool round leaves exactly that. Appended like any message (and
+    to the transcript), it tells the model what happened on the next turn.
+    """
+    messages = session.messages
+    if not messages or messages[-1].get("role") != "assistant":
+        return
+    content = messages[-1].get("content")
+    if not isinstance(content, list):
+        return
+    pending = [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use" and "id" in b]
+    if not pending:
+        return
+    results = [
+        {"type": "tool_result", "tool_use_id": tool_use_id, "content": INTERRUPTED_TOOL_RESULT, "is_error": True}
+        for tool_use_id in pending
+    ]
+    message = {"role": "user", "content": results}
+    messages.append(message)
+    transcript = getattr(session.config, "transcript", None)
+    if transcript is not None:
+        with contextlib.suppress(OSError):
+            transcript.append(message)
