@@ -374,3 +374,37 @@ async def test_session_end_hooks_run_on_close(tmp_path: Path, monkeypatch: pytes
     data = json.loads(seen.read_text())
     assert data["hook_event_name"] == "SessionEnd" and data["reason"] == "prompt_input_exit"
     assert data["session_id"] == app.session.session_id
+
+
+async def test_interrupting_the_agent_kills_a_running_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import os
+
+    pid_file = tmp_path / "hook.pid"
+    slow = script(tmp_path, "slow.sh", f'cat >/dev/null\nsleep 30 &\necho $! > "{pid_file}"\nwait\n')
+    app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("PreToolUse", slow),
+                   permission_mode="bypassPermissions")
+    events: list[Event] = []
+
+    async def consume() -> None:
+        async for event in app.session.run("go"):
+            events.append(event)
+
+    task = asyncio.create_task(consume())
+    for _ in range(500):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    app.session.abort()
+    await asyncio.wait_for(task, timeout=10)
+    await app.aclose()
+    assert final(events).result == "Interrupted by the user."
+    sleeper = int(pid_file.read_text())
+    for _ in range(200):  # the killed sleep may take a moment to be reaped
+        try:
+            os.kill(sleeper, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the hook's child process is still running")

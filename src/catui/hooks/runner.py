@@ -12,6 +12,7 @@ hooks costs a dictionary lookup.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +75,15 @@ class HookOutcome:
         return f"{_REMINDER_PREFIX}\nContext from the project's {self.event} hook:\n{body}\n</system-reminder>"
 
 
-NO_OUTCOME = HookOutcome()
+    @property
+    def is_empty(self) -> bool:
+        """No hook ran and there is nothing to act on."""
+        return not (self.ran or self.notices or self.additional_context or self.blocked or self.halt)
+
+
+def no_outcome(event: str = "") -> HookOutcome:
+    """The outcome of an event without hooks (a new object: callers may add to it)."""
+    return HookOutcome(event=event)
 
 
 def combine(event: str, responses: list[HookResponse]) -> HookOutcome:
@@ -186,7 +195,7 @@ class HookRunner:
         """Run every hook of ``event`` whose matcher accepts ``subject``, with ``fields`` added to the input."""
         hooks = self.config.hooks_for(event, subject)
         if not hooks:
-            return NO_OUTCOME
+            return no_outcome()
         payload = self._payload(event, ctx, fields)
         cwd = self._cwd(ctx)
         waited = []
@@ -197,7 +206,8 @@ class HookRunner:
                 task.add_done_callback(self._background.discard)
             else:
                 waited.append(hook)
-        executions = await asyncio.gather(*(run_command_hook(h, payload, cwd=cwd, env=self.env) for h in waited))
+        work = asyncio.gather(*(run_command_hook(h, payload, cwd=cwd, env=self.env) for h in waited))
+        executions = await _unless_aborted(work, getattr(ctx, "abort", None))
         return combine(event, [interpret(e, event) for e in executions])
 
     # -- one method per event -------------------------------------------------------------------
@@ -206,7 +216,7 @@ class HookRunner:
                            ctx: Any = None) -> HookOutcome:
         """Before a tool runs: may allow (skip the prompt), deny, ask, or rewrite the input."""
         if not self.config.has("PreToolUse"):
-            return NO_OUTCOME
+            return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_use_id": tool_use_id}
         return await self.run_event("PreToolUse", fields, subject=tool_name, ctx=ctx)
 
@@ -214,7 +224,7 @@ class HookRunner:
                             tool_use_id: str, ctx: Any = None) -> HookOutcome:
         """After a tool succeeded: may add context for the model or block with a reason fed to it."""
         if not self.config.has("PostToolUse"):
-            return NO_OUTCOME
+            return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_response": tool_response,
                   "tool_use_id": tool_use_id}
         return await self.run_event("PostToolUse", fields, subject=tool_name, ctx=ctx)
@@ -223,7 +233,7 @@ class HookRunner:
                                     tool_use_id: str, ctx: Any = None) -> HookOutcome:
         """After a tool failed: may add context for the model."""
         if not self.config.has("PostToolUseFailure"):
-            return NO_OUTCOME
+            return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_use_id": tool_use_id,
                   "error": error, "is_interrupt": False}
         return await self.run_event("PostToolUseFailure", fields, subject=tool_name, ctx=ctx)
@@ -231,7 +241,7 @@ class HookRunner:
     async def user_prompt_submit(self, prompt: str, ctx: Any = None) -> HookOutcome:
         """Before a prompt reaches the model: may add context, or block it (the reason is for the user)."""
         if not self.config.has("UserPromptSubmit"):
-            return NO_OUTCOME
+            return no_outcome()
         outcome = await self.run_event("UserPromptSubmit", {"prompt": prompt}, ctx=ctx)
         if outcome.blocked:
             reason = outcome.reason or "A UserPromptSubmit hook blocked the prompt."
@@ -242,7 +252,7 @@ class HookRunner:
                    ctx: Any = None) -> HookOutcome:
         """The main agent is about to finish: a block makes it continue with the reason."""
         if not self.config.has("Stop"):
-            return NO_OUTCOME
+            return no_outcome()
         fields = {"stop_hook_active": stop_hook_active, "last_assistant_message": last_assistant_message}
         return await self.run_event("Stop", fields, ctx=ctx)
 
@@ -250,7 +260,7 @@ class HookRunner:
                             last_assistant_message: str = "", ctx: Any = None) -> HookOutcome:
         """A sub-agent is about to finish: a block makes it continue with the reason."""
         if not self.config.has("SubagentStop"):
-            return NO_OUTCOME
+            return no_outcome()
         fields = {"agent_id": agent_id, "agent_type": agent_type, "stop_hook_active": stop_hook_active,
                   "agent_transcript_path": self.agent_transcript_path,
                   "last_assistant_message": last_assistant_message}
@@ -259,7 +269,7 @@ class HookRunner:
     async def subagent_start(self, agent_id: str, agent_type: str, ctx: Any = None) -> HookOutcome:
         """A sub-agent is starting: may add context to its first message."""
         if not self.config.has("SubagentStart"):
-            return NO_OUTCOME
+            return no_outcome()
         return await self.run_event("SubagentStart", {"agent_id": agent_id, "agent_type": agent_type},
                                     subject=agent_type, ctx=ctx)
 
@@ -267,7 +277,7 @@ class HookRunner:
                             ctx: Any = None) -> HookOutcome:
         """The conversation starts (``startup``) or is resumed (``resume``): may add context."""
         if not self.config.has("SessionStart"):
-            return NO_OUTCOME
+            return no_outcome()
         fields: dict[str, Any] = {"source": source}
         if model:
             fields["model"] = model
@@ -276,7 +286,7 @@ class HookRunner:
     async def session_end(self, reason: str = "other", ctx: Any = None) -> HookOutcome:
         """The conversation ends (``prompt_input_exit``, ``clear``, ``logout``, ``other``); cannot block."""
         if not self.config.has("SessionEnd"):
-            return NO_OUTCOME
+            return no_outcome()
         outcome = await self.run_event("SessionEnd", {"reason": reason}, subject=reason, ctx=ctx)
         await self.wait_background()
         return outcome
@@ -329,11 +339,32 @@ class HookRunner:
                                ctx=ctx)
 
 
+async def _unless_aborted(work: asyncio.Future[list[Any]], abort: asyncio.Event | None) -> list[Any]:
+    """``work``'s result; if the agent is interrupted first, the hooks are killed and the wait is cancelled."""
+    if not isinstance(abort, asyncio.Event):
+        return await work
+    waiter: asyncio.Future[Any] = asyncio.ensure_future(abort.wait())
+    pending: set[asyncio.Future[Any]] = {work, waiter}
+    try:
+        done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
+    finally:
+        waiter.cancel()
+    if work not in done:
+        work.cancel()  # each command's task kills its process group on cancellation
+        with contextlib.suppress(BaseException):
+            await work
+        raise asyncio.CancelledError
+    return work.result()
+
+
 def merge_outcomes(outcomes: list[HookOutcome]) -> HookOutcome:
     """Several events' outcomes as one (notices and context kept in order; any block or halt wins)."""
-    real = [o for o in outcomes if o is not NO_OUTCOME]
+    real = [o for o in outcomes if not o.is_empty]
     if not real:
-        return NO_OUTCOME
+        return no_outcome()
     if len(real) == 1:
         return real[0]
     merged = HookOutcome(event=real[-1].event)
