@@ -4,6 +4,7 @@ and what the sub-agent runtime asks of MCP (required servers, an agent's own ser
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,3 +185,65 @@ async def test_an_agents_own_servers_named_and_inline(tmp_path: Path) -> None:
     assert child.owned == []
     nothing = await child_mcp_tools(manager, AgentDefinition(agent_type="plain", description="d", prompt="p"))
     assert nothing.tools == [] and nothing.errors == []
+
+
+def agent_call(tool_id: str, prompt: str, agent_type: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": "Agent",
+            "input": {"description": f"Run {agent_type}", "prompt": prompt, "subagent_type": agent_type}}
+
+
+async def test_sub_agents_get_required_and_own_mcp_servers(tmp_path: Path) -> None:
+    project = make_project(tmp_path, {"tools": server_entry()}, {
+        "enableAllProjectMcpServers": True,
+        "permissions": {"allow": ["mcp__tools", "mcp__scratch"]},
+    })
+    agents = {
+        "needs-tools": {"description": "Uses the tools server.", "prompt": "You are needs-tools.",
+                        "requiredMcpServers": ["TOOLS"], "tools": ["mcp__tools"]},
+        "needs-jira": {"description": "Needs jira.", "prompt": "You are needs-jira.", "requiredMcpServers": ["jira"]},
+        "own-server": {"description": "Brings its server.", "prompt": "You are own-server.", "tools": ["Read"],
+                       "mcpServers": [{"scratch": {"command": sys.executable,
+                                                   "args": [str(SERVERS / "tools_server.py")],
+                                                   "env": {"MCP_TEST_MARK": "scratch-mark"}}}]},
+    }
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [agent_call("toolu_1", "CHILD ONE", "needs-tools"), agent_call("toolu_2", "CHILD TWO", "needs-jira"),
+                     agent_call("toolu_3", "CHILD THREE", "own-server")]},
+        {"match": {"first_user_contains": "CHILD ONE", "last_is_tool_result": False,
+                   "tools_include": ["mcp__tools__add"], "tools_exclude": ["Read"]},
+         "content": [{"type": "tool_use", "name": "mcp__tools__add", "input": {"a": 5, "b": 6}}]},
+        {"match": {"first_user_contains": "CHILD ONE", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "child one got its sum"}]},
+        {"match": {"first_user_contains": "CHILD THREE", "last_is_tool_result": False,
+                   "tools_include": ["Read", "mcp__scratch__env_value"], "tools_exclude": ["mcp__tools__add"]},
+         "content": [{"type": "tool_use", "name": "mcp__scratch__env_value", "input": {}},
+                     {"type": "tool_use", "name": "mcp__scratch__pid", "input": {}}]},
+        {"match": {"first_user_contains": "CHILD THREE", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "child three read its mark"}]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "parent done"}]},
+    ]}), encoding="utf-8")
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", write_transcript=False, flag_agents=agents))
+    manager = app.services.get("mcp") or install_mcp(app)
+    assert manager is not None
+    try:
+        events = await run(app, "PARENT")
+        ends = {e.tool_use_id: e for e in events if isinstance(e, ToolEndEvent)}
+        child_results = [e for e in ends.values() if e.agent_id is not None]
+        assert any(e.name == "mcp__tools__add" and e.content == "11" for e in child_results)
+        assert any(e.name == "mcp__scratch__env_value" and e.content == "scratch-mark" for e in child_results)
+        assert "child one got its sum" in str(ends["toolu_1"].content) and not ends["toolu_1"].is_error
+        assert ends["toolu_2"].is_error and "requires MCP servers matching: jira" in str(ends["toolu_2"].content)
+        assert "child three read its mark" in str(ends["toolu_3"].content)
+        # The child's own server was its alone and stopped with it.
+        assert "scratch" not in manager.connections
+        scratch_pid = int(next(str(e.content) for e in child_results if e.name == "mcp__scratch__pid"))
+        with pytest.raises(ProcessLookupError):
+            os.kill(scratch_pid, 0)
+        assert not any(t.name.startswith("mcp__scratch") for t in app.session.tools)
+        assert isinstance(events[-1], ResultEvent) and events[-1].result == "parent done"
+    finally:
+        await app.aclose()
+        await manager.aclose()

@@ -26,27 +26,41 @@ from catui.mcp.tools import McpTool
 REQUIRED_SERVERS_WAIT_S = 30.0
 
 
-def available_servers(manager: McpManager | None) -> list[str]:
-    """Names of the connected servers that offer tools (what ``requiredMcpServers`` is matched against)."""
-    if manager is None:
-        return []
-    return [name for name, c in manager.connections.items() if c.status == "connected" and c.tools]
+def available_servers(manager: McpManager | None, tool_names: Iterable[str] = ()) -> list[str]:
+    """Names of the connected servers that offer tools (what ``requiredMcpServers`` is matched against).
+
+    ``tool_names`` adds the servers behind ``mcp__<server>__<tool>`` names of
+    other origins (the SDK's in-process servers), as Claude Code reads them from the tool pool.
+    """
+    names: list[str] = []
+    if manager is not None:
+        names.extend(name for name, c in manager.connections.items() if c.status == "connected" and c.tools)
+    for tool_name in tool_names:
+        parts = tool_name.split("__")
+        if len(parts) >= 3 and parts[0] == "mcp" and parts[1] and parts[1] not in names:
+            names.append(parts[1])
+    return list(dict.fromkeys(names))
 
 
-def missing_required_servers(manager: McpManager | None, required: Sequence[str]) -> list[str]:
+def missing_required_servers(
+    manager: McpManager | None, required: Sequence[str], tool_names: Iterable[str] = ()
+) -> list[str]:
     """The entries of ``required`` that no available server name contains (ignoring case)."""
-    available = [n.lower() for n in available_servers(manager)]
+    available = [n.lower() for n in available_servers(manager, tool_names)]
     return [p for p in required if not any(p.lower() in name for name in available)]
 
 
-def required_servers_error(manager: McpManager | None, names: Sequence[str], agent_type: str = "") -> str | None:
+def required_servers_error(
+    manager: McpManager | None, names: Sequence[str], agent_type: str = "", tool_names: Iterable[str] = ()
+) -> str | None:
     """Why an agent needing ``names`` cannot start now, or None when every one is available."""
-    missing = missing_required_servers(manager, names)
+    tool_names = list(tool_names)
+    missing = missing_required_servers(manager, names, tool_names)
     if not missing:
         return None
     who = f"Agent type '{agent_type}'" if agent_type else "This agent"
     lines = [f"{who} requires MCP servers matching: {', '.join(missing)}."]
-    available = available_servers(manager)
+    available = available_servers(manager, tool_names)
     lines.append(f"Connected MCP servers with tools: {', '.join(available) if available else 'none'}.")
     if manager is not None:
         for connection in manager.matching(missing):
@@ -62,14 +76,35 @@ def required_servers_error(manager: McpManager | None, names: Sequence[str], age
 
 
 async def check_required_servers(
-    manager: McpManager | None, names: Sequence[str], *, agent_type: str = "", timeout_s: float = REQUIRED_SERVERS_WAIT_S
+    manager: McpManager | None,
+    names: Sequence[str],
+    *,
+    agent_type: str = "",
+    tool_names: Iterable[str] = (),
+    timeout_s: float = REQUIRED_SERVERS_WAIT_S,
 ) -> str | None:
     """Wait (bounded) for pending servers matching ``names``, then :func:`required_servers_error`."""
     if not names:
         return None
-    if manager is not None and missing_required_servers(manager, names):
-        await manager.wait_for(names, timeout_s)
-    return required_servers_error(manager, names, agent_type)
+    tool_names = list(tool_names)
+    missing = missing_required_servers(manager, names, tool_names)
+    if manager is not None and missing:
+        await manager.wait_for(missing, timeout_s)
+    return required_servers_error(manager, names, agent_type, tool_names)
+
+
+def mcp_tool_pool(manager: McpManager | None, parent_tools: Sequence[Any]) -> list[Any]:
+    """The parent's tools plus the tools of servers that connected after the parent's list was settled.
+
+    A child's tools are chosen from this pool (spec 9.3 adds the connected MCP
+    tools to it), so a server an agent requires, which connected late, still
+    reaches that agent.
+    """
+    if manager is None:
+        return list(parent_tools)
+    present = {t.name for t in parent_tools}
+    late = [t for t in manager.tools() if t.name not in present]
+    return [*parent_tools, *late]
 
 
 @dataclass

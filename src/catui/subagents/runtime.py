@@ -118,6 +118,8 @@ class SubagentRun:
     span: Any = None
     stop_event: asyncio.Event | None = None
     """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
+    mcp_servers: Any = None
+    """The MCP servers of the agent's own ``mcpServers`` (catui.mcp.subagents.ChildMcpServers), closed at the end."""
 
     @property
     def agent_type(self) -> str:
@@ -180,6 +182,9 @@ class SubagentRun:
             if closer is not None:
                 with contextlib.suppress(BaseException):
                     await closer()
+            if self.mcp_servers is not None:
+                with contextlib.suppress(Exception):
+                    await self.mcp_servers.aclose()
 
     def _observe(self, event: AssistantMessageEvent) -> None:
         for block in blocks_of(event.message):
@@ -250,7 +255,8 @@ class SubagentRuntime:
             reload()
         definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
 
-        _check_required_mcp_servers(definition, parent.tools)
+        mcp = parent_ctx.services.get("mcp")
+        await _check_mcp_requirements(definition, parent.tools, mcp)
         model = resolve_child_model(
             definition.model,
             request.model,
@@ -265,7 +271,7 @@ class SubagentRuntime:
 
         permissions = _child_permissions(parent_ctx, definition, request)
         try:
-            tools = filter_tools_for_agent(definition, parent.tools, permissions)
+            tools = filter_tools_for_agent(definition, _tool_pool(parent.tools, mcp), permissions)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
 
@@ -276,15 +282,25 @@ class SubagentRuntime:
         is_async = wants_async and self.background_launcher is not None and not background_tasks_disabled(deps.env)
         isolation = request.isolation or definition.isolation
         cwd_override = _validate_cwd(request.cwd, isolation)
+        child_mcp = await _child_mcp_servers(definition, mcp)
+        if child_mcp is not None:
+            # The agent's own servers' tools join after the filtering, as in Claude Code.
+            present = {t.name for t in tools}
+            tools = [*tools, *(t for t in child_mcp.tools if t.name not in present)]
         worktree = None
-        if isolation == "worktree":
-            worktree = await self._create_worktree(agent_id, parent)
         try:
-            return self._build_run(
+            if isolation == "worktree":
+                worktree = await self._create_worktree(agent_id, parent)
+            run = self._build_run(
                 request, parent_ctx, parent, definition, model, provider, permissions, tools, agent_id, is_async,
                 worktree, cwd_override,
             )
+            run.mcp_servers = child_mcp
+            return run
         except BaseException:
+            if child_mcp is not None:
+                with contextlib.suppress(Exception):
+                    await child_mcp.aclose()
             if worktree is not None:
                 with contextlib.suppress(Exception):
                     from catui.worktree.cleanup import finish_worktree
@@ -704,6 +720,41 @@ def _check_required_mcp_servers(definition: AgentDefinition, parent_tools: list[
             "connected in this session. Configure them in the MCP settings (or check that they start), then try "
             "again; or use another agent type."
         )
+
+
+async def _check_mcp_requirements(definition: AgentDefinition, parent_tools: list[Any], mcp: Any) -> None:
+    """Spec 6.1 [6]: wait up to 30 s for required MCP servers still connecting, then refuse when one is missing."""
+    required = definition.required_mcp_servers or []
+    if not required:
+        return
+    if mcp is None:  # no configured servers: only the SDK's in-process servers can satisfy it
+        _check_required_mcp_servers(definition, parent_tools)
+        return
+    from catui.mcp.subagents import check_required_servers
+
+    error = await check_required_servers(
+        mcp, required, agent_type=definition.agent_type, tool_names=[t.name for t in parent_tools]
+    )
+    if error is not None:
+        raise AgentSpawnError(error)
+
+
+def _tool_pool(parent_tools: list[Any], mcp: Any) -> list[Any]:
+    """The tools a child chooses from: the parent's, plus those of MCP servers that connected later."""
+    if mcp is None:
+        return parent_tools
+    from catui.mcp.subagents import mcp_tool_pool
+
+    return mcp_tool_pool(mcp, parent_tools)
+
+
+async def _child_mcp_servers(definition: AgentDefinition, mcp: Any) -> Any:
+    """The agent's own ``mcpServers`` (named or inline), connected for this child; None when it has none."""
+    if not definition.mcp_servers:
+        return None
+    from catui.mcp.subagents import child_mcp_tools
+
+    return await child_mcp_tools(mcp, definition)
 
 
 def _child_permissions(parent_ctx: ToolContext, definition: AgentDefinition, request: SpawnRequest) -> Any:
