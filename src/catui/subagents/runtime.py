@@ -154,13 +154,17 @@ class SubagentRun:
         stream = self.session.run(self.first_message)
         stop_signal = self.stop_event if self.stop_event is not None else self.parent_ctx.abort
         parent_abort = asyncio.ensure_future(stop_signal.wait())
+        # The child's own loop runs ahead of this consumer, so abort it the moment the parent aborts,
+        # not when this loop next looks: otherwise a child whose tool just finished starts another turn.
+        parent_abort.add_done_callback(lambda f: None if f.cancelled() else self.session.abort())
         try:
             while True:
                 step = asyncio.ensure_future(anext(stream))
                 await asyncio.wait({step, parent_abort}, return_when=asyncio.FIRST_COMPLETED)
-                if not step.done():
+                if parent_abort.done():
                     self.session.abort()
-                    step.cancel()
+                    if not step.done():
+                        step.cancel()
                     with contextlib.suppress(BaseException):
                         await step
                     self.aborted = True
