@@ -24,7 +24,7 @@ from catui.cli.ui_permission import PermissionPrompter, call_preview, denial_mes
 from catui.cli.ui_progress import SUBAGENT_LINE_DELAY_S, TurnView
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import run_status_command, status_command
-from catui.cli.ui_terminal import _EditState, split_keys
+from catui.cli.ui_terminal import _EditState, key, split_keys
 from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.session.events import ResultEvent, TextDelta, ToolEndEvent, ToolStartEvent, UsageEvent
 from catui.tools.base import ToolContext
@@ -104,21 +104,22 @@ def test_fit_counts_wide_characters_and_keeps_styles_closed() -> None:
 
 
 def test_split_keys_decodes_controls_arrows_and_text() -> None:
-    assert split_keys("ab\x1b[Dc\r") == ["ab", "left", "c", "enter"]
-    assert split_keys("\x03\x02\x04") == ["ctrl-c", "ctrl-b", "ctrl-d"]
-    assert split_keys("\x1b") == ["esc"]
-    assert split_keys("\x1b[3~\x7f") == ["delete", "backspace"]
+    assert split_keys("ab\x1b[Dc\r") == ["ab", key("left"), "c", key("enter")]
+    assert split_keys("\x03\x02\x04") == [key("ctrl-c"), key("ctrl-b"), key("ctrl-d")]
+    assert split_keys("\x1b") == [key("esc")]
+    assert split_keys("\x1b[3~\x7f") == [key("delete"), key("backspace")]
+    assert split_keys("enter") == ["enter"]  # typed words are text, never keys
     assert split_keys("\x1b[200~x") == ["x"]  # unknown CSI sequences are skipped
 
 
 def test_edit_state_moves_inserts_and_deletes() -> None:
     state = _EditState([], 0, 0)
-    for key in ("hello world", "ctrl-w", "there", "home", "X", "end", "backspace"):
-        state.apply(key)
+    for token in ("hello world", key("ctrl-w"), "there", key("home"), "X", key("end"), key("backspace")):
+        state.apply(token)
     assert state.text == "Xhello ther"
-    state.apply("ctrl-a")
-    state.apply("right")
-    state.apply("ctrl-k")
+    state.apply(key("ctrl-a"))
+    state.apply(key("right"))
+    state.apply(key("ctrl-k"))
     assert state.text == "X"
 
 
@@ -382,23 +383,23 @@ async def test_line_editor_draws_the_status_line_under_the_input_and_clears_it_o
     reading = asyncio.ensure_future(editor.read_line("› ", "model · ~/p · 0 tokens"))
     await asyncio.sleep(0)
     assert term.text() == ["›", "model · ~/p · 0 tokens"]
-    for key in ("abc", "left", "X"):
-        keys._dispatch(key)
+    for token in ("abc", key("left"), "X"):
+        keys._dispatch(token)
     assert term.text() == ["› abXc", "model · ~/p · 0 tokens"]
     assert (term.row, term.col) == (0, len("› abX"))
-    keys._dispatch("enter")
+    keys._dispatch(key("enter"))
     keys._dispatch("typed early")  # arrives before the next prompt: kept for it
     assert await reading == "abXc"
     assert term.text() == ["› abXc"]
     again = asyncio.ensure_future(editor.read_line("› ", ""))
     await asyncio.sleep(0)
-    keys._dispatch("enter")
+    keys._dispatch(key("enter"))
     assert await again == "typed early"
     third = asyncio.ensure_future(editor.read_line("› ", ""))
     await asyncio.sleep(0)
-    keys._dispatch("up")
-    keys._dispatch("up")
-    keys._dispatch("enter")
+    keys._dispatch(key("up"))
+    keys._dispatch(key("up"))
+    keys._dispatch(key("enter"))
     assert await third == "abXc"  # history: two steps back
 
 
@@ -436,3 +437,25 @@ def test_interrupted_tool_calls_get_results_so_the_conversation_stays_valid() ->
         ("toolu_1", True, INTERRUPTED_TOOL_RESULT), ("toolu_2", True, INTERRUPTED_TOOL_RESULT)]
     close_interrupted_tool_calls(session)  # nothing left to close: unchanged
     assert len(session.messages) == 3
+
+
+async def test_bracketed_paste_arrives_as_one_text_with_its_line_breaks() -> None:
+    from catui.cli.ui_terminal import KeyReader, LineEditor
+
+    term = VirtualTerminal()
+    screen = Screen(TerminalStream(term), tty=True, color=False)
+    keys = KeyReader(fd=0)
+    received: list[str] = []
+    with keys.focus(received.append):
+        keys._feed("x\x1b[200~first\r\nsec")
+        keys._feed("ond\rthird\x03\x1b[201~\r")
+    assert received == ["x", "first\nsecond\nthird", key("enter")]
+
+    editor = LineEditor(screen, keys)
+    reading = asyncio.ensure_future(editor.read_line("› "))
+    await asyncio.sleep(0)
+    keys._feed("\x1b[200~a\nb\x1b[201~")
+    assert term.text()[-1] == "› a↵b"
+    keys._feed("\\\r")  # backslash-Enter adds a line break instead of sending
+    keys._feed("c\r")
+    assert await reading == "a\nb\nc"

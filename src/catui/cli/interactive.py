@@ -25,17 +25,20 @@ from catui.cli.ui_permission import PermissionPrompter
 from catui.cli.ui_progress import TurnView
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import status_line
-from catui.cli.ui_terminal import KeyReader, LineEditor
+from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.session.events import ResultEvent
 
 PROMPT = "› "
 DOUBLE_PRESS_S = 2.0
 TICK_S = 0.25
 INTERRUPT_GRACE_S = 0.5
+BRACKETED_PASTE_ON = "\x1b[?2004h"  # pasted text arrives marked, so its line breaks do not submit it
+BRACKETED_PASTE_OFF = "\x1b[?2004l"
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 HELP_TEXT = """Commands: /help, /exit (or Ctrl-D).
 During a turn: Ctrl-C or Esc interrupts it; Ctrl-B moves running sub-agents to the background.
-At the prompt: Ctrl-C clears the line, twice on an empty line exits; ↑/↓ recall earlier input."""
+At the prompt: Ctrl-C clears the line, twice on an empty line exits; ↑/↓ recall earlier input;
+a backslash at the end of the line, then Enter, starts a new line (pasted line breaks are kept)."""
 
 
 async def interactive_main(run_options: Any, prompt: str | None) -> int:
@@ -98,6 +101,7 @@ class InteractiveSession:
                 pass
         if self.keys is not None:
             self.keys.start()
+            self.screen.write_raw(BRACKETED_PASTE_ON)
         self._banner()
         if prompt and prompt.strip():
             await self.turn(prompt)
@@ -121,6 +125,8 @@ class InteractiveSession:
     def close(self) -> None:
         """Give the terminal back and remove signal handlers."""
         if self.keys is not None:
+            if self.keys.started:
+                self.screen.write_raw(BRACKETED_PASTE_OFF)
             self.keys.stop()
         with contextlib.suppress(Exception):
             loop = asyncio.get_running_loop()
@@ -297,13 +303,13 @@ class InteractiveSession:
             await asyncio.sleep(TICK_S)
             view.tick()
 
-    def _on_turn_key(self, key: str) -> None:
-        if key in ("ctrl-c", "esc"):
+    def _on_turn_key(self, token: str) -> None:
+        if token in (key("ctrl-c"), key("esc")):
             self.interrupt_turn()
-        elif key == "ctrl-b":
+        elif token == key("ctrl-b"):
             self.background_agents()
         elif self.keys is not None:
-            self.keys.defer(key)  # typed ahead (or Ctrl-D): the next prompt receives it
+            self.keys.defer(token)  # typed ahead (or Ctrl-D): the next prompt receives it
 
     def interrupt_turn(self) -> None:
         """Stop the running turn (its ResultEvent still arrives)."""
@@ -363,7 +369,7 @@ class InteractiveSession:
         if self._plain_read is not None and not self._plain_read.done():
             self._plain_read.set_result(None)
         if self.keys is not None and self.keys.handler is not None:
-            self.keys.handler("ctrl-d")
+            self.keys.handler(key("ctrl-d"))
 
 
 INTERRUPTED_TOOL_RESULT = "Interrupted by the user before this call finished; its outcome is unknown."

@@ -16,7 +16,7 @@ from typing import Any
 
 from catui.cli.ui_format import one_line, tool_call_label
 from catui.cli.ui_screen import Screen
-from catui.cli.ui_terminal import KeyReader, LineEditor
+from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.permissions.context import PermissionDecision, PermissionRequest, PermissionRule
 from catui.tools.base import Tool, ToolContext
 
@@ -151,23 +151,23 @@ class PermissionPrompter:
             menu.append(self.screen.style("╰─ 1/2/3 or ↑/↓ and Enter", "dim"))
             self.screen.set_live(menu, force=True)
 
-        def on_key(key: str) -> None:
+        def on_key(token: str) -> None:
             nonlocal selected
             if chosen.done():
-                keys.defer(key)
+                keys.defer(token)
                 return
-            if key in ("up", "down"):
-                selected = (selected + (1 if key == "down" else -1)) % 3
+            if token in (key("up"), key("down")):
+                selected = (selected + (1 if token == key("down") else -1)) % 3
                 draw()
-            elif key == "enter":
+            elif token == key("enter"):
                 chosen.set_result((ALLOW, ALWAYS, DENY)[selected])
-            elif key.lower() in ("1", "y"):
+            elif token.lower() in ("1", "y"):
                 chosen.set_result(ALLOW)
-            elif key.lower() in ("2", "a"):
+            elif token.lower() in ("2", "a"):
                 chosen.set_result(ALWAYS)
-            elif key.lower() in ("3", "n"):
+            elif token.lower() in ("3", "n"):
                 chosen.set_result(DENY)
-            elif key in ("esc", "ctrl-c"):
+            elif token in (key("esc"), key("ctrl-c")):
                 chosen.set_result("interrupt")
 
         self.screen.live_locked = True

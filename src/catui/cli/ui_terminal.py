@@ -17,13 +17,32 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from catui.cli.ui_format import cell_width
+from catui.cli.ui_format import cell_width, fit
 from catui.cli.ui_screen import Screen
 
 KeyHandler = Callable[[str], None]
 
-# Named keys; anything else delivered to a handler is literal text (one or more characters).
-CTRL_KEYS = {
+KEY_PREFIX = "\ue000"  # a private-use character: typed or pasted text never contains it
+
+
+def key(name: str) -> str:
+    """The token a named key (``enter``, ``ctrl-c``, ``up`` …) is delivered as.
+
+    Handlers receive either such a token or literal text; the prefix keeps
+    the two apart even when someone types or pastes the word "enter".
+    """
+    return KEY_PREFIX + name
+
+
+def is_named(token: str) -> bool:
+    return token.startswith(KEY_PREFIX)
+
+
+NEWLINE_MARK = "↵"  # how a pasted line break shows inside the one-line editor
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
+
+_CTRL_KEY_NAMES = {
     "\x01": "ctrl-a",
     "\x02": "ctrl-b",
     "\x03": "ctrl-c",
@@ -39,7 +58,7 @@ CTRL_KEYS = {
     "\x7f": "backspace",
     "\x08": "backspace",
 }
-ESCAPE_KEYS = {
+_ESCAPE_KEY_NAMES = {
     "[A": "up",
     "[B": "down",
     "[C": "right",
@@ -52,7 +71,8 @@ ESCAPE_KEYS = {
     "[4~": "end",
     "[3~": "delete",
 }
-NAMED_KEYS = frozenset(CTRL_KEYS.values()) | frozenset(ESCAPE_KEYS.values()) | {"esc"}
+CTRL_KEYS = {seq: key(name) for seq, name in _CTRL_KEY_NAMES.items()}
+ESCAPE_KEYS = {seq: key(name) for seq, name in _ESCAPE_KEY_NAMES.items()}
 
 
 def split_keys(text: str) -> list[str]:
@@ -83,13 +103,13 @@ def split_keys(text: str) -> list[str]:
                         j += 1
                     i = j + 1
                 else:
-                    keys.append("esc")
+                    keys.append(key("esc"))
                     i += 1
             continue
         if ch in CTRL_KEYS:
             flush()
             keys.append(CTRL_KEYS[ch])
-        elif ch >= " ":
+        elif ch >= " " and ch != KEY_PREFIX:
             literal.append(ch)
         i += 1
     flush()
@@ -107,6 +127,7 @@ class KeyReader:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = asyncio.Event()
         self._unclaimed: list[str] = []
+        self._paste: str | None = None  # text of a bracketed paste still arriving
 
     def start(self) -> None:
         import termios
@@ -120,6 +141,10 @@ class KeyReader:
         termios.tcsetattr(self.fd, termios.TCSAFLUSH, mode)
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(self.fd, self._on_readable)
+
+    @property
+    def started(self) -> bool:
+        return self._saved is not None
 
     def stop(self) -> None:
         """Give the terminal back as it was."""
@@ -143,10 +168,33 @@ class KeyReader:
             self.closed.set()
             if self._loop is not None:
                 self._loop.remove_reader(self.fd)
-            self._dispatch("ctrl-d")
+            self._dispatch(key("ctrl-d"))
             return
-        for key in split_keys(self._decoder.decode(data)):
-            self._dispatch(key)
+        self._feed(self._decoder.decode(data))
+
+    def _feed(self, text: str) -> None:
+        """Dispatch decoded input; a bracketed paste arrives as one piece of literal text, newlines kept."""
+        while text:
+            if self._paste is not None:
+                end = text.find(PASTE_END)
+                if end < 0:
+                    self._paste += text
+                    return
+                pasted = (self._paste + text[:end]).replace("\r\n", "\n").replace("\r", "\n")
+                self._paste = None
+                pasted = "".join(ch for ch in pasted if ch == "\n" or ch >= " ").replace(KEY_PREFIX, "")
+                if pasted:
+                    self._dispatch(pasted)
+                text = text[end + len(PASTE_END) :]
+                continue
+            start = text.find(PASTE_START)
+            before = text if start < 0 else text[:start]
+            for token in split_keys(before):
+                self._dispatch(token)
+            if start < 0:
+                return
+            self._paste = ""
+            text = text[start + len(PASTE_START) :]
 
     def _dispatch(self, key: str) -> None:
         if self.handler is not None:
@@ -190,32 +238,35 @@ class LineEditor:
         def redraw() -> None:
             self._draw(prompt, state, status)
 
-        def on_key(key: str) -> None:
+        def on_key(token: str) -> None:
             if done.done():
-                self.keys.defer(key)
+                self.keys.defer(token)
                 return
-            if key == "enter":
+            if token == key("enter") and state.text.endswith("\\") and state.cursor == len(state.buffer):
+                state.buffer[-1] = "\n"  # a backslash before Enter continues the input on a new line
+                redraw()
+            elif token == key("enter"):
                 self._finish(prompt, state)
                 done.set_result(state.text)
-            elif key == "ctrl-c":
+            elif token == key("ctrl-c"):
                 self._finish(prompt, state)
                 done.set_exception(KeyboardInterrupt())
-            elif key == "ctrl-d":
+            elif token == key("ctrl-d"):
                 if not state.buffer:
                     self._finish(prompt, state)
                     done.set_result(None)
                 else:
                     state.delete_forward()
                     redraw()
-            elif key in ("up", "down"):
+            elif token in (key("up"), key("down")):
                 history[state.history_index] = state.text
-                step = -1 if key == "up" else 1
+                step = -1 if token == key("up") else 1
                 state.history_index = max(0, min(len(history) - 1, state.history_index + step))
                 state.buffer = list(history[state.history_index])
                 state.cursor = len(state.buffer)
                 redraw()
             else:
-                state.apply(key)
+                state.apply(token)
                 redraw()
 
         redraw()
@@ -235,13 +286,15 @@ class LineEditor:
     def _draw(self, prompt: str, state: _EditState, status: str) -> None:
         width = self.screen.width()
         room = max(10, width - cell_width(prompt) - 2)
+        shown = [NEWLINE_MARK if ch == "\n" else ch for ch in state.buffer]
         # keep the cursor in view by scrolling the line horizontally
-        start = 0
-        while cell_width("".join(state.buffer[start : state.cursor])) > room:
-            start += 1
-        visible = []
+        start, used = state.cursor, 0
+        while start > 0 and used + cell_width(shown[start - 1]) <= room:
+            start -= 1
+            used += cell_width(shown[start])
+        visible: list[str] = []
         used = 0
-        for ch in state.buffer[start:]:
+        for ch in shown[start:]:
             w = cell_width(ch)
             if used + w > room:
                 break
@@ -249,15 +302,13 @@ class LineEditor:
             used += w
         out = "\r\x1b[J" + prompt + "".join(visible)
         if status:
-            from catui.cli.ui_format import fit
-
             out += "\n" + self.screen.style(fit(status, width - 1), "dim") + "\x1b[1A"
-        column = cell_width(prompt) + cell_width("".join(state.buffer[start : state.cursor]))
+        column = cell_width(prompt) + cell_width("".join(shown[start : state.cursor]))
         out += "\r" + (f"\x1b[{column}C" if column else "")
         self.screen.write_raw(out)
 
     def _finish(self, prompt: str, state: _EditState) -> None:
-        self.screen.write_raw("\r\x1b[J" + prompt + state.text + "\n")
+        self.screen.write_raw("\r\x1b[J" + prompt + state.text.replace("\n", "\n  ") + "\n")
 
 
 class _EditState:
@@ -274,28 +325,33 @@ class _EditState:
         if self.cursor < len(self.buffer):
             del self.buffer[self.cursor]
 
-    def apply(self, key: str) -> None:
+    def apply(self, token: str) -> None:
         """Apply an editing key or insert literal text."""
-        if key == "backspace":
+        if not is_named(token):
+            self.buffer[self.cursor : self.cursor] = list(token)
+            self.cursor += len(token)
+            return
+        name = token[len(KEY_PREFIX) :]
+        if name == "backspace":
             if self.cursor > 0:
                 self.cursor -= 1
                 del self.buffer[self.cursor]
-        elif key == "delete":
+        elif name == "delete":
             self.delete_forward()
-        elif key == "left":
+        elif name == "left":
             self.cursor = max(0, self.cursor - 1)
-        elif key == "right":
+        elif name == "right":
             self.cursor = min(len(self.buffer), self.cursor + 1)
-        elif key in ("home", "ctrl-a"):
+        elif name in ("home", "ctrl-a"):
             self.cursor = 0
-        elif key in ("end", "ctrl-e"):
+        elif name in ("end", "ctrl-e"):
             self.cursor = len(self.buffer)
-        elif key == "ctrl-u":
+        elif name == "ctrl-u":
             del self.buffer[: self.cursor]
             self.cursor = 0
-        elif key == "ctrl-k":
+        elif name == "ctrl-k":
             del self.buffer[self.cursor :]
-        elif key == "ctrl-w":
+        elif name == "ctrl-w":
             start = self.cursor
             while start > 0 and self.buffer[start - 1] == " ":
                 start -= 1
@@ -303,8 +359,5 @@ class _EditState:
                 start -= 1
             del self.buffer[start : self.cursor]
             self.cursor = start
-        elif key == "tab":
+        elif name == "tab":
             self.apply("  ")
-        elif key not in NAMED_KEYS:
-            self.buffer[self.cursor : self.cursor] = list(key)
-            self.cursor += len(key)
