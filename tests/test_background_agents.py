@@ -573,3 +573,30 @@ async def test_task_output_reports_status_and_result_so_far(tmp_path: Path, proj
     assert "<status>completed</status>" in str(final.content) and "<result>\nAll seen.\n</result>" in str(final.content)
     await driver.done()
     await app.aclose()
+
+
+async def test_send_message_continues_a_finished_foreground_agent(tmp_path: Path, project: Path) -> None:
+    """The result trailer says "use SendMessage with to: '<id>' to continue this agent": that works."""
+    gates = Gates()
+    gates.gate("fg").set()
+    turns = [
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "One more thing"},
+         "content": [{"type": "text", "text": "Here is the one more thing."}]},
+        NOTED, *parent_turns([agent_call("fg", background=False)], after="Done."), *worker_turns("fg"),
+    ]
+    app = make_app(tmp_path, project, turns, gates)
+    driver = Driver(app)
+    await driver.done()
+    [end] = launched(driver.events)
+    agent_id = end.data["agentId"]
+    assert f"use SendMessage with to: '{agent_id}'" in json.dumps(end.content)
+    resumed = await SendMessageTool().call(SendMessageInput(to=agent_id, message="One more thing, please."),
+                                           app.session.ctx)
+    assert not resumed.is_error, resumed.content
+    content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
+    assert content is not None
+    note = NOTIFICATION_RE.match(content[0]["text"])
+    assert note is not None and note["id"] == agent_id and note["result"] == "Here is the one more thing."
+    records = jsonl(project / ".catui" / "tasks" / f"{agent_id}.output")
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    await app.aclose()

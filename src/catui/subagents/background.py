@@ -47,6 +47,7 @@ from catui.session.session import Session
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import total_tokens
 from catui.subagents.names import AgentNames
+from catui.subagents.result import ONE_SHOT_AGENT_TYPES
 from catui.subagents.runtime import SubagentRun, SubagentRuntime
 from catui.tasks.notifications import TaskNotification, format_task_notification, notification_summary
 from catui.tasks.registry import Task, TaskRegistry, TaskStatus
@@ -62,6 +63,8 @@ TEAMMATE_CANNOT_SPAWN_TEAMMATE = "Teammates cannot spawn other teammates — the
 IN_PROCESS_TEAMMATE_NO_BACKGROUND = "In-process teammates cannot spawn background agents."
 
 CANCEL_GRACE_S = 2.0
+KEEP_FINISHED_RUNS = 256
+"""Finished conversations kept for SendMessage to resume; older ones are dropped (their files stay)."""
 
 
 def launched_text(agent_id: str, output_file: str, *, can_read_output: bool) -> str:
@@ -151,7 +154,6 @@ class BackgroundAgents:
         self._active: dict[str, SubagentRun] = {}
         self._stopping: set[str] = set()
         self._unannounced: list[SystemEvent] = []
-        self.finished_at: dict[str, float] = {}
 
     # -- installation ---------------------------------------------------------------------------
 
@@ -245,6 +247,12 @@ class BackgroundAgents:
                 output.parent.mkdir(parents=True, exist_ok=True)
                 output.write_bytes(writer.paths[0].read_bytes())
         writer.add_sink(output)
+
+    def _keep_finished(self, run: SubagentRun) -> None:
+        self.finished_runs.pop(run.agent_id, None)
+        self.finished_runs[run.agent_id] = run
+        while len(self.finished_runs) > KEEP_FINISHED_RUNS:
+            self.finished_runs.pop(next(iter(self.finished_runs)))
 
     def _attach_inbox(self, run: SubagentRun) -> None:
         agent_id = run.agent_id
@@ -359,8 +367,8 @@ class BackgroundAgents:
             },
             agent_id=run.parent_ctx.agent_id,
         )
-        self.finished_runs[run.agent_id] = run
-        self.finished_at[run.agent_id] = time.monotonic()
+        self._keep_finished(run)
+        self.inboxes.pop(run.agent_id, None)
         self.names.release(run.agent_id)
         # The notification is queued before the task ends, so a waiter never sees "nothing running,
         # nothing waiting" in between.
@@ -443,6 +451,10 @@ class BackgroundAgents:
             link.cancel()
             self._foreground.pop(run.agent_id, None)
             if not handed_off:
+                self.inboxes.pop(run.agent_id, None)
+                if run.agent_type not in ONE_SHOT_AGENT_TYPES:
+                    # Its result tells the parent to continue it with SendMessage: keep the conversation.
+                    self._keep_finished(run)
                 if not entry.outcome.done():
                     entry.outcome.set_result(False)
                 closer = getattr(stream, "aclose", None)
@@ -502,7 +514,9 @@ class BackgroundAgents:
         run.stop_event = asyncio.Event()
         run.is_async = True
         self.runtime.runs[agent_id] = run
-        task = self._start_task(run, copy_existing=False, resumed=True)
+        # A foreground agent continued for the first time gets an output file with its whole conversation.
+        first_time = not self.tasks.output_path(agent_id).exists()
+        task = self._start_task(run, copy_existing=first_time, resumed=True)
         self.runtime.emit_task_started(run)
         self._attach_inbox(run)
         self._start_driver(run, task, None)
