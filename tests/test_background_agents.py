@@ -579,7 +579,7 @@ async def test_send_message_continues_a_finished_foreground_agent(tmp_path: Path
     """The result trailer says "use SendMessage with to: '<id>' to continue this agent": that works."""
     gates = Gates()
     gates.gate("fg").set()
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"match": {"system_contains": "You are the worker agent", "last_user_contains": "One more thing"},
          "content": [{"type": "text", "text": "Here is the one more thing."}]},
         NOTED, *parent_turns([agent_call("fg", background=False)], after="Done."), *worker_turns("fg"),
