@@ -239,6 +239,16 @@ async def test_clean_shutdown_stops_processes_and_tasks(tmp_path: Path, ctx: Too
     assert leftovers == []
 
 
+async def test_closing_while_a_server_is_still_starting(tmp_path: Path) -> None:
+    manager = McpManager({"late": stdio("late", MCP_TEST_START_DELAY="60")}, cwd=tmp_path, connect_timeout_s=120)
+    manager.start()
+    await asyncio.sleep(0.1)
+    # Bounded well below the start delay and the connect timeout: closing does not wait for the start.
+    await asyncio.wait_for(manager.aclose(), 10)
+    status = manager.status()["late"]
+    assert status["status"] == "failed" and "closed before it connected" in status["error"]
+
+
 def _process_exists(pid: int) -> bool:
     """Alive or a zombie nobody reaped."""
     try:

@@ -75,6 +75,8 @@ class McpConnection:
         if task is None:
             self._close_stderr()
             return
+        if not task.done() and not self.settled:
+            task.cancel()  # still connecting: nothing to finish, and a hung start must not hold up the exit
         if not task.done():
             done, _ = await asyncio.wait({task}, timeout=timeout_s)
             if not done:
@@ -110,7 +112,7 @@ class McpConnection:
         except TimeoutError:
             self._fail(f"did not connect within {self._connect_timeout_s:g} s (MCP_TIMEOUT sets the limit in ms)")
         except asyncio.CancelledError:
-            self._fail("the connection was cancelled")
+            self._fail("closed before it connected" if self._stop.is_set() else "the connection was cancelled")
             raise
         except BaseException as exc:  # the SDK raises many kinds (OSError, MCPError, groups); all mean "failed"
             self._fail(describe_exception(exc))

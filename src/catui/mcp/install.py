@@ -17,10 +17,12 @@ import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.mcp.config import McpConfigError, McpConfigResult, collect_server_configs, parse_server_config
-from catui.mcp.manager import McpManager
+
+if TYPE_CHECKING:
+    from catui.mcp.manager import McpManager
 
 DEFAULT_MAIN_WAIT_S = 5.0
 
@@ -57,6 +59,7 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
         warnings.extend(found.warnings)
     if not found.servers:
         return None
+    from catui.mcp.manager import McpManager
 
     manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings)
     manager.ready_timeout_s = main_wait_seconds(env)
