@@ -239,3 +239,15 @@ async def test_a_session_keeps_the_conversation_across_runs(tmp_path: Path, turn
     if turns == 2:
         assert result_of(await collect(session, "second")).result == "two"
         assert len(session.messages) == 4
+
+
+async def test_bash_sees_the_session_environment(tmp_path: Path) -> None:
+    script = {"turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo value=$CATUI_TEST_VAR"}}]},
+        {"content": [{"type": "text", "text": "ok"}]},
+    ]}
+    session = make_session(tmp_path, script)
+    session.ctx.services["env"] = {"CATUI_TEST_VAR": "from-settings"}
+    await collect(session, "print it")
+    assert "value=from-settings" in json.dumps(session.messages[2]["content"][0]["content"])

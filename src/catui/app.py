@@ -150,6 +150,8 @@ def build_app(options: RunOptions) -> AgentApp:
 
     ctx = ToolContext(cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive)
     ctx.services["tasks"] = tasks
+    # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
+    ctx.services["env"] = {**settings_env(settings), **(options.env or {})}
     usage_tracker = UsageTracker()
 
     tools = builtin_tools(interactive=options.interactive)

@@ -110,7 +110,7 @@ class BashTool(Tool):
                     stdout=out,
                     stderr=asyncio.subprocess.STDOUT,
                     start_new_session=True,
-                    env=_child_env(),
+                    env=_child_env(ctx),
                 )
             interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
             output, unread = _read_output(out_file)
@@ -160,7 +160,7 @@ class BashTool(Tool):
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                env=_child_env(),
+                env=_child_env(ctx),
             )
         task = Task(
             id=task_id,
@@ -194,8 +194,12 @@ class BashTool(Tool):
         )
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(ctx: ToolContext) -> dict[str, str]:
+    """The process environment, plus the session's own (settings ``env``, SDK ``env`` option)."""
     env = dict(os.environ)
+    extra = ctx.services.get("env")
+    if isinstance(extra, dict):
+        env.update({str(k): str(v) for k, v in extra.items()})
     # No pager or editor can work without a terminal; make git and friends print and return.
     env.setdefault("GIT_PAGER", "cat")
     env.setdefault("PAGER", "cat")
