@@ -179,19 +179,19 @@ class Session:
         subtype, is_error, result_text = "success", False, ""
         hooks, refused, stop_continuations = self.config.hooks, False, 0
         self._hook_halt = None
-        if hooks is not None:  # SessionStart / SubagentStart / UserPromptSubmit may add context or refuse
-            message, start = await hooks.before_run(message, has_history=bool(self.messages),
-                                                    model=self.config.model, ctx=self.ctx)
-            self._emit_hook_notices(start.notices)
-            refused = start.blocked or start.halt
-            if refused:
-                subtype, is_error = "error_during_execution", True
-                result_text = start.reason or start.stop_reason or "A hook stopped this prompt."
-        if not refused:
-            line_uuid = self._append(message)
-            self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
         turns_this_run = 0
         try:
+            if hooks is not None:  # SessionStart / SubagentStart / UserPromptSubmit may add context or refuse
+                message, start = await hooks.before_run(message, has_history=bool(self.messages),
+                                                        model=self.config.model, ctx=self.ctx)
+                self._emit_hook_notices(start.notices)
+                refused = start.blocked or start.halt
+                if refused:
+                    subtype, is_error = "error_during_execution", True
+                    result_text = start.reason or start.stop_reason or "A hook stopped this prompt."
+            if not refused:
+                line_uuid = self._append(message)
+                self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
             while not refused:
                 if self.ctx.abort.is_set():
                     raise asyncio.CancelledError
