@@ -257,6 +257,11 @@ class InteractiveSession:
         try:
             with focus:
                 await self._show_events(content, view)
+        except Exception as exc:  # a bug in one turn must not end the conversation or leave the terminal raw
+            self.screen.suspend_live()
+            self.screen.print(
+                self.screen.style(f"  ⎿ catui failed in this turn: {type(exc).__name__}: {exc}", "red")
+            )
         finally:
             self.turn_running = False
             if self._interrupted.is_set():
