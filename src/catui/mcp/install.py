@@ -43,6 +43,9 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     options); they win over the files. Configuration problems are appended to
     ``app.settings.warnings``, where the CLI reports them.
     """
+    existing = app.services.get("mcp")
+    if existing is not None:
+        return existing  # type: ignore[no-any-return]
     env: dict[str, str] = dict(app.services.get("env") or os.environ)
     options = getattr(app, "options", None)
     cwd = Path(getattr(options, "cwd", None) or app.project_root).resolve()
