@@ -251,3 +251,26 @@ async def test_bash_sees_the_session_environment(tmp_path: Path) -> None:
     session.ctx.services["env"] = {"CATUI_TEST_VAR": "from-settings"}
     await collect(session, "print it")
     assert "value=from-settings" in json.dumps(session.messages[2]["content"][0]["content"])
+
+
+async def test_an_overloaded_model_hands_the_turn_to_the_fallback_model(tmp_path: Path) -> None:
+    script = {"turns": [
+        {"match": {"model_contains": "opus"}, "repeat": True,
+         "error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}},
+        {"match": {"model_contains": "sonnet"}, "content": [{"type": "text", "text": "answered by the fallback"}]},
+    ]}
+    session = make_session(tmp_path, script)
+    session.config.model = "claude-opus-4-6"
+    session.config.fallback = (ScriptedProvider(script), "claude-sonnet-4-6")
+    events = await collect(session, "hello")
+    result = result_of(events)
+    assert result.result == "answered by the fallback" and not result.is_error
+    assert session.config.model == "claude-sonnet-4-6"
+    assert any(getattr(e, "subtype", "") == "model_fallback" for e in events)
+
+
+async def test_without_a_fallback_an_overloaded_model_fails_the_run(tmp_path: Path) -> None:
+    script = {"turns": [{"repeat": True, "error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]}
+    session = make_session(tmp_path, script)
+    result = result_of(await collect(session, "hello"))
+    assert result.is_error and "Overloaded" in result.result

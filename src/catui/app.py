@@ -183,6 +183,9 @@ def build_app(options: RunOptions) -> AgentApp:
         include_partial_messages=options.include_partial_messages,
         usage_tracker=usage_tracker,
     )
+    if options.fallback_model:
+        fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
+        config.fallback = (create_provider(fallback, settings.merged, env), fallback.model_id)
     session = Session(config)
     app = AgentApp(
         session=session,

@@ -48,6 +48,7 @@ class RootCommand(click.Command):
     help="Print mode's output format.",
 )
 @click.option("--model", help="Model alias (sonnet, opus, haiku), full id, or provider:model.")
+@click.option("--fallback-model", help="Model to switch to when the main model is overloaded.")
 @click.option("--max-turns", type=int, help="Stop after this many model turns.")
 @click.option(
     "--permission-mode",

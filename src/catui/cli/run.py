@@ -64,6 +64,7 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> Any:
     return RunOptions(
         cwd=Path.cwd(),
         model=options.get("model"),
+        fallback_model=options.get("fallback_model"),
         max_turns=options.get("max_turns"),
         permission_mode=options.get("permission_mode"),
         allowed_tools=list(options.get("allowed_tools") or ()),

@@ -79,6 +79,8 @@ class SessionConfig:
     pending_messages: Callable[[], list[str]] | None = None
     before_turn: Callable[[Session], Awaitable[None]] | None = None
     request_metadata: dict[str, Any] = field(default_factory=dict)
+    fallback: tuple[ModelProvider, str] | None = None
+    """(provider, model id) to switch to when the model is overloaded after its retries."""
     hooks: HookRunner | None = None
     """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
 
@@ -254,6 +256,20 @@ class Session:
         )
 
     async def _model_turn(self) -> Message:
+        """One model turn; an overloaded model hands the turn to the fallback model, once, if one is set."""
+        try:
+            return await self._stream_turn()
+        except ProviderError as exc:
+            fallback = self.config.fallback
+            if fallback is None or not is_overloaded(exc) or self.ctx.abort.is_set():
+                raise
+            self.config.fallback = None
+            self.config.provider, self.config.model = fallback
+            self.emit(SystemEvent(subtype="model_fallback", data={"model": fallback[1], "reason": str(exc)},
+                                  **self._event_fields()))
+            return await self._stream_turn()
+
+    async def _stream_turn(self) -> Message:
         request = self.build_request()
         accumulator = MessageAccumulator()
         api_started = time.monotonic()
@@ -355,6 +371,8 @@ class Session:
             args = tool.input_model.model_validate(raw_input)
         except ValidationError as exc:
             return ToolResult(format_validation_error(tool.name, exc), is_error=True)
+        # Set before hooks and the permission check, so that can_use_tool callbacks know which call asks.
+        CURRENT_TOOL_USE_ID.set(tool_use_id)
         hooks = self.config.hooks
         pre = None
         if hooks is not None:
@@ -389,7 +407,6 @@ class Session:
         if decision.behavior != "allow":
             self.permission_denials.append({"tool_name": tool.name, "tool_use_id": tool_use_id, "tool_input": raw_input})
             return ToolResult(decision.reason or f"Permission to use {tool.name} was denied.", is_error=True)
-        CURRENT_TOOL_USE_ID.set(tool_use_id)
         try:
             result = await tool.call(args, self.ctx)
         except asyncio.CancelledError:
@@ -443,6 +460,11 @@ class Session:
         line_uuid = self._append(message)
         self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
         return True
+
+
+def is_overloaded(exc: ProviderError) -> bool:
+    """Whether a provider error means the model is overloaded (HTTP 529 or an overloaded_error)."""
+    return exc.status == 529 or "overloaded" in str(exc).lower()
 
 
 def format_validation_error(tool_name: str, exc: ValidationError) -> str:
