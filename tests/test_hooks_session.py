@@ -408,3 +408,16 @@ async def test_interrupting_the_agent_kills_a_running_hook(tmp_path: Path, monke
         await asyncio.sleep(0.01)
     else:
         raise AssertionError("the hook's child process is still running")
+
+
+async def test_a_task_matcher_still_catches_the_agent_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deny = script(tmp_path, "deny.sh", "cat >/dev/null\necho 'no sub-agents in this repo' >&2\nexit 2\n")
+    turns: list[dict[str, Any]] = [
+        {"match": {"last_is_tool_result": False},
+         "content": [tool_use("toolu_a", "Agent", description="d", prompt="CHILD", subagent_type="Explore")]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "ok"}]},
+    ]
+    app = make_app(tmp_path, monkeypatch, turns, on("PreToolUse", deny, "Task"), permission_mode="bypassPermissions")
+    result = results_by_id(await run(app, "go"))["toolu_a"]
+    assert result["is_error"] is True and result["content"] == "no sub-agents in this repo"
+    assert len(views(app)) == 2  # no child ever asked the model

@@ -21,7 +21,7 @@ sub-agent finishing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,13 +129,16 @@ class HooksConfig:
         """Whether any hook is configured for ``event`` (lets callers skip building a payload)."""
         return any(group.hooks for group in self.events.get(event, ()))
 
-    def hooks_for(self, event: str, subject: str | None = None) -> list[CommandHook]:
-        """The hooks to run for ``event``, in configuration order, each distinct command once."""
+    def hooks_for(self, event: str, subject: str | None = None, *, also: Sequence[str] = ()) -> list[CommandHook]:
+        """The hooks to run for ``event``, in configuration order, each distinct command once.
+
+        ``also`` are other names of the subject (a tool's legacy names: ``Task`` for ``Agent``).
+        """
         uses_matcher = event in MATCHER_SUBJECT
         seen: set[str] = set()
         found: list[CommandHook] = []
         for group in self.events.get(event, ()):
-            if uses_matcher and not group.matches(subject):
+            if uses_matcher and not (group.matches(subject) or any(group.matches(name) for name in also)):
                 continue
             for hook in group.hooks:
                 if hook.command not in seen:  # the same command configured twice runs once

@@ -41,6 +41,7 @@ def install_hooks(app: Any) -> HookRunner:
         project_dir=Path(getattr(app, "project_root", session.ctx.project_root)),
         env=env,
     )
+    runner.tool_aliases = lambda name: next((t.aliases for t in session.tools if t.name == name), ())
     session.ctx.services[SERVICE_NAME] = runner
     app.services[SERVICE_NAME] = runner
     if not config.is_empty:
@@ -73,6 +74,8 @@ def child_hooks(
     runner = _child_runner(parent_runner, config, inherited, agent_id, agent_type, cwd, agent_transcript_path,
                            session_id, transcript_path)
     runner.pending_warnings.extend(own.warnings)  # shown when the sub-agent starts
+    if parent_runner is not None:
+        runner.tool_aliases = parent_runner.tool_aliases
     return runner
 
 

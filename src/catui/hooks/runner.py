@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,6 +160,8 @@ class HookRunner:
         self.agent_id = agent_id
         self.agent_type = agent_type
         self.agent_transcript_path = str(agent_transcript_path) if agent_transcript_path else ""
+        self.tool_aliases: Callable[[str], Sequence[str]] = lambda _name: ()
+        """A tool's other names, so that a ``Task`` matcher still catches the Agent tool (set by install_hooks)."""
         self.started = False
         self.pending_warnings: list[str] = []
         """Configuration problems to show the user when the agent starts (a sub-agent's own hooks)."""
@@ -191,9 +193,9 @@ class HookRunner:
         return Path(cwd) if cwd is not None else self.cwd
 
     async def run_event(self, event: str, fields: Mapping[str, Any], *, subject: str | None = None,
-                        ctx: Any = None) -> HookOutcome:
-        """Run every hook of ``event`` whose matcher accepts ``subject``, with ``fields`` added to the input."""
-        hooks = self.config.hooks_for(event, subject)
+                        ctx: Any = None, also: Sequence[str] = ()) -> HookOutcome:
+        """Run every hook of ``event`` whose matcher accepts ``subject`` (or one of ``also``) with ``fields``."""
+        hooks = self.config.hooks_for(event, subject, also=also)
         if not hooks:
             return no_outcome()
         payload = self._payload(event, ctx, fields)
@@ -218,7 +220,8 @@ class HookRunner:
         if not self.config.has("PreToolUse"):
             return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_use_id": tool_use_id}
-        return await self.run_event("PreToolUse", fields, subject=tool_name, ctx=ctx)
+        return await self.run_event("PreToolUse", fields, subject=tool_name, ctx=ctx,
+                                    also=self.tool_aliases(tool_name))
 
     async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any], tool_response: Any,
                             tool_use_id: str, ctx: Any = None) -> HookOutcome:
@@ -227,7 +230,8 @@ class HookRunner:
             return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_response": tool_response,
                   "tool_use_id": tool_use_id}
-        return await self.run_event("PostToolUse", fields, subject=tool_name, ctx=ctx)
+        return await self.run_event("PostToolUse", fields, subject=tool_name, ctx=ctx,
+                                    also=self.tool_aliases(tool_name))
 
     async def post_tool_use_failure(self, tool_name: str, tool_input: Mapping[str, Any], error: str,
                                     tool_use_id: str, ctx: Any = None) -> HookOutcome:
@@ -236,7 +240,8 @@ class HookRunner:
             return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_use_id": tool_use_id,
                   "error": error, "is_interrupt": False}
-        return await self.run_event("PostToolUseFailure", fields, subject=tool_name, ctx=ctx)
+        return await self.run_event("PostToolUseFailure", fields, subject=tool_name, ctx=ctx,
+                                    also=self.tool_aliases(tool_name))
 
     async def user_prompt_submit(self, prompt: str, ctx: Any = None) -> HookOutcome:
         """Before a prompt reaches the model: may add context, or block it (the reason is for the user)."""
