@@ -33,7 +33,7 @@ NOTIFICATION_RE = re.compile(
     r"<output-file>(?P<file>[^<]+)</output-file>\n<status>(?P<status>\w+)</status>\n"
     r"<summary>(?P<summary>[^\n]+)</summary>\n(?:<result>(?P<result>.*?)</result>\n)?"
     r"<usage><total_tokens>\d+</total_tokens><tool_uses>(?P<tools>\d+)</tool_uses>"
-    r"<duration_ms>\d+</duration_ms></usage>\n</task-notification>$",
+    r"<duration_ms>\d+</duration_ms></usage>\n(?:<worktree>.*</worktree>\n)?</task-notification>$",
     re.S,
 )
 
@@ -599,4 +599,40 @@ async def test_send_message_continues_a_finished_foreground_agent(tmp_path: Path
     assert note is not None and note["id"] == agent_id and note["result"] == "Here is the one more thing."
     records = jsonl(project / ".catui" / "tasks" / f"{agent_id}.output")
     assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    await app.aclose()
+
+
+async def test_background_agent_in_a_worktree_reports_the_kept_worktree(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.git_repos import isolate_git, make_repo
+
+    isolate_git(monkeypatch, tmp_path / "githome")
+    repo = make_repo(tmp_path / "wt-repo")
+    gates = Gates()
+    worker = {"description": "Edits.", "prompt": "You are the worker agent.", "tools": ["Gate", "Write"]}
+    turns: list[dict[str, Any]] = [
+        NOTED, *parent_turns([agent_call("wt", isolation="worktree")]),
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "wt"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate wt open"},
+         "content": [{"type": "text", "text": "Left a change."}]},
+    ]
+    script = tmp_path / "wt-script.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    app = build_app(RunOptions(cwd=repo, model=f"scripted:{script}", flag_agents={"worker": worker},
+                               extra_tools=[GateTool(gates)], permission_mode="acceptEdits"))
+    driver = Driver(app)
+    await gates.wait_entered("wt")
+    [end] = launched(driver.events)
+    agent_id = end.data["agentId"]
+    meta = json.loads((repo / ".catui" / "tasks" / f"{agent_id}.meta.json").read_text())
+    worktree = Path(meta["worktreePath"])
+    assert meta["agentType"] == "worker" and worktree.is_dir() and worktree.name == f"agent-{agent_id[:8]}"
+    (worktree / "change.txt").write_text("changed\n", encoding="utf-8")  # the child's edit, made for it
+    gates.gate("wt").set()
+    await driver.done()
+    [note] = parent_notifications(app)
+    assert note["status"] == "completed"
+    text = next(json.dumps(m) for m in app.session.messages if "<task-notification>" in json.dumps(m))
+    assert f"<worktree><worktreePath>{worktree}</worktreePath><worktreeBranch>worktree-agent-{agent_id[:8]}" in text
     await app.aclose()
