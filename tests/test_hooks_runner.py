@@ -199,3 +199,16 @@ def test_feedback_is_appended_to_tool_results() -> None:
     mcp = HookOutcome(event="PostToolUse", updated_tool_output="redacted")
     assert result_with_hook_feedback(ToolResult("secret"), mcp, "mcp__db__query").content == "redacted"
     assert result_with_hook_feedback(ToolResult("secret"), mcp, "Bash").content == "secret"
+
+
+async def test_async_hooks_are_not_waited_for(tmp_path: Path) -> None:
+    done = tmp_path / "done.txt"
+    gate = tmp_path / "gate"
+    slow = script(tmp_path, "slow.sh", f'cat >/dev/null\nwhile [ ! -e "{gate}" ]; do sleep 0.02; done\n'
+                                       f'echo finished > "{done}"\necho \'{{"decision": "block"}}\'\n')
+    hooks = runner(tmp_path, {"PostToolUse": [{"hooks": [{"type": "command", "command": slow, "async": True}]}]})
+    outcome = await hooks.post_tool_use("Bash", {}, {}, "t")
+    assert not outcome.blocked and not done.exists()  # returned while the hook still waits for its gate
+    gate.touch()
+    await hooks.wait_background()
+    assert done.read_text().strip() == "finished"
