@@ -45,7 +45,7 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     """
     existing = app.services.get("mcp")
     if existing is not None:
-        return existing  # type: ignore[no-any-return]
+        return existing
     env: dict[str, str] = dict(app.services.get("env") or os.environ)
     options = getattr(app, "options", None)
     cwd = Path(getattr(options, "cwd", None) or app.project_root).resolve()
