@@ -65,8 +65,15 @@ class AgentApp:
     model_display: str
     services: dict[str, Any] = field(default_factory=dict)
 
-    async def aclose(self) -> None:
-        """Stop background work and close providers."""
+    async def aclose(self, reason: str = "other") -> None:
+        """Run SessionEnd hooks, stop background work and close providers.
+
+        ``reason`` is what SessionEnd hooks are told: ``prompt_input_exit`` when a person
+        left the interactive session, ``other`` otherwise.
+        """
+        from catui.hooks.install import close_hooks
+
+        await close_hooks(self, reason)
         closer = getattr(self.tasks, "shutdown", None)
         if closer is not None:
             await closer()
@@ -203,6 +210,9 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services["env"] = env
     app.services["resolved_model"] = resolved
     _install_subagents(app)
+    from catui.hooks.install import install_hooks
+
+    install_hooks(app)
     return app
 
 
