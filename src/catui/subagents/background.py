@@ -329,7 +329,11 @@ class BackgroundAgents:
             if not stopped:
                 error = f"{type(crash).__name__}: {crash}"
         else:
-            outcome = await self.runtime.finish(run)
+            try:
+                outcome = await self.runtime.finish(run)
+            except Exception as exc:  # the task must still end, or the parent would wait for it forever
+                outcome = ToolResult(f"Agent \"{run.description}\" failed: {type(exc).__name__}: {exc}",
+                                     is_error=True)
             data = outcome.data if isinstance(outcome.data, Mapping) else {}
             worktree = (data.get("worktreePath"), data.get("worktreeBranch"))
             if stopped:
