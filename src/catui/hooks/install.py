@@ -120,5 +120,8 @@ async def close_hooks(app: Any, reason: str = "other") -> None:
     """Run ``SessionEnd`` hooks (when the app closes) and wait for ``async`` hooks still running."""
     runner = app.services.get(SERVICE_NAME)
     if isinstance(runner, HookRunner):
+        if app.services.get("session_end_done"):
+            return  # SessionEnd runs once, whoever closes first
+        app.services["session_end_done"] = True
         await runner.session_end(reason)
         await runner.wait_background()
