@@ -98,7 +98,7 @@ def demo_script(project: Path, *, with_subagents: bool, fast: bool) -> dict[str,
     return {"turns": turns}
 
 
-async def run_demo(workdir: Path, *, fast: bool, out: Any) -> int:
+async def run_demo(workdir: Path, *, fast: bool, out: Any, keep: bool = True) -> int:
     """Set up the project copy, run the scripted session with live output, report where things are."""
     import yaml
 
@@ -153,7 +153,10 @@ async def run_demo(workdir: Path, *, fast: bool, out: Any) -> int:
         await app.aclose()
 
     screen.print()
-    screen.print(f"Project copy (edited): {project}")
+    if keep:
+        screen.print(f"Project copy (edited): {project}")
+    else:
+        screen.print(f"Project copy: {project} (deleted when the demo ends; --keep keeps it)")
     screen.print(f"Transcript: {app.transcript_path}")
     if final is None or final.is_error:
         reason = final.result if final is not None else "the session ended without a result"
@@ -193,7 +196,7 @@ def command(fast: bool, keep: bool, parent_dir: Path | None) -> None:
     else:
         workdir = Path(tempfile.mkdtemp(prefix="catui-demo-"))
     try:
-        code = asyncio.run(run_demo(workdir, fast=fast, out=sys.stdout))
+        code = asyncio.run(run_demo(workdir, fast=fast, out=sys.stdout, keep=keep))
     except CatuiError as exc:
         click.echo(f"catui demo: {exc}", err=True)
         code = 1
