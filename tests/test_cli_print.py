@@ -197,3 +197,26 @@ def test_stream_json_gives_each_tool_result_its_own_user_event() -> None:
     assert first["uuid"] == "u-1"
     assert [b.get("tool_use_id") for b in second["message"]["content"]] == ["t2", None]
     assert second["tool_use_result"] == {"status": "completed"}
+
+
+def test_mcp_servers_of_the_project_in_print_mode(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    server = Path(__file__).parent / "support" / "mcp_servers" / "tools_server.py"
+    (proj / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"tools": {"command": sys.executable, "args": [str(server)]}}}))
+    (proj / ".catui").mkdir(exist_ok=True)
+    (proj / ".catui" / "settings.local.json").write_text(json.dumps(
+        {"enableAllProjectMcpServers": True, "permissions": {"allow": ["mcp__tools"]}}))
+    script = {"turns": [
+        {"match": {"last_is_tool_result": False, "tools_include": ["mcp__tools__echo"]},
+         "content": [{"type": "tool_use", "name": "mcp__tools__echo", "input": {"text": "over mcp"}}]},
+        {"match": {"last_user_contains": "over mcp"}, "content": [{"type": "text", "text": "echoed"}]},
+    ]}
+    with AnthropicTestServer(script) as api:
+        env = clean_env(tmp_path, **api.env(), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        out = catui(tmp_path, "-p", "echo it", "--output-format", "stream-json", env=env)
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert {"name": "tools", "status": "connected"} in events[0]["mcp_servers"]
+    assert "mcp__tools__echo" in events[0]["tools"]
+    assert events[-1]["result"] == "echoed"

@@ -77,6 +77,9 @@ class AgentApp:
         closer = getattr(self.tasks, "shutdown", None)
         if closer is not None:
             await closer()
+        mcp = self.services.get("mcp")
+        if mcp is not None:
+            await mcp.aclose()
         await self.session.config.provider.aclose()
 
 
@@ -211,8 +214,10 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services["resolved_model"] = resolved
     _install_subagents(app)
     from catui.hooks.install import install_hooks
+    from catui.mcp.install import install_mcp
 
     install_hooks(app)
+    install_mcp(app)
     return app
 
 

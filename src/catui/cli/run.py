@@ -95,6 +95,11 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
             loop.add_signal_handler(sig, app.session.abort)
         except (NotImplementedError, RuntimeError):
             pass
+    mcp = app.services.get("mcp")
+    if mcp is not None:
+        # The tool list is fixed before the first request, so the init event can list MCP tools too.
+        mcp.on_warning = lambda message: click.echo(f"catui: warning: {message}", err=True)
+        await mcp.ready()
     if writer:
         writer.init()
     final: ResultEvent | None = None

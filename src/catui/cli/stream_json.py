@@ -62,6 +62,7 @@ class StreamJsonWriter:
 
     def init(self) -> None:
         session = self.app.session
+        mcp = self.app.services.get("mcp")
         tools = [t.name for t in session.tools]
         if "Agent" in tools and "Task" not in tools:
             tools.append("Task")
@@ -72,7 +73,7 @@ class StreamJsonWriter:
                 "cwd": str(session.ctx.cwd),
                 "session_id": session.session_id,
                 "tools": tools,
-                "mcp_servers": [],
+                "mcp_servers": mcp.server_statuses() if mcp is not None else [],
                 "model": session.config.model,
                 "permissionMode": session.ctx.permissions.mode,
                 "slash_commands": [],
