@@ -452,6 +452,9 @@ class CatuiClient:
         session = app.session
         content = first_prompt_content(app, prompt) if from_user else prompt
         if from_user:
+            mcp = app.services.get("mcp")
+            if mcp is not None:
+                await mcp.ready()  # the tool list is settled before the init message lists it
             self._outbox.put_nowait(self._init_message())
         skip_prompt_echo = from_user
         self._running = True
@@ -477,7 +480,7 @@ class CatuiClient:
             "cwd": str(session.ctx.cwd),
             "session_id": session.session_id,
             "tools": [t.name for t in session.tools],
-            "mcp_servers": [],
+            "mcp_servers": app.services["mcp"].server_statuses() if app.services.get("mcp") is not None else [],
             "model": session.config.model,
             "permissionMode": session.ctx.permissions.mode,
             "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
