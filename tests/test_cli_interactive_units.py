@@ -459,3 +459,19 @@ async def test_bracketed_paste_arrives_as_one_text_with_its_line_breaks() -> Non
     keys._feed("\\\r")  # backslash-Enter adds a line break instead of sending
     keys._feed("c\r")
     assert await reading == "a\nb\nc"
+
+
+def test_prompt_history_is_kept_per_project_across_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catui.cli.ui_history import append_history, history_path, load_history
+
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "home"))
+    project, other = tmp_path / "a", tmp_path / "b"
+    assert load_history(project) == []
+    append_history(project, "first")
+    append_history(other, "elsewhere")
+    append_history(project, "second\nline")
+    with history_path().open("a") as handle:
+        handle.write("{damaged\n")
+    assert load_history(project) == ["first", "second\nline"]
+    assert load_history(project, limit=1) == ["second\nline"]
+    assert load_history(other) == ["elsewhere"]

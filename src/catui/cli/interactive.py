@@ -21,6 +21,7 @@ import time
 from typing import Any, TextIO
 
 from catui.cli.ui_ask import QuestionAsker
+from catui.cli.ui_history import append_history, load_history
 from catui.cli.ui_permission import PermissionPrompter
 from catui.cli.ui_progress import TurnView
 from catui.cli.ui_screen import Screen
@@ -64,7 +65,10 @@ class InteractiveSession:
         self.screen = Screen(stdout, tty=self.tty)
         self.keys: KeyReader | None = KeyReader(stdin.fileno()) if self.tty else None
         self.editor: LineEditor | None = LineEditor(self.screen, self.keys) if self.keys else None
+        if self.editor is not None:
+            self.editor.history = load_history(app.project_root)
         self.turn_running = False
+        self.context_tokens: int | None = None
         self.sent_first_message = False
         self.typeahead = ""
         self._plain_read: asyncio.Future[str | None] | None = None
@@ -117,6 +121,7 @@ class InteractiveSession:
             if text == "/help":
                 self.screen.print(HELP_TEXT)
                 continue
+            append_history(self.app.project_root, text)
             await self.turn(text)
         if self.app.transcript_path is not None:
             self.screen.print(self.screen.style(f"Transcript: {self.app.transcript_path}", "dim"))
@@ -146,7 +151,7 @@ class InteractiveSession:
     async def next_input(self) -> str | None:
         """The next line from the user, running background-agent notifications as turns meanwhile."""
         while True:
-            status = await status_line(self.app)
+            status = await status_line(self.app, self.context_tokens)
             reader = asyncio.ensure_future(self._read_prompt(status))
             notifier = self._notification_waiter()
             if notifier is None:
@@ -264,6 +269,8 @@ class InteractiveSession:
             )
         finally:
             self.turn_running = False
+            if view.context_tokens is not None:
+                self.context_tokens = view.context_tokens
             if self._interrupted.is_set():
                 close_interrupted_tool_calls(self.app.session)
             ticker.cancel()

@@ -97,6 +97,7 @@ class TurnView:
         self.agents: dict[str, AgentProgress] = {}
         self.turn_started = clock()
         self.output_tokens = 0
+        self.context_tokens: int | None = None  # the main agent's latest request, all tokens
         self.in_text = False
         self.status_hint = "esc to interrupt"
         self.agents_hint = ""  # shown while sub-agents run, e.g. "ctrl-b to run in background"
@@ -124,6 +125,7 @@ class TurnView:
             self._tool_end(event)
         elif isinstance(event, UsageEvent):
             self.output_tokens += int(event.usage.get("output_tokens") or 0)
+            self.context_tokens = total_tokens(event.usage)
         elif isinstance(event, ErrorEvent):
             self._end_text()
             self.screen.print(self.screen.style(f"{BULLET} Error: {event.message}", "red"))

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from catui.cli.ui_format import format_tokens
-from catui.session.usage import total_tokens
 
 STATUS_COMMAND_TIMEOUT_S = 3.0
 
@@ -52,13 +51,17 @@ def status_input(app: Any) -> dict[str, Any]:
     }
 
 
-def default_status(app: Any) -> str:
-    """``sonnet · ~/src/project · 12.3k tokens``."""
+def default_status(app: Any, context_tokens: int | None = None) -> str:
+    """``sonnet · ~/src/project · 12.3k tokens``: the tokens of the conversation's latest request.
+
+    That is how full the context is (input, cache and output of the last
+    model call); without a call yet it is 0.
+    """
     cwd = str(app.session.ctx.cwd)
     home = str(Path.home())
     if cwd == home or cwd.startswith(home + os.sep):
         cwd = "~" + cwd[len(home) :]
-    tokens = total_tokens(app.session.usage)
+    tokens = context_tokens or 0
     return f"{app.model_display} · {cwd} · {format_tokens(tokens)} tokens"
 
 
@@ -84,14 +87,14 @@ async def run_status_command(command: str, payload: Mapping[str, Any], cwd: Path
     return lines[0] if lines else ""
 
 
-async def status_line(app: Any) -> str:
+async def status_line(app: Any, context_tokens: int | None = None) -> str:
     """The status line to show now."""
     settings = getattr(app.settings, "merged", None) or {}
     command = status_command(settings)
     if command is None:
-        return default_status(app)
+        return default_status(app, context_tokens)
     try:
         return await run_status_command(command, status_input(app), app.session.ctx.cwd)
     except (OSError, TimeoutError, RuntimeError) as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__
-        return f"{default_status(app)} · statusLine command failed: {reason}"
+        return f"{default_status(app, context_tokens)} · statusLine command failed: {reason}"
