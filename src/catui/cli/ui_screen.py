@@ -158,9 +158,11 @@ class Screen:
         if not self._live or not self.tty:
             return
         lines = self._live
-        if self._pending_text:
-            lines = wrap_cells(self._pending_text, self.width() - 1) + lines
         rows = self.height()
+        if self._pending_text:
+            # a long unfinished paragraph shows its end, where the text is arriving
+            pending = wrap_cells(self._pending_text, self.width() - 1)
+            lines = pending[-max(1, rows // 2) :] + lines
         if len(lines) > rows - 1:
             # a region taller than the screen could not be erased: keep its head and its last line
             keep = max(1, rows - 3)
