@@ -274,3 +274,19 @@ async def test_without_a_fallback_an_overloaded_model_fails_the_run(tmp_path: Pa
     session = make_session(tmp_path, script)
     result = result_of(await collect(session, "hello"))
     assert result.is_error and "Overloaded" in result.result
+
+
+async def test_abort_lands_while_the_model_has_not_answered_yet(tmp_path: Path) -> None:
+    script = {"turns": [{"delay_ms": 20000, "content": [{"type": "text", "text": "too late"}]}]}
+    session = make_session(tmp_path, script)
+    started = time.monotonic()
+
+    async def abort_soon() -> None:
+        await asyncio.sleep(0.2)
+        session.abort()
+
+    aborter = asyncio.create_task(abort_soon())
+    result = result_of(await collect(session, "slow model"))
+    await aborter
+    assert result.is_error and result.subtype == "error_during_execution"
+    assert time.monotonic() - started < 10, "the abort did not wait for the model's answer"

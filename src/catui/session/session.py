@@ -275,10 +275,9 @@ class Session:
         api_started = time.monotonic()
         fields = self._event_fields()
         stream = self.config.provider.stream(request)
-        try:
+
+        async def consume() -> None:
             async for event in stream:
-                if self.ctx.abort.is_set():
-                    raise asyncio.CancelledError
                 accumulator.feed(event)
                 if self.config.include_partial_messages:
                     self.emit(StreamEventRaw(event=event, **fields))
@@ -288,7 +287,23 @@ class Session:
                         self.emit(TextDelta(text=delta.get("text", ""), **fields))
                     elif delta.get("type") == "thinking_delta":
                         self.emit(ThinkingDelta(text=delta.get("thinking", ""), **fields))
+
+        # The stream is consumed in its own task and raced against the abort signal, so an abort
+        # lands at once even while the provider is still waiting for its first byte.
+        reader = asyncio.ensure_future(consume())
+        aborted = asyncio.ensure_future(self.ctx.abort.wait())
+        try:
+            await asyncio.wait({reader, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(BaseException):
+                    await reader
+                raise asyncio.CancelledError
+            reader.result()
         finally:
+            aborted.cancel()
+            if not reader.done():
+                reader.cancel()
             closer = getattr(stream, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(Exception):
