@@ -44,15 +44,18 @@ a backslash at the end of the line, then Enter, starts a new line (pasted line b
 
 async def interactive_main(run_options: Any, prompt: str | None) -> int:
     """Run the interactive session until the user exits; returns the exit status."""
-    from catui.app import build_app
+    from catui.app import build_app, start_app
 
     app = build_app(run_options)
+    await start_app(app)
+    for warning in [*app.settings.warnings, *app.services.get("startup_warnings", [])]:
+        sys.stderr.write(f"catui: warning: {warning}\n")
     ui = InteractiveSession(app, stdin=sys.stdin, stdout=sys.stdout)
     try:
         return await ui.run(prompt)
     finally:
         ui.close()
-        await app.aclose()
+        await app.aclose("prompt_input_exit")
 
 
 class InteractiveSession:
