@@ -119,6 +119,8 @@ def test_specific_schema_shapes() -> None:
     assert todo_item["required"] == ["content", "status", "activeForm"]
     assert todo_item["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
     question = tools["AskUserQuestion"]["properties"]["questions"]["items"]
+    assert question["required"] == ["question", "header", "options", "multiSelect"]
+    assert question["properties"]["multiSelect"]["default"] is False
     assert (
         question["properties"]["options"]["minItems"] == 2
         and question["properties"]["options"]["maxItems"] == 4

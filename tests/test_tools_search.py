@@ -90,6 +90,7 @@ def test_grep_schema_uses_flag_names_and_aliases_round_trip() -> None:
         "-B",
         "-A",
         "-C",
+        "context",
         "-n",
         "-i",
         "type",
@@ -101,7 +102,8 @@ def test_grep_schema_uses_flag_names_and_aliases_round_trip() -> None:
     assert props["output_mode"]["enum"] == ["content", "files_with_matches", "count"]
     assert "title" not in str(schema)
     args = GrepInput.model_validate({"pattern": "x", "-i": True, "-C": 2, "-n": False})
-    assert args.case_insensitive is True and args.context == 2 and args.line_numbers is False
+    assert args.case_insensitive is True and args.context_flag == 2 and args.line_numbers is False
+    assert props["-C"]["description"] == "Alias for context." and props["context"]["type"] == "integer"
     dumped = args.model_dump(by_alias=True, exclude_none=True)
     assert dumped == {"pattern": "x", "-i": True, "-C": 2, "-n": False}
     with pytest.raises(Exception, match="extra"):
@@ -144,6 +146,10 @@ async def test_grep_content_count_and_paging(tree: Path, fallback: bool) -> None
         pytest.skip("rg not installed")
     content, _ = await grep(tree, fallback, pattern="hello", output_mode="content", path=str(tree / "nested"))
     assert content == f"{tree}/nested/b.txt:1:hello nested\n{tree}/nested/b.txt:3:third hello"
+    around = {"pattern": "nested", "output_mode": "content", "path": str(tree / "nested")}
+    with_flag, _ = await grep(tree, fallback, **around, **{"-C": 1})
+    with_word, _ = await grep(tree, fallback, **around, context=1)
+    assert with_flag == with_word and f"{tree}/nested/b.txt-2-" in with_word
     count, _ = await grep(
         tree, fallback, pattern="hello", output_mode="count", **{"-i": True}, path=str(tree / "src")
     )

@@ -28,8 +28,13 @@ class QuestionOption(BaseModel):
     description: str = Field(description="What choosing this option means or implies.")
 
 
+def _require_multi_select(schema: dict[str, Any]) -> None:
+    # Claude Code's schema lists multiSelect as required (with default false); validation stays lenient.
+    schema["required"] = [*schema.get("required", []), "multiSelect"]
+
+
 class Question(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_require_multi_select)
 
     question: str = Field(description="The full question, ending with a question mark.")
     header: str = Field(description="A very short label for the question (at most 12 characters).")

@@ -65,10 +65,11 @@ class GrepInput(ToolInput):
         alias="-A",
         description='Lines to show after each match. Needs output_mode "content"; ignored otherwise.',
     )
+    context_flag: int | None = Field(default=None, ge=0, alias="-C", description="Alias for context.")
+    # Claude Code sends both spellings in its schema; models use either, `context` wins when both are given.
     context: int | None = Field(
         default=None,
         ge=0,
-        alias="-C",
         description='Lines to show before and after each match. Needs output_mode "content"; ignored otherwise.',
     )
     line_numbers: bool | None = Field(
@@ -143,7 +144,7 @@ class GrepTool(Tool):
         if not root.exists():
             return ToolResult(f"Path does not exist: {root}. Give an existing file or folder.", is_error=True)
         mode = args.output_mode or "files_with_matches"
-        context = args.context or 0
+        context = args.context if args.context is not None else (args.context_flag or 0)
         query = GrepQuery(
             pattern=args.pattern,
             root=Path(root).absolute(),
