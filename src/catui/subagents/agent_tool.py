@@ -129,6 +129,11 @@ class AgentTool(Tool):
     @property
     def description(self) -> str:
         """The agent list and guidance; rebuilt when the registry's version or the deny rules change."""
+        # The session reads this once per model turn: the registry's cheap mtime check here is what
+        # makes an agent file added or edited mid-session visible before the next turn.
+        reload = getattr(self.registry, "reload_if_changed", None)
+        if reload is not None:
+            reload()
         permissions = self.permissions() if self.permissions is not None else None
         key = (getattr(self.registry, "version", None), permissions.rules if permissions is not None else ())
         cached = self._description_cache
