@@ -39,7 +39,8 @@ def test_agent_file_written_mid_session_appears_in_the_next_turns_agent_list(tmp
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_"))}
     env.update(HOME=str(tmp_path / "home"), CATUI_HOME=str(tmp_path / "home" / ".catui"))
-    with AnthropicTestServer(script) as server:
+    server = AnthropicTestServer(script)
+    with server:
         env.update(server.env())
         out = subprocess.run(
             [sys.executable, "-m", "catui", "-p", "add an agent", "--permission-mode", "acceptEdits"],
