@@ -240,6 +240,8 @@ def _resolve(path: Path) -> Path:
 
 
 def _load_plugins(plugin_dirs: Sequence[str], cwd: Path, state: _LoadState) -> None:
+    if not plugin_dirs:
+        return  # the usual case: skip importing the plugin loader (and YAML) at start-up
     from catui.agents.plugins import load_plugin
 
     seen: set[Path] = set()
@@ -260,8 +262,6 @@ def _load_plugins(plugin_dirs: Sequence[str], cwd: Path, state: _LoadState) -> N
 
 
 def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadState) -> None:
-    from catui.agents.markdown import AgentFileError, load_markdown_agent, read_agent_file
-
     for folder in folders:
         scan = scan_markdown_files(folder, state.fingerprint)
         state.warnings.extend(scan.warnings)
@@ -272,6 +272,9 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
             if cached is not None and cached[0] == key:
                 result = cached[1]  # unchanged since the last load: no need to read or parse it again
             else:
+                # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
+                from catui.agents.markdown import AgentFileError, load_markdown_agent, read_agent_file
+
                 try:
                     text = read_agent_file(scanned.path, size_hint=scanned.size)
                 except AgentFileError as exc:

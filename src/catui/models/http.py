@@ -18,9 +18,12 @@ from catui.errors import ProviderError
 from catui.models.sse import ServerSentEvent, SSEDecoder
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
+# Per loop, one client for TLS endpoints and one for plain-http ones (see ``http_client``).
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[bool, httpx2.AsyncClient]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -41,30 +44,60 @@ def _timeout() -> httpx2.Timeout:
     return httpx2.Timeout(connect=min(30.0, read), read=read, write=read, pool=read)
 
 
-def http_client() -> httpx2.AsyncClient:
-    """The shared keep-alive client of the running event loop (created on first call)."""
+def _proxy_in_environment() -> bool:
+    """Whether a ``*_proxy`` variable may route requests through a proxy (which may itself speak TLS)."""
+    return any(
+        name.lower().endswith("_proxy") and name.lower() != "no_proxy" and value
+        for name, value in os.environ.items()
+    )
+
+
+def _needs_tls(url: str | None) -> bool:
+    return url is None or not url.lower().startswith("http://") or _proxy_in_environment()
+
+
+def http_client(url: str | None = None) -> httpx2.AsyncClient:
+    """The shared keep-alive client of the running event loop (created on first call).
+
+    Given a plain ``http://`` ``url`` (a local or loopback server) and no proxy
+    in the environment, the client skips loading the system's CA
+    certificates, which costs tens of milliseconds at start-up and is never
+    used on such a connection.
+    """
     import httpx2
 
+    tls = _needs_tls(url)
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    per_loop = _clients.setdefault(loop, {})
+    client = per_loop.get(tls)
     if client is None or client.is_closed:
+        # A bare context that trusts nothing: any https URL sent through the plain client fails
+        # verification instead of going unchecked.
+        verify: bool | ssl.SSLContext = True if tls else _bare_ssl_context()
         client = httpx2.AsyncClient(
             timeout=_timeout(),
             limits=httpx2.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=60.0),
             follow_redirects=False,
+            verify=verify,
             # Proxies from the environment still apply; the providers pass their own auth headers.
             trust_env=True,
         )
-        _clients[loop] = client
+        per_loop[tls] = client
     return client
 
 
+def _bare_ssl_context() -> ssl.SSLContext:
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 async def aclose_http_client() -> None:
-    """Close the running loop's shared client, if one was created."""
+    """Close the running loop's shared clients, if any were created."""
     loop = asyncio.get_running_loop()
-    client = _clients.pop(loop, None)
-    if client is not None and not client.is_closed:
-        await client.aclose()
+    for client in _clients.pop(loop, {}).values():
+        if not client.is_closed:
+            await client.aclose()
 
 
 def _error_detail(raw: bytes) -> tuple[str | None, str]:
@@ -124,7 +157,7 @@ async def post_sse(
 
     from catui.models.retry import RetryableFailure
 
-    client = http_client()
+    client = http_client(url)
     try:
         async with client.stream("POST", url, headers=dict(headers), json=dict(body)) as response:
             if response.status_code >= 400:
