@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from catui.messages import result_text
+from catui.permissions.context import PermissionContext
 from catui.tools.base import ToolContext, schema_from_model
 from catui.tools.glob import GlobInput, GlobTool
 from catui.tools.grep import GrepInput, GrepTool, split_globs
@@ -270,3 +271,17 @@ async def test_grep_abort_kills_a_blocked_rg(tmp_path: Path) -> None:
     result = await GrepTool().call(GrepInput(pattern="hello", path=str(fifo)), ctx)
     await tripper
     assert result.is_error and "interrupted" in result_text(result.content)
+
+
+async def test_glob_absolute_pattern_is_checked_where_it_searches(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    write(project, "a.txt", "x")
+    write(outside, "secret.txt", "x")
+    permissions = PermissionContext(working_directories=(project.resolve(),))
+    tool, ctx = GlobTool(), ctx_for(project)
+    escaping = tool.permission_request(GlobInput(pattern=f"{outside}/*.txt"), ctx)
+    assert escaping.file_path == outside.resolve()
+    assert permissions.decide(escaping).behavior == "ask"
+    assert permissions.with_mode("dontAsk").decide(escaping).behavior == "deny"
+    inside = tool.permission_request(GlobInput(pattern=f"{project}/*.txt", path=str(outside)), ctx)
+    assert permissions.decide(inside).behavior == "allow"

@@ -68,9 +68,10 @@ class GlobTool(Tool):
         return DESCRIPTION
 
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
-        return file_permission_request(
-            self.name, args, args.path or str(ctx.cwd), ctx, is_edit=False, read_only=True
-        )
+        # An absolute pattern replaces path as the folder searched, so it is what the permission check sees.
+        base, _ = split_absolute_pattern(args.pattern)
+        searched = str(base) if base is not None else args.path or str(ctx.cwd)
+        return file_permission_request(self.name, args, searched, ctx, is_edit=False, read_only=True)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, GlobInput)
