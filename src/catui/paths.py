@@ -11,7 +11,12 @@ import os
 import re
 from pathlib import Path
 
-RUNTIME_GITIGNORE = "# Written by catui: run-time state stays out of git.\n/tasks/\n/worktrees/\n/state.db*\n/mailboxes/\n/settings.local.json\n"
+# The file ignores itself too, so a project where catui only kept run-time state shows nothing new in
+# `git status`; settings.json and agents/ written by the user stay visible and committable.
+RUNTIME_GITIGNORE = (
+    "# Written by catui: run-time state stays out of git.\n"
+    "/.gitignore\n/tasks/\n/worktrees/\n/state.db*\n/mailboxes/\n/settings.local.json\n"
+)
 
 
 def catui_home() -> Path:
