@@ -309,6 +309,29 @@ async def test_notification_joins_the_running_parent_turn(tmp_path: Path, projec
     await app.aclose()
 
 
+async def test_progress_reaches_the_stream_while_the_parent_waits(tmp_path: Path, project: Path) -> None:
+    """Print mode's parent is idle while its background agents work: their progress still goes out."""
+    gates = Gates()
+    app = make_app(tmp_path, project, [NOTED, *parent_turns([agent_call("idle")]), *worker_turns("idle")], gates)
+    driver = Driver(app)
+    await gates.wait_entered("idle")
+    await until(lambda: len(driver.results()) == 1)  # the parent's turn is over; print mode waits
+    first_result = driver.events.index(driver.results()[0])
+    gates.gate("idle").set()
+    await driver.done()
+    [end] = launched(driver.events)
+    after = [e for e in driver.events[first_result:] if isinstance(e, SystemEvent) and e.subtype == "task_progress"]
+    assert after and after[-1].data["task_id"] == end.data["agentId"]
+    assert after[-1].data["usage"]["tool_uses"] == 1 and after[-1].data["last_tool_name"] == "Gate"
+    # The child's own final message went out too, tagged with the Agent call that started it.
+    child_answers = [e for e in driver.events[first_result:] if getattr(e, "parent_tool_use_id", None) == end.tool_use_id
+                     and "Finished idle." in json.dumps(getattr(e, "message", None))]
+    assert child_answers
+    finished = driver.system("task_notification")
+    assert len(finished) == 1 and driver.events.index(finished[0]) > driver.events.index(after[-1])
+    await app.aclose()
+
+
 # -- moving foreground agents -------------------------------------------------------------------
 
 

@@ -133,19 +133,68 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
     from catui.app import first_prompt_content
 
     content: Any = first_prompt_content(app, prompt)
-    while True:
-        result: ResultEvent | None = None
-        async for event in app.session.run(content):
-            if isinstance(event, ResultEvent) and event.agent_id is None:
-                result = event
-            yield event
-        waiter = getattr(app.tasks, "next_notification", None)
-        if waiter is None or result is None or app.session.ctx.abort.is_set():
-            return
-        notification = await _unless_aborted(waiter(), app.session.ctx.abort)
-        if notification is None:
-            return
-        content = notification
+    idle: asyncio.Queue[Event] = asyncio.Queue()
+    restore = _deliver_idle_events(app.session, idle)
+    try:
+        while True:
+            result: ResultEvent | None = None
+            async for event in app.session.run(content):
+                if isinstance(event, ResultEvent) and event.agent_id is None:
+                    result = event
+                yield event
+            waiter = getattr(app.tasks, "next_notification", None)
+            if waiter is None or result is None or app.session.ctx.abort.is_set():
+                return
+            pending = asyncio.ensure_future(_unless_aborted(waiter(), app.session.ctx.abort))
+            try:
+                # Background agents keep working while the parent waits: their task_progress events
+                # (and messages) go out as they happen, not only those emitted during a parent turn.
+                while not pending.done() or not idle.empty():
+                    if idle.empty():
+                        getter = asyncio.ensure_future(idle.get())
+                        await asyncio.wait({pending, getter}, return_when=asyncio.FIRST_COMPLETED)
+                        if not getter.done():
+                            getter.cancel()
+                            continue
+                        yield getter.result()
+                    else:
+                        yield idle.get_nowait()
+            finally:
+                if not pending.done():
+                    pending.cancel()
+                    with contextlib.suppress(BaseException):
+                        await pending
+            notification = pending.result()
+            if notification is None:
+                return
+            content = notification
+    finally:
+        restore()
+
+
+def _deliver_idle_events(session: Any, idle: asyncio.Queue[Event]) -> Any:
+    """Route events emitted while no parent turn runs (the session drops them) into ``idle``; returns an undo."""
+    had_own = "emit" in vars(session)
+    previous = session.emit
+
+    def emit(event: Event) -> None:
+        if getattr(session, "_queue", None) is not None:  # a parent turn is running: its own stream
+            previous(event)
+        else:
+            idle.put_nowait(event)
+
+    session.emit = emit
+    session.ctx.emit = emit
+
+    def restore() -> None:
+        if had_own:
+            session.emit = previous
+        else:
+            with contextlib.suppress(AttributeError):
+                del session.emit
+        session.ctx.emit = session.emit
+
+    return restore
 
 
 async def _unless_aborted(waiting: Any, abort: asyncio.Event) -> Any:

@@ -145,7 +145,15 @@ class Session:
         self.ctx.emit = self.emit
         self.ctx.abort.clear()
         producer = asyncio.create_task(self._drive(prompt))
-        producer.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+
+        def finished(_task: asyncio.Task[None]) -> None:
+            # Events emitted after this point would queue behind _DONE and be lost: from now on the
+            # session counts as idle, so emitters (background agents) take their idle route instead.
+            if self._queue is queue:
+                self._queue = None
+            queue.put_nowait(_DONE)
+
+        producer.add_done_callback(finished)
         try:
             while True:
                 item = await queue.get()
