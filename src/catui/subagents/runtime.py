@@ -285,7 +285,8 @@ class SubagentRuntime:
         wants_async = bool(request.run_in_background or definition.background)
         is_async = wants_async and self.background_launcher is not None and not background_tasks_disabled(deps.env)
         isolation = request.isolation or definition.isolation
-        cwd_override = _validate_cwd(request.cwd, isolation)
+        # `cwd` comes from the call (SDK) or the definition; either way it excludes isolation.
+        cwd_override = _validate_cwd(request.cwd or definition.cwd, isolation)
         child_mcp = await _child_mcp_servers(definition, mcp)
         if child_mcp is not None:
             # The agent's own servers' tools join after the filtering, as in Claude Code.
@@ -332,7 +333,14 @@ class SubagentRuntime:
         child_cwd = worktree.path if worktree is not None else (cwd_override or parent_ctx.cwd)
         child_root = worktree.path if worktree is not None else parent_ctx.project_root
         if worktree is not None:
-            others = [d for d in permissions.working_directories if d != parent_ctx.project_root]
+            # Folders of the main checkout (the parent's cwd may be one of its sub-folders) would let the
+            # child write there, past its worktree; folders outside the checkout stay.
+            from catui.worktree.guard import ensure_inside
+
+            main_roots = [parent_ctx.project_root, *([worktree.git_root] if worktree.git_root else [])]
+            others = [
+                d for d in permissions.working_directories if not any(ensure_inside(d, r) for r in main_roots)
+            ]
             permissions = permissions.with_working_directories(Path(worktree.path), *others)
         elif cwd_override is not None:
             permissions = permissions.with_working_directories(cwd_override, *permissions.working_directories)

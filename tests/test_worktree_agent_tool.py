@@ -1,0 +1,292 @@
+"""Worktree isolation through the real Agent tool: a whole app (build_app) driven like print mode.
+
+Agent ids are made deterministic (so scripted turns can name the worktree's
+absolute path); everything else is real: git, settings files, hooks, file
+tools, Bash, state.db.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from catui.app import AgentApp, RunOptions, build_app, start_app
+from catui.cli.run import conversation_events
+from catui.messages import blocks_of
+from catui.models.resolve import clear_provider_cache
+from catui.session.events import Event, UserMessageEvent
+from catui.state.db import StateDB
+from tests.support.git_repos import branches, isolate_git, make_repo, worktree_paths
+
+AGENT_ID = "a1234567890abcdef"
+SLUG = "agent-a1234567"
+BRANCH = "worktree-agent-a1234567"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    isolate_git(monkeypatch, tmp_path / "home")
+    for name in ("CATUI_AUTO_BACKGROUND_MS", "CATUI_DISABLE_BACKGROUND_TASKS"):
+        monkeypatch.delenv(name, raising=False)
+    ids = iter([AGENT_ID, "b1234567890abcdef", "c1234567890abcdef"])
+    monkeypatch.setattr("catui.subagents.runtime.new_agent_id", lambda: next(ids))
+    yield
+    clear_provider_cache()
+
+
+def make_app(tmp_path: Path, cwd: Path, turns: list[dict[str, Any]], **options: Any) -> AgentApp:
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    return build_app(RunOptions(cwd=cwd, model=f"scripted:{script}", **options))
+
+
+async def drive(app: AgentApp, prompt: str = "PARENT") -> list[Event]:
+    await start_app(app)
+    try:
+        return [event async for event in conversation_events(app, prompt)]
+    finally:
+        await app.aclose()
+
+
+def results(events: list[Event], *, parent: bool) -> dict[str, dict[str, Any]]:
+    """tool_result blocks by tool_use id: the main agent's (parent=True) or its children's."""
+    found: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if isinstance(event, UserMessageEvent) and (event.agent_id is None) == parent:
+            for block in blocks_of(event.message):
+                if block.get("type") == "tool_result":
+                    found[block["tool_use_id"]] = block
+    return found
+
+
+def text_of(block: dict[str, Any]) -> str:
+    content = block["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content)
+
+
+def agent_call(tool_id: str, prompt: str, agent_type: str = "general-purpose", **extra: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": "Agent",
+            "input": {"description": f"job {tool_id}", "prompt": prompt, "subagent_type": agent_type, **extra}}
+
+
+def tool(tool_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": args}
+
+
+def parent_turns(*calls: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False}, "content": list(calls)},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "parent done"}], "repeat": True},
+    ]
+
+
+async def test_definition_isolation_confines_every_tool_to_the_worktree(tmp_path: Path) -> None:
+    """isolation from a definition; the parent runs in a sub-folder of the main checkout (acceptEdits)."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", "src/app.py": "print('hi')\n"})
+    (repo / "README.md").write_text("uncommitted in main\n")  # a dirty main checkout is fine
+    wt = repo / ".catui" / "worktrees" / SLUG
+    child = [
+        tool("c_pwd", "Bash", command="pwd"),
+        tool("c_glob", "Glob", pattern="**/*.py"),
+        tool("c_grep", "Grep", pattern="print", output_mode="files_with_matches"),
+        tool("c_read", "Read", file_path=str(wt / "README.md")),
+        tool("c_write", "Write", file_path=str(wt / "new.txt"), content="made in the worktree\n"),
+        tool("c_read_app", "Read", file_path=str(wt / "src" / "app.py")),
+        tool("c_dotdot", "Write", file_path=f"{wt}/../../../src/escape.txt", content="x\n"),
+        tool("c_main", "Write", file_path=str(repo / "src" / "leak.txt"), content="x\n"),
+        tool("c_bash_up", "Bash", command="touch ../../../bash_escape.txt"),
+    ]
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CHILD JOB", "isolated")),
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": False}, "content": child},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True, "last_user_contains": "outside"},
+         "content": [tool("c_edit", "Edit", file_path=str(wt / "src" / "app.py"), old_string="hi", new_string="bye")]},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "child done"}]},
+    ]
+    agents = {"isolated": {"description": "Works alone.", "prompt": "ISOLATED AGENT", "isolation": "worktree"}}
+    app = make_app(tmp_path, repo / "src", turns, permission_mode="acceptEdits", flag_agents=agents)
+    engine = app.session.config.provider.engine  # type: ignore[attr-defined]
+    events = await drive(app)
+
+    out = {key: text_of(block) for key, block in results(events, parent=False).items()}
+    errors = {key for key, block in results(events, parent=False).items() if block.get("is_error")}
+    assert out["c_pwd"].strip() == str(wt)
+    assert out["c_glob"].strip() == str(wt / "src" / "app.py")
+    assert str(wt / "src" / "app.py") in out["c_grep"] and str(repo / "src") not in out["c_grep"].replace(str(wt), "")
+    assert "hello" in out["c_read"] and "uncommitted" not in out["c_read"]  # started from HEAD
+    assert errors == {"c_dotdot", "c_main", "c_bash_up"}, {k: out[k] for k in errors}
+    assert "outside the working directories" in out["c_dotdot"] and str(repo / "src" / "escape.txt") in out["c_dotdot"]
+    assert "outside the working directories" in out["c_main"]
+    # Nothing reached the main checkout; the worktree has the child's work.
+    assert not (repo / "src" / "escape.txt").exists() and not (repo / "src" / "leak.txt").exists()
+    assert not (repo / "bash_escape.txt").exists()
+    assert (repo / "src" / "app.py").read_text() == "print('hi')\n"
+    assert (wt / "new.txt").read_text() == "made in the worktree\n"
+    assert (wt / "src" / "app.py").read_text() == "print('bye')\n"
+    # Kept with changes: the trailer names path and branch before <usage>.
+    trailer = results(events, parent=True)["toolu_p1"]["content"][1]["text"]
+    assert f"\nworktreePath: {wt}\nworktreeBranch: {BRANCH}\n<usage>" in trailer
+    # The environment block names the worktree.
+    child_view = next(view for view, _turn in engine.history if "CHILD JOB" in view.first_user_text)
+    assert f"Working directory: {wt}" in child_view.system_text
+    state = StateDB(repo)
+    assert state.get_worktree(AGENT_ID)["status"] == "kept"
+    state.close()
+
+
+async def test_metadata_is_recorded_before_the_child_starts(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CHILD JOB", isolation="worktree")),
+        {"match": {"first_user_contains": "CHILD JOB"}, "content": [{"type": "text", "text": "nothing to do"}]},
+    ]
+    app = make_app(tmp_path, repo, turns)
+    runtime = app.services["subagents"]
+    seen: list[dict[str, Any] | None] = []
+    original = runtime.run_to_completion
+
+    async def check_first(run: Any) -> Any:
+        db = StateDB(repo)  # what another process (a later start-up sweep) would read
+        seen.append(db.get_worktree(run.agent_id))
+        db.close()
+        return await original(run)
+
+    runtime.run_to_completion = check_first
+    events = await drive(app)
+
+    [row] = seen
+    assert row is not None and row["status"] == "active" and row["path"] == str(repo / ".catui" / "worktrees" / SLUG)
+    assert row["branch"] == BRANCH and row["git_root"] == str(repo) and not row["hook_based"]
+    assert len(row["head_commit"]) == 40
+    # No changes: removed with its branch, and no worktree lines in the trailer.
+    trailer = results(events, parent=True)["toolu_p1"]["content"][1]["text"]
+    assert "worktreePath" not in trailer
+    assert worktree_paths(repo) == [str(repo)] and branches(repo) == ["main"]
+    db = StateDB(repo)
+    assert db.get_worktree(AGENT_ID)["status"] == "removed"
+    db.close()
+
+
+async def test_settings_symlink_and_sparse_paths_reach_the_agent(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"api/a.py": "a\n", "web/w.js": "w\n", ".gitignore": "deps/\n"})
+    (repo / "deps").mkdir()
+    (repo / "deps" / "lib.txt").write_text("dependency\n")
+    (repo / ".catui").mkdir()
+    (repo / ".catui" / "settings.json").write_text(
+        json.dumps({"worktree": {"symlinkDirectories": ["deps"], "sparsePaths": ["api"]}})
+    )
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CHILD JOB", isolation="worktree")),
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": False},
+         "content": [tool("c_ls", "Bash", command="ls; cat deps/lib.txt")]},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "looked"}]},
+    ]
+    events = await drive(make_app(tmp_path, repo, turns))
+    listing = text_of(results(events, parent=False)["c_ls"]).split()
+    assert "api" in listing and "deps" in listing and "web" not in listing and "dependency" in listing
+    # The link is not a change: the worktree was removed, and the linked folder survived.
+    assert "worktreePath" not in results(events, parent=True)["toolu_p1"]["content"][1]["text"]
+    assert worktree_paths(repo) == [str(repo)] and (repo / "deps" / "lib.txt").is_file()
+
+
+async def test_hook_based_worktree_outside_git_through_the_agent_tool(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    project.mkdir()
+    (project / "data.txt").write_text("data\n")
+    copies = tmp_path / "copies"
+    log = tmp_path / "hooks.log"
+    create = (
+        f"{sys.executable} -c \"import json,shutil,sys; p=json.load(sys.stdin); d='{copies}/'+p['name']; "
+        f"shutil.copytree('{project}', d); open('{log}','a').write('create '+p['agent_id']+chr(10)); print(d)\""
+    )
+    remove = (
+        f"{sys.executable} -c \"import json,shutil,sys; p=json.load(sys.stdin); shutil.rmtree(p['worktree_path']); "
+        f"open('{log}','a').write('remove '+p['worktree_path']+chr(10))\""
+    )
+    (project / ".catui").mkdir()
+    (project / ".catui" / "settings.json").write_text(json.dumps({"hooks": {
+        "WorktreeCreate": [{"hooks": [{"type": "command", "command": create}]}],
+        "WorktreeRemove": [{"hooks": [{"type": "command", "command": remove}]}],
+    }}))
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CHILD JOB", isolation="worktree")),
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": False},
+         "content": [tool("c_pwd", "Bash", command="pwd; ls")]},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "looked"}]},
+    ]
+    events = await drive(make_app(tmp_path, project, turns))
+    made = copies / SLUG
+    assert text_of(results(events, parent=False)["c_pwd"]).split() == [str(made), "data.txt"]
+    assert log.read_text().splitlines() == [f"create {AGENT_ID}", f"remove {made}"]
+    assert not made.exists() and (project / "data.txt").exists()
+    db = StateDB(project)
+    row = db.get_worktree(AGENT_ID)
+    assert row["hook_based"] and row["status"] == "removed"
+    db.close()
+
+
+async def test_not_a_git_repository_is_refused_before_the_child_starts(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    project.mkdir()
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CHILD JOB", isolation="worktree")),
+        {"match": {"first_user_contains": "CHILD JOB"}, "content": [{"type": "text", "text": "must not run"}]},
+    ]
+    app = make_app(tmp_path, project, turns)
+    engine = app.session.config.provider.engine  # type: ignore[attr-defined]
+    events = await drive(app)
+    block = results(events, parent=True)["toolu_p1"]
+    assert block["is_error"] is True
+    assert "needs a git repository" in text_of(block) and "WorktreeCreate" in text_of(block)
+    assert not any("CHILD JOB" in view.first_user_text for view, _turn in engine.history)
+    assert not (project / ".catui" / "worktrees").exists()
+
+
+async def test_definition_cwd_runs_the_agent_there_and_excludes_isolation(tmp_path: Path) -> None:
+    from catui.agents.definition import AgentDefinition
+
+    repo = make_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CWD JOB", "placed"),
+                      agent_call("toolu_p2", "BOTH JOB", "placed", isolation="worktree")),
+        {"match": {"first_user_contains": "CWD JOB", "last_is_tool_result": False},
+         "content": [tool("c_pwd", "Bash", command="pwd")]},
+        {"match": {"first_user_contains": "CWD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "there"}]},
+    ]
+    placed = AgentDefinition(description="Runs elsewhere.", prompt="PLACED", cwd=str(elsewhere))
+    events = await drive(make_app(tmp_path, repo, turns, sdk_agents={"placed": placed}))
+    assert text_of(results(events, parent=False)["c_pwd"]).strip() == str(elsewhere.resolve())
+    refused = results(events, parent=True)["toolu_p2"]
+    assert refused["is_error"] is True and "cannot be used together" in text_of(refused)
+    assert not (repo / ".catui" / "worktrees").exists() or not any((repo / ".catui" / "worktrees").iterdir())
+
+
+async def test_start_app_sweeps_a_dead_agents_clean_worktree(tmp_path: Path) -> None:
+    from catui.worktree import create_worktree
+
+    repo = make_repo(tmp_path / "repo")
+    db = StateDB(repo)
+    info = await create_worktree("d" * 16, repo_root=repo, state=db)
+    row = db.get_worktree(info.agent_id)
+    db.record_worktree(info.agent_id, path=info.path, branch=info.branch, head_commit=info.head_commit,
+                       git_root=info.git_root, hook_based=False, pid=999_999_991, meta=row["meta"])
+    db.close()
+    turns = parent_turns()
+    turns[0]["content"] = [{"type": "text", "text": "hi"}]
+    await drive(make_app(tmp_path, repo, turns))
+    assert not info.path.exists() and branches(repo) == ["main"]
