@@ -250,8 +250,13 @@ class SubagentRuntime:
 
     # -- preparing a run ------------------------------------------------------------------------
 
-    async def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
-        """Everything up to the child's first request (spec 6.1 steps 5-11). Raises AgentSpawnError."""
+    async def prepare(
+        self, request: SpawnRequest, parent_ctx: ToolContext, *, agent_id: str | None = None
+    ) -> SubagentRun:
+        """Everything up to the child's first request (spec 6.1 steps 5-11). Raises AgentSpawnError.
+
+        ``agent_id`` keeps an existing agent's id (an agent resumed from its transcript); else a new one.
+        """
         deps = self.deps
         parent = _parent_session(parent_ctx)
         reload = getattr(deps.registry, "reload_if_changed", None)
@@ -279,7 +284,7 @@ class SubagentRuntime:
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
 
-        agent_id = new_agent_id()
+        agent_id = agent_id or new_agent_id()
         from catui.config.flags import background_tasks_disabled
 
         wants_async = bool(request.run_in_background or definition.background)
