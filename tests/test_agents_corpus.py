@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from catui.agents.definition import AgentDefinition
 from catui.agents.markdown import load_markdown_agent, read_agent_file
 from catui.agents.plugins import load_plugin, load_plugin_agent_markdown, placeholder_description
 from catui.agents.registry import load_agent_registry
@@ -66,6 +67,15 @@ def test_standalone_loader_matches_claude_code(entry: dict[str, Any]) -> None:
     if not expected["valid"]:
         # Never silently missing: an invalid file is either an error or a "not an agent" warning.
         assert loaded.error or (loaded.not_an_agent and loaded.warnings)
+    else:
+        assert_same_as_full_validation(loaded.definition)
+
+
+def assert_same_as_full_validation(agent: AgentDefinition | None) -> None:
+    """The loaders skip pydantic for values they checked; full validation must give the same object."""
+    assert agent is not None
+    fields = {name: getattr(agent, name) for name in agent.model_fields_set}
+    assert AgentDefinition(**fields) == agent
 
 
 @pytest.mark.parametrize("entry", PLUGIN_ENTRIES, ids=[e["path"] for e in PLUGIN_ENTRIES])
@@ -83,6 +93,7 @@ def test_plugin_loader_matches_claude_code(entry: dict[str, Any]) -> None:
     assert agent.tools == expected["tools"]
     assert agent.model == expected["model"]
     assert agent.source == "plugin" and agent.plugin_name == plugin
+    assert_same_as_full_validation(agent)
     # Safety stripping: whatever the file says, a plugin agent gets none of these.
     assert agent.permission_mode is None and agent.hooks is None and agent.mcp_servers is None
 

@@ -74,6 +74,65 @@ def test_invalid_values_raise_configuration_error_naming_the_field(
     assert field in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"max_turns": 0}, "max_turns"),
+        ({"permission_mode": "yolo"}, "permission_mode"),
+        ({"tools": ["Read", " "]}, "tools"),
+        ({"agent_type": "two\nlines"}, "agent_type"),
+        ({"source": "elsewhere"}, "source"),
+        ({"hooks": ["not", "a", "mapping"]}, "hooks"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_from_checked_fields_still_validates_what_it_cannot_vouch_for(
+    kwargs: dict[str, object], field: str
+) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        AgentDefinition.from_checked_fields(description="d", **kwargs)
+    assert field in str(info.value)
+
+
+def test_from_checked_fields_equals_full_validation() -> None:
+    values: dict[str, object] = {
+        "agent_type": "reviewer",
+        "description": "Reviews code",
+        "prompt": "You review code.",
+        "tools": ["Read", "Bash(git:*)"],
+        "disallowed_tools": [],
+        "model": "sonnet",
+        "effort": 3,
+        "permission_mode": "plan",
+        "background": True,
+        "max_turns": 7,
+        "memory": "project",
+        "hooks": {"PreToolUse": []},
+        "source": "projectSettings",
+        "base_dir": "/p/.claude/agents",
+        "filename": "reviewer",
+        "extra_fields": {"type": "x"},
+    }
+    fast = AgentDefinition.from_checked_fields(**values)
+    full = AgentDefinition(**values)
+    assert fast == full and fast.model_fields_set == full.model_fields_set
+    assert fast.model_dump() == full.model_dump()
+    with pytest.raises(Exception, match="frozen"):
+        fast.model = "opus"  # type: ignore[misc]
+    # Values validation would change (camelCase keys, untrimmed model) take the full path.
+    assert AgentDefinition.from_checked_fields(description="d", model=" haiku ").model == "haiku"
+    assert AgentDefinition.from_checked_fields(description="d", maxTurns=2).max_turns == 2
+    # Default factories give every instance its own mapping.
+    first, second = (AgentDefinition.from_checked_fields(description="d") for _ in range(2))
+    assert first.extra_fields == {} and first.extra_fields is not second.extra_fields
+
+
+def test_built_ins_equal_their_fully_validated_selves() -> None:
+    for agent in builtin_agents(include_guide=True):
+        fields = {name: getattr(agent, name) for name in agent.model_fields_set}
+        assert AgentDefinition(**fields) == agent, agent.agent_type
+
+
 def test_model_is_trimmed_and_inherit_normalised() -> None:
     assert AgentDefinition(description="d", model="  INHERIT ").model == "inherit"
     assert AgentDefinition(description="d", model=" haiku ").model == "haiku"

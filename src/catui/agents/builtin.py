@@ -42,7 +42,7 @@ def guide_enabled(*, interactive: bool, env: dict[str, str] | None = None) -> bo
 
 
 def general_purpose_agent() -> AgentDefinition:
-    return AgentDefinition(
+    return AgentDefinition.from_checked_fields(
         agent_type="general-purpose",
         description=prompts.GENERAL_PURPOSE_WHEN_TO_USE,
         when_to_use=prompts.GENERAL_PURPOSE_WHEN_TO_USE,
@@ -54,7 +54,7 @@ def general_purpose_agent() -> AgentDefinition:
 
 
 def statusline_setup_agent() -> AgentDefinition:
-    return AgentDefinition(
+    return AgentDefinition.from_checked_fields(
         agent_type="statusline-setup",
         description=prompts.STATUSLINE_WHEN_TO_USE,
         when_to_use=prompts.STATUSLINE_WHEN_TO_USE,
@@ -73,7 +73,7 @@ def explore_agent(*, search_tools: bool = True) -> AgentDefinition:
     def when_to_use() -> str:
         return prompts.explore_when_to_use(search_tools=search_tools)
 
-    return AgentDefinition(
+    return AgentDefinition.from_checked_fields(
         agent_type="Explore",
         description=prompts.explore_when_to_use(search_tools=search_tools),
         when_to_use=when_to_use,
@@ -87,7 +87,7 @@ def explore_agent(*, search_tools: bool = True) -> AgentDefinition:
 
 
 def plan_agent() -> AgentDefinition:
-    return AgentDefinition(
+    return AgentDefinition.from_checked_fields(
         agent_type="Plan",
         description=prompts.PLAN_WHEN_TO_USE,
         when_to_use=prompts.PLAN_WHEN_TO_USE,
@@ -111,7 +111,7 @@ def _guide_prompt(context: SystemPromptContext) -> str:
 
 def guide_agent(*, search_tools: bool = True) -> AgentDefinition:
     """catui-guide (alias claude-code-guide): answers questions about catui; its prompt lists custom agents."""
-    return AgentDefinition(
+    return AgentDefinition.from_checked_fields(
         agent_type=GUIDE_AGENT_TYPE,
         aliases=GUIDE_AGENT_ALIASES,
         description=prompts.GUIDE_WHEN_TO_USE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -57,7 +57,8 @@ def normalize_model(value: object) -> str | None:
 class SystemPromptContext(BaseModel):
     """What ``get_system_prompt`` may look at (the guide agent lists the user's own agents)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # Built on first validation, not at import: most runs never validate one.
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     active_agents: list[Any] = Field(default_factory=list)
     tool_names: list[str] = Field(default_factory=list)
@@ -77,6 +78,8 @@ class AgentDefinition(BaseModel):
         alias_generator=to_camel,
         arbitrary_types_allowed=True,
         extra="forbid",
+        # The validator is built on first use: built-ins and files go through from_checked_fields.
+        defer_build=True,
     )
 
     agent_type: str = ""
@@ -119,6 +122,19 @@ class AgentDefinition(BaseModel):
             name = data.get("agent_type") or data.get("agentType") or "<unnamed>"
             problems = "; ".join(_describe_errors(exc.errors()))
             raise ConfigurationError(f"invalid agent definition '{name}': {problems}") from None
+
+    @classmethod
+    def from_checked_fields(cls, **fields: Any) -> AgentDefinition:
+        """Build from snake_case values a loader has already checked and normalised, skipping pydantic.
+
+        The loaders check every field as Claude Code reads it, so pydantic's validation would
+        only repeat that work (it is most of the cost of building a definition). A cheap type check
+        still runs; anything it does not accept goes through full validation, so a mistake still
+        raises ConfigurationError naming the field.
+        """
+        if cls is AgentDefinition and _fields_are_checked(fields):
+            return _construct_checked(fields)
+        return cls(**fields)
 
     @field_validator("agent_type")
     @classmethod
@@ -186,6 +202,118 @@ class AgentDefinition(BaseModel):
         if self.system_prompt_builder is not None:
             return self.system_prompt_builder(context or SystemPromptContext())
         return self.prompt
+
+
+_SOURCES: tuple[str, ...] = get_args(AgentSource)
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_optional_str(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _is_optional_name_list(value: Any) -> bool:
+    # Blank names are an error; every loader drops them, so one here means "validate".
+    if value is None:
+        return True
+    return type(value) is list and all(type(item) is str and item.strip() for item in value)
+
+
+def _is_optional_str_dict(value: Any) -> bool:
+    return value is None or (type(value) is dict and all(type(key) is str for key in value))
+
+
+def _is_optional_bool(value: Any) -> bool:
+    return value is None or type(value) is bool
+
+
+def _one_of(choices: tuple[Any, ...]) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        return value is None or (type(value) is str and value in choices)
+
+    return check
+
+
+# One cheap, strict check per field: True only for values validation would accept unchanged.
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "agent_type": lambda v: type(v) is str and (not v or agent_name_problem(v) is None),
+    "description": _is_str,
+    "prompt": _is_str,
+    "base_dir": _is_str,
+    "when_to_use": lambda v: v is None or type(v) is str or callable(v),
+    "system_prompt_builder": lambda v: v is None or callable(v),
+    "tools": _is_optional_name_list,
+    "disallowed_tools": _is_optional_name_list,
+    "skills": _is_optional_name_list,
+    "required_mcp_servers": _is_optional_name_list,
+    "model": lambda v: v is None or (type(v) is str and normalize_model(v) == v),
+    "effort": lambda v: v is None or type(v) is int or (type(v) is str and v in EFFORT_LEVELS),
+    "permission_mode": _one_of(PERMISSION_MODES),
+    "isolation": _one_of(("worktree",)),
+    "memory": _one_of(MEMORY_SCOPES),
+    "background": _is_optional_bool,
+    "forks_parent_context": lambda v: v is None or v is True or v == "turn",
+    "mcp_servers": lambda v: v is None or type(v) is list,
+    "source": lambda v: type(v) is str and v in _SOURCES,
+    "color": _is_optional_str,
+    "max_turns": lambda v: v is None or (type(v) is int and v > 0),
+    "initial_prompt": _is_optional_str,
+    "omit_claude_md": lambda v: type(v) is bool,
+    "append_system_prompt": lambda v: v is None or type(v) in (bool, str),
+    "hooks": _is_optional_str_dict,
+    "filename": _is_optional_str,
+    "cwd": _is_optional_str,
+    "plugin_name": _is_optional_str,
+    "aliases": lambda v: type(v) is tuple and all(type(item) is str for item in v),
+    "extra_fields": lambda v: type(v) is dict and all(type(key) is str for key in v),
+}
+
+
+def _fields_are_checked(fields: dict[str, Any]) -> bool:
+    """True when ``fields`` certainly pass AgentDefinition's validation unchanged (a fast, strict subset).
+
+    An unknown or camelCase key is "not checked": pydantic then maps it or names the mistake.
+    """
+    checks = _FIELD_CHECKS
+    for key, value in fields.items():
+        check = checks.get(key)
+        if check is None or not check(value):
+            return False
+    return True
+
+
+_object_setattr = object.__setattr__
+# (constant defaults, fields with a default factory) of AgentDefinition, computed on first use.
+_defaults_cache: tuple[dict[str, Any], list[tuple[str, Callable[[], Any]]]] | None = None
+
+
+def _construct_checked(fields: dict[str, Any]) -> AgentDefinition:
+    """What ``model_construct`` does, minus its per-field bookkeeping (it costs as much as validating)."""
+    global _defaults_cache
+    if _defaults_cache is None:
+        constants: dict[str, Any] = {}
+        factories: list[tuple[str, Callable[[], Any]]] = []
+        for name, info in AgentDefinition.model_fields.items():
+            if info.default_factory is not None:
+                factories.append((name, info.default_factory))  # type: ignore[arg-type]
+            else:
+                constants[name] = info.default
+        _defaults_cache = (constants, factories)
+    constants, factories = _defaults_cache
+    values = constants.copy()
+    for name, factory in factories:
+        if name not in fields:
+            values[name] = factory()
+    values.update(fields)
+    agent = AgentDefinition.__new__(AgentDefinition)
+    _object_setattr(agent, "__dict__", values)
+    _object_setattr(agent, "__pydantic_fields_set__", set(fields))
+    _object_setattr(agent, "__pydantic_extra__", None)
+    _object_setattr(agent, "__pydantic_private__", None)
+    return agent
 
 
 def _describe_errors(errors: list[Any]) -> list[str]:

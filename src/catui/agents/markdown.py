@@ -177,7 +177,8 @@ def build_definition(
     kwargs = coerce_fields(data, warn, plugin=source == "plugin")
     extras = extra_fields(data, warn)
     try:
-        return AgentDefinition(
+        # coerce_fields has checked and normalised every value; skip pydantic's second pass.
+        return AgentDefinition.from_checked_fields(
             agent_type=agent_type,
             description=description,
             prompt=prompt,
