@@ -7,6 +7,7 @@ decided by the test, not by timing.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -658,4 +659,85 @@ async def test_background_agent_in_a_worktree_reports_the_kept_worktree(tmp_path
     assert note["status"] == "completed"
     text = next(json.dumps(m) for m in app.session.messages if "<task-notification>" in json.dumps(m))
     assert f"<worktree><worktreePath>{worktree}</worktreePath><worktreeBranch>worktree-agent-{agent_id[:8]}" in text
+    await app.aclose()
+
+
+@pytest.mark.parametrize("background", [True, False])
+async def test_send_message_resumes_a_finished_agent_after_a_restart(tmp_path: Path, project: Path,
+                                                                   background: bool) -> None:
+    """The conversation is gone with the process that ran the agent: it is read back from disk."""
+    gates = Gates()
+    gates.gate("keep").set()
+    resumed_turn = {"match": {"system_contains": "You are the worker agent", "first_user_contains": "Do keep",
+                              "last_user_contains": "After the restart"},
+                    "content": [{"type": "text", "text": "Picked up where I left off."}]}
+    turns = [resumed_turn, NOTED, *parent_turns([agent_call("keep", background=background)]), *worker_turns("keep")]
+    first = make_app(tmp_path, project, turns, gates)
+    driver = Driver(first)
+    await driver.done()
+    [end] = launched(driver.events)
+    agent_id = end.data["agentId"]
+    await first.aclose()
+    output = project / ".catui" / "tasks" / f"{agent_id}.output"
+    assert output.exists() is background  # a foreground agent has only its session transcript
+
+    second = make_app(tmp_path, project, [resumed_turn, NOTED], Gates())
+    assert second.services["background"].finished_runs == {}
+    from catui.tools.base import CURRENT_TOOL_USE_ID
+
+    token = CURRENT_TOOL_USE_ID.set("toolu_send")
+    try:
+        reply = await SendMessageTool().call(SendMessageInput(to=agent_id, message="After the restart: go on."),
+                                             second.session.ctx)
+    finally:
+        CURRENT_TOOL_USE_ID.reset(token)
+    assert not reply.is_error, reply.content
+    assert reply.data["success"] is True and second.tasks.get(agent_id).is_running
+    content = await asyncio.wait_for(second.tasks.next_notification(), GUARD_S)
+    assert content is not None
+    note = NOTIFICATION_RE.match(content[0]["text"])
+    assert note is not None and note["id"] == agent_id and note["status"] == "completed"
+    assert note["result"] == "Picked up where I left off."
+    # The row in state.db remembers the Agent call; a foreground agent has none: the SendMessage call.
+    assert note["tool"] == (end.tool_use_id if background else "toolu_send")
+    records = jsonl(output)
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    assert all(later["parentUuid"] == earlier["uuid"] for earlier, later in itertools.pairwise(records))
+    assert {r["agentId"] for r in records} == {agent_id}
+    row = StateDB(project).get_task(agent_id)
+    assert row is not None and row["status"] == "completed" and row["result"] == "Picked up where I left off."
+    await second.aclose()
+
+
+async def test_resuming_from_disk_refuses_clearly(tmp_path: Path, project: Path) -> None:
+    from catui.subagents.background import resumable_history
+
+    app = make_app(tmp_path, project, [NOTED], Gates())
+    tool = SendMessageTool()
+    ghost = "a0123456789abcdef"
+    tasks = project / ".catui" / "tasks"
+    tasks.mkdir(parents=True, exist_ok=True)
+    (tasks / f"{ghost}.output").write_text("", encoding="utf-8")
+    empty = await tool.call(SendMessageInput(to=ghost, message="hi"), app.session.ctx)
+    assert empty.is_error and "holds no messages" in str(empty.content)
+    line = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "Do ghost"}}
+    (tasks / f"{ghost}.output").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    untyped = await tool.call(SendMessageInput(to=ghost, message="hi"), app.session.ctx)
+    assert untyped.is_error and "agent type is not recorded" in str(untyped.content)
+    (tasks / f"{ghost}.meta.json").write_text(json.dumps({"agentType": "gone", "description": "d"}))
+    gone = await tool.call(SendMessageInput(to=ghost, message="hi"), app.session.ctx)
+    assert gone.is_error and "Agent type 'gone' not found" in str(gone.content)
+
+    # A stopped agent's last message may call a tool that never ran: that call is left out.
+    history = [
+        {"role": "user", "content": "Do it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Gate", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Next:"},
+                                          {"type": "tool_use", "id": "t2", "name": "Gate", "input": {}}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "Gate", "input": {}}]},
+    ]
+    cleaned = resumable_history(history)
+    assert cleaned[:3] == history[:3]
+    assert cleaned[3:] == [{"role": "assistant", "content": [{"type": "text", "text": "Next:"}]}]
     await app.aclose()

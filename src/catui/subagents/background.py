@@ -41,17 +41,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catui.messages import user_message
+from catui.errors import CatuiError
+from catui.messages import Message, blocks_of, user_message
+from catui.paths import project_runtime_dir
 from catui.session.events import AssistantMessageEvent, Event, SystemEvent
 from catui.session.session import Session
-from catui.session.transcript import TranscriptWriter
+from catui.session.transcript import TranscriptWriter, read_transcript
 from catui.session.usage import total_tokens
+from catui.state.db import pid_is_alive
 from catui.subagents.names import AgentNames
+from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
 from catui.subagents.result import ONE_SHOT_AGENT_TYPES
-from catui.subagents.runtime import SubagentRun, SubagentRuntime
+from catui.subagents.runtime import SpawnRequest, SubagentRun, SubagentRuntime
 from catui.tasks.notifications import TaskNotification, format_task_notification, notification_summary
 from catui.tasks.registry import Task, TaskRegistry, TaskStatus
-from catui.tools.base import ToolContext, ToolResult
+from catui.tools.base import CURRENT_TOOL_USE_ID, ToolContext, ToolResult
 
 READ_TOOLS = frozenset({"Read", "Bash"})
 
@@ -154,6 +158,7 @@ class BackgroundAgents:
         self._active: dict[str, SubagentRun] = {}
         self._stopping: set[str] = set()
         self._unannounced: list[SystemEvent] = []
+        self._resuming: set[str] = set()
 
     # -- installation ---------------------------------------------------------------------------
 
@@ -510,6 +515,7 @@ class BackgroundAgents:
         run = self.finished_runs.pop(agent_id, None)
         if run is None:
             return False
+        run.session.messages[:] = resumable_history(run.session.messages)
         run.first_message = user_message([{"type": "text", "text": text}])
         run.result_event = None
         run.aborted = False
@@ -525,6 +531,94 @@ class BackgroundAgents:
         self._attach_inbox(run)
         self._start_driver(run, task, None)
         return True
+
+    def saved_transcript(self, agent_id: str) -> Path | None:
+        """Where a finished agent's conversation is on disk: its output file, else its session transcript."""
+        output = project_runtime_dir(self.tasks.project_root) / "tasks" / f"{agent_id}.output"
+        if output.is_file():
+            return output
+        sessions = self.runtime.deps.sessions_dir
+        if sessions is not None:
+            for found in sorted(Path(sessions).glob(f"*/subagents/agent-{agent_id}.jsonl")):
+                return found
+        return None
+
+    async def resume_from_transcript(self, agent_id: str, text: str, transcript: Path) -> str | None:
+        """Continue a finished agent whose conversation this process does not hold (e.g. after a restart).
+
+        Its messages are read back from ``transcript`` (:meth:`saved_transcript`), its type and
+        description from the ``meta.json`` beside it; it then runs in the background like
+        :meth:`resume`. Returns None when it resumed, else why it cannot.
+        """
+        if agent_id in self._resuming:
+            return f"Agent {agent_id} is already being resumed."
+        row = self._task_row(agent_id)
+        if row is not None and row.get("status") == "running":
+            pid = row.get("pid")
+            if isinstance(pid, int) and pid != os.getpid() and pid_is_alive(pid):
+                return (f"Agent {agent_id} is still running in another catui process (pid {pid}); message it "
+                        "from there, or stop it with `catui tasks stop` first.")
+        history = resumable_history(read_transcript(transcript))
+        if not history:
+            return f"Agent {agent_id} cannot be resumed: its transcript {transcript} holds no messages."
+        meta = _read_meta(transcript, agent_id)
+        agent_type = meta.get("agentType") or (row or {}).get("agent_type")
+        if not isinstance(agent_type, str) or not agent_type:
+            return (f"Agent {agent_id} cannot be resumed: its agent type is not recorded (no meta.json beside "
+                    f"{transcript}).")
+        description = meta.get("description") or (row or {}).get("description") or agent_type
+        worktree = meta.get("worktreePath")
+        try:
+            definition = resolve_agent_type(self.runtime.deps.registry, agent_type, self.session.ctx.permissions)
+        except AgentSpawnError as exc:
+            return f"Agent {agent_id} cannot be resumed: {exc}"
+        if definition.isolation:  # its definition asks for a worktree: it gets a fresh one
+            worktree = None
+        request = SpawnRequest(
+            description=str(description),
+            prompt=text,
+            subagent_type=agent_type,
+            run_in_background=True,
+            # the Agent call that started it (state.db), else the SendMessage call resuming it
+            tool_use_id=(row or {}).get("tool_use_id") or CURRENT_TOOL_USE_ID.get(),
+            cwd=str(worktree) if isinstance(worktree, str) and Path(worktree).is_dir() else None,
+        )
+        self._resuming.add(agent_id)
+        try:
+            try:
+                run = await self.runtime.prepare(request, self.session.ctx, agent_id=agent_id)
+            except AgentSpawnError as exc:
+                return f"Agent {agent_id} cannot be resumed: {exc}"
+            except CatuiError as exc:
+                return f"Agent {agent_id} cannot be resumed: {exc}"
+            run.session.messages[:] = history
+            run.first_message = user_message([{"type": "text", "text": text}])
+            run.stop_event = asyncio.Event()
+            run.is_async = True
+            output = self.tasks.output_path(agent_id)
+            if transcript != output and not output.exists():
+                with contextlib.suppress(OSError):  # the output file starts with the conversation so far
+                    output.write_bytes(transcript.read_bytes())
+            task = self._start_task(run, copy_existing=False, resumed=True)
+            writer = run.session.config.transcript
+            if writer is not None:
+                writer.last_uuid = _last_uuid(output)  # the new lines continue the saved chain
+            self.runtime.emit_task_started(run)
+            self._attach_inbox(run)
+            self._start_driver(run, task, None)
+            return None
+        finally:
+            self._resuming.discard(agent_id)
+
+    def _task_row(self, agent_id: str) -> dict[str, Any] | None:
+        state = self.tasks.state
+        if state is None:
+            return None
+        try:
+            row = state.get_task(agent_id)
+        except CatuiError:
+            return None
+        return dict(row) if row is not None else None
 
     def known_agents(self) -> dict[str, str]:
         """Agent ids SendMessage can reach, with a label: ``name`` or description."""
@@ -586,6 +680,58 @@ def _chain_before_turn(
         await second(session)
 
     return both
+
+
+def resumable_history(messages: list[Message]) -> list[Message]:
+    """A saved conversation the model can continue: tool calls that never got their result are dropped.
+
+    A stopped or interrupted agent's last message may call tools that never ran; sent back as they
+    are, the API refuses the conversation (every tool_use needs its tool_result).
+    """
+    answered = {
+        str(block.get("tool_use_id"))
+        for message in messages
+        if message.get("role") == "user"
+        for block in blocks_of(message)
+        if block.get("type") == "tool_result"
+    }
+    out: list[Message] = []
+    for message in messages:
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            out.append(message)
+            continue
+        blocks = [b for b in blocks_of(message) if b.get("type") != "tool_use" or str(b.get("id")) in answered]
+        if any(b.get("type") in ("text", "tool_use") for b in blocks):
+            out.append({**message, "content": blocks})
+    return out
+
+
+def _read_meta(transcript: Path, agent_id: str) -> dict[str, Any]:
+    """The ``meta.json`` beside a transcript (``<id>.meta.json`` or ``agent-<id>.meta.json``), or {}."""
+    for name in (f"{agent_id}.meta.json", f"agent-{agent_id}.meta.json"):
+        try:
+            data = json.loads(transcript.with_name(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+def _last_uuid(path: Path) -> str | None:
+    """The ``uuid`` of a JSONL transcript's last whole line."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("uuid"), str):
+            return str(record["uuid"])
+    return None
 
 
 def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:

@@ -154,11 +154,13 @@ class SendMessageTool(Tool):
             return self._queue(manager, to, to, text, args.summary)
         if is_agent_id(to) and to in manager.finished_runs:
             manager.resume(to, text)
-            return reply(
-                f"Agent {to} had finished; it is continuing in the background with your message. "
-                "You will be notified when it finishes.",
-                agentId=to,
-            )
+            return _resumed(to)
+        saved = manager.saved_transcript(to) if is_agent_id(to) and not manager.running_agent(to) else None
+        if saved is not None:  # finished in an earlier process (or its conversation was dropped): from disk
+            refusal = await manager.resume_from_transcript(to, text, saved)
+            if refusal is None:
+                return _resumed(to)
+            return ToolResult(refusal, is_error=True)
         former = live or names.former(to)
         if former is not None:
             path = mailbox_path(ctx.project_root, to)
@@ -189,6 +191,14 @@ class SendMessageTool(Tool):
     def _queue(manager: Any, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
         manager.queue_message(agent_id, coordinator_reminder(text, summary))
         return reply(f"Message queued for delivery to {label} at its next tool round.")
+
+
+def _resumed(agent_id: str) -> ToolResult:
+    return reply(
+        f"Agent {agent_id} had finished; it is continuing in the background with your message. "
+        "You will be notified when it finishes.",
+        agentId=agent_id,
+    )
 
 
 def unknown_recipient(to: str, manager: Any) -> str:
