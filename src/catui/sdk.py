@@ -287,6 +287,8 @@ class CatuiClient:
     async def set_model(self, model: str | None = None) -> None:
         """Switch the main agent's model (an alias, an id or provider:model); None means the default."""
         app = self._require_app()
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ConfigurationError(f"set_model() needs a model name string or None, not {model!r}")
         from catui.models.resolve import create_provider, default_max_tokens, resolve_model
 
         env = app.services.get("env") or {}
@@ -485,9 +487,15 @@ class CatuiClient:
             "permissionMode": session.ctx.permissions.mode,
             "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
             "output_style": "default",
-            # Settings problems and start-up trouble are reported here, never fatal (the CLI prints them).
+            # Settings problems, odd agent definitions (an unknown field) and start-up trouble are
+            # reported here, never fatal (the CLI prints them).
             "warnings": [
-                str(w) for w in [*getattr(app.settings, "warnings", []), *app.services.get("startup_warnings", [])]
+                str(w)
+                for w in [
+                    *getattr(app.settings, "warnings", []),
+                    *getattr(app.registry, "warnings", []),
+                    *app.services.get("startup_warnings", []),
+                ]
             ],
         }
         return SystemMessage("init", data)

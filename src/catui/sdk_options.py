@@ -8,8 +8,10 @@ call reads no settings files, agent folders or CLAUDE.md unless asked to.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +19,7 @@ from catui.errors import CatuiError, ConfigurationError
 from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
 from catui.sdk_tools import SdkMcpServer
 from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
-from catui.tools.base import Tool, ToolContext
+from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext
 
 if TYPE_CHECKING:
     from catui.app import RunOptions
@@ -73,6 +75,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
 
     if not isinstance(options, CatuiOptions):
         raise ConfigurationError(f"options must be a catui.CatuiOptions, not {type(options).__name__}")
+    _check_shapes(options)
     cwd = Path(options.cwd).expanduser() if options.cwd is not None else Path.cwd()
     if not cwd.is_dir():
         raise ConfigurationError(f"CatuiOptions.cwd: {cwd} is not a directory")
@@ -115,6 +118,56 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
     )
 
 
+_SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def _check_shapes(options: CatuiOptions) -> None:
+    """Refuse values of the wrong type before anything iterates them (``allowed_tools="Bash"`` is 4 rules)."""
+    for name in ("model", "fallback_model", "append_system_prompt", "settings"):
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, str):
+            raise ConfigurationError(f"CatuiOptions.{name} must be a string or None, not {type(value).__name__}")
+    if options.cwd is not None and not isinstance(options.cwd, str | PathLike):
+        raise ConfigurationError(f"CatuiOptions.cwd must be a path (str or Path), not {type(options.cwd).__name__}")
+    for name in ("allowed_tools", "disallowed_tools"):
+        value = getattr(options, name)
+        if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+            raise ConfigurationError(
+                f"CatuiOptions.{name} must be a list of rule strings such as [\"Read\", \"Bash(git status:*)\"], "
+                f"not {value!r}"
+            )
+    for name in ("add_dirs", "plugin_dirs"):
+        value = getattr(options, name)
+        if not isinstance(value, list | tuple) or not all(isinstance(item, str | PathLike) for item in value):
+            raise ConfigurationError(f"CatuiOptions.{name} must be a list of paths, not {value!r}")
+    if options.setting_sources is not None and not isinstance(options.setting_sources, list | tuple):
+        raise ConfigurationError(
+            f"CatuiOptions.setting_sources must be a list such as [\"project\"], not {options.setting_sources!r}"
+        )
+    env = options.env
+    if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ConfigurationError(
+            "CatuiOptions.env must be a dict of strings to strings (environment variables), "
+            f"not {env!r}"[:300]
+        )
+    if not isinstance(options.tools, list | tuple):
+        raise ConfigurationError(
+            f"CatuiOptions.tools must be a list of tools made with @catui.tool, not {type(options.tools).__name__}"
+        )
+    if not isinstance(options.mcp_servers, Mapping):
+        raise ConfigurationError(
+            "CatuiOptions.mcp_servers must be a dict {name: create_sdk_mcp_server(...)}; configure external MCP "
+            "servers in .mcp.json or settings"
+        )
+    session_id = options.session_id
+    if session_id is not None and (not isinstance(session_id, str) or not _SESSION_ID_PATTERN.match(session_id)):
+        # It names the transcript file: a path separator would write outside the projects folder.
+        raise ConfigurationError(
+            f"CatuiOptions.session_id {session_id!r} is not usable: use a UUID (str(uuid.uuid4())) or letters, "
+            "digits, '-' and '_' (at most 128)"
+        )
+
+
 def _system_prompt(options: CatuiOptions) -> tuple[str | None, str | None]:
     value = options.system_prompt
     if value is None or isinstance(value, str):
@@ -129,13 +182,23 @@ def _system_prompt(options: CatuiOptions) -> tuple[str | None, str | None]:
 
 
 def _agents(agents: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    from catui.agents.definition import AgentDefinition
+
     if agents is None:
         return None
     if not isinstance(agents, Mapping):
         raise ConfigurationError("CatuiOptions.agents must be a dict of agent type → AgentDefinition")
-    for name in agents:
+    for name, definition in agents.items():
         if not isinstance(name, str) or not name.strip():
             raise ConfigurationError(f"CatuiOptions.agents: agent type names must be non-empty strings, not {name!r}")
+        if isinstance(definition, AgentDefinition):
+            # Dicts are checked by the registry; an object skipped that (claude-agent-sdk requires both fields).
+            for required in ("description", "prompt"):
+                if not getattr(definition, required).strip():
+                    raise ConfigurationError(
+                        f"CatuiOptions.agents: agent '{name}' needs a non-empty {required} "
+                        f"(AgentDefinition(description=..., prompt=...))"
+                    )
     return dict(agents)
 
 
@@ -195,12 +258,17 @@ def permission_bridge(callback: CanUseToolCallback, abort_run: Callable[[], None
 
 
 def _tool_use_id_of(ctx: ToolContext, tool_name: str, raw_input: dict[str, Any]) -> str | None:
-    """The id of the call being decided, found in the calling agent's last assistant message.
+    """The id of the call being decided.
 
-    The session's permission hook is not given the id; the call's input is the
-    very dict of its tool_use block, so identity finds it (equality when the
-    input was empty and only one call of that tool matches). None when unsure.
+    The session sets it for the running call before any permission check; when
+    that is unset (a tool called outside a session), it is looked up in the
+    calling agent's last assistant message: the call's input is the very dict of
+    its tool_use block, so identity finds it (equality when only one call of
+    that tool matches). None when unsure.
     """
+    current = CURRENT_TOOL_USE_ID.get()
+    if current is not None:
+        return current
     session = ctx.services.get("session")
     messages = getattr(session, "messages", None) or []
     last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_type_hints, is_typeddict
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 
 from catui.errors import CatuiError, ConfigurationError
 from catui.messages import Block
@@ -146,9 +146,23 @@ def tool(
     effective_read_only = read_only if read_only is not None else bool(hinted)
 
     def decorate(handler: ToolHandler) -> SdkTool:
+        if not isinstance(name, str) or not isinstance(description, str):
+            raise ConfigurationError(
+                f"@tool({name!r}, {description!r}, ...): the name and the description must be strings"
+            )
         if not callable(handler):
             raise ConfigurationError(f"@tool({name!r}) must decorate a function, not {type(handler).__name__}")
-        model, schema, pass_defaults = input_model_for(name, input_schema)
+        try:
+            model, schema, pass_defaults = input_model_for(name, input_schema)
+        except ConfigurationError:
+            raise
+        except (PydanticUserError, TypeError, ValueError, NameError) as exc:
+            # An argument type pydantic cannot check (``{"a": object()}``, a model with arbitrary types).
+            reason = (str(exc).splitlines()[0] if str(exc) else type(exc).__name__).rstrip(".")
+            raise ConfigurationError(
+                f"@tool({name!r}): cannot build the input schema: {reason}. Use JSON types "
+                "(str, int, float, bool, list, dict), a JSON schema, a TypedDict or a pydantic model"
+            ) from None
         return make_sdk_tool(
             name, description, handler, model, schema, read_only=effective_read_only, pass_defaults=pass_defaults
         )
