@@ -79,7 +79,8 @@ def test_json_output_has_claude_codes_result_shape(tmp_path: Path) -> None:
     assert result["type"] == "result" and result["subtype"] == "success" and result["is_error"] is False
     assert result["result"] == "It says hello world."
     assert result["num_turns"] == 2
-    for key in ("session_id", "duration_ms", "usage", "modelUsage", "total_cost_usd", "permission_denials"):
+    for key in ("session_id", "duration_ms", "duration_api_ms", "usage", "modelUsage", "total_cost_usd",
+                "permission_denials", "uuid"):
         assert key in result
     usage = result["usage"]
     for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
@@ -101,10 +102,11 @@ def test_stream_json_emits_init_messages_and_result(tmp_path: Path) -> None:
     assert "Task" in events[0]["tools"] and "Agent" in events[0]["tools"]
     assert events[0]["model"] == "claude-sonnet-4-6"
     kinds = [e["type"] for e in events]
-    assert kinds[1:] == ["user", "assistant", "user", "assistant", "result"]
+    # As in Claude Code, the prompt itself is not echoed (that takes --replay-user-messages there).
+    assert kinds[1:] == ["assistant", "user", "assistant", "result"]
     assert all(e["parent_tool_use_id"] is None for e in events[1:-1])
-    assert events[2]["message"]["content"][1]["name"] == "Read"
-    assert events[3]["message"]["content"][0]["type"] == "tool_result"
+    assert events[1]["message"]["content"][1]["name"] == "Read"
+    assert events[2]["message"]["content"][0]["type"] == "tool_result"
     assert events[-1]["result"] == "It says hello world."
     assert len({e["session_id"] for e in events}) == 1
 

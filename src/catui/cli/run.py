@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import traceback
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,7 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
         "usage": event.usage,
         "modelUsage": event.model_usage,
         "permission_denials": event.permission_denials,
+        "uuid": str(uuid.uuid4()),
     }
 
 

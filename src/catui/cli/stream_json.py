@@ -88,6 +88,10 @@ class StreamJsonWriter:
             for part in split_tool_results(event, self.app.session.session_id):
                 self._emit(part)
             return
+        if isinstance(event, UserMessageEvent) and event.parent_tool_use_id is None:
+            # The main agent's own input (the prompt, a task notification, stop-hook feedback): Claude Code
+            # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
+            return
         obj = event_to_json(event, self.app.session.session_id)
         if obj is not None:
             self._emit(obj)
