@@ -5,7 +5,8 @@
 Measures, each as the median of N fresh processes:
   * ``python -c pass`` (the baseline),
   * ``import catui`` (goal: under 100 ms more than the baseline),
-  * ``import catui`` + ``CatuiClient(CatuiOptions())`` (loads catui.sdk and the session machinery),
+  * ``import catui`` + ``CatuiClient(CatuiOptions())`` (loads catui.sdk; pydantic and the agent wait for connect),
+  * ``import catui`` + a client connected and closed (the agent built: settings, model, tools, agents),
   * a whole one-shot ``catui.query`` on the scripted provider, process start to exit,
 and in one process the median time of a one-shot query once everything is imported.
 Prints each number and its ratio to the baseline. No network is used.
@@ -33,6 +34,15 @@ async def main():
     async for message in catui.query("ping", options):
         if isinstance(message, catui.ResultMessage):
             assert message.result == "pong", message
+asyncio.run(main())
+"""
+
+CONNECT_PROGRAM = """
+import asyncio, sys, catui
+async def main():
+    options = catui.CatuiOptions(model="scripted:" + sys.argv[1], cwd=sys.argv[2], write_transcript=False)
+    async with catui.CatuiClient(options):
+        pass
 asyncio.run(main())
 """
 
@@ -97,6 +107,10 @@ def main() -> None:
                 time_process(
                     [python, "-c", "import catui; catui.CatuiClient(catui.CatuiOptions())"], runs, env, project
                 ),
+            ),
+            (
+                "import catui + client connect/close",
+                time_process([python, "-c", CONNECT_PROGRAM, str(script), str(project)], runs, env, project),
             ),
             (
                 "one-shot query, whole process",

@@ -328,3 +328,19 @@ async def test_an_unknown_agent_field_is_reported_in_the_init_message(project: P
     )
     messages = await collect("hi", options)
     assert any("unknown field 'toolz'" in w for w in messages[0].data["warnings"])
+
+
+# -- start-up: what importing and creating a client load -------------------------------------------
+
+
+def test_import_and_client_creation_load_no_heavy_modules(tmp_path: Path) -> None:
+    program = (
+        "import sys, catui\n"
+        "after_import = sorted(m for m in ('pydantic', 'asyncio', 'catui.sdk') if m in sys.modules)\n"
+        "catui.CatuiClient(catui.CatuiOptions())\n"
+        "heavy = ('pydantic', 'anthropic', 'openai', 'mcp', 'rich', 'yaml', 'httpx2', 'catui.app')\n"
+        "print(after_import, sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] []"

@@ -22,13 +22,11 @@ import contextlib
 import dataclasses
 import inspect
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catui.agents.definition import AgentDefinition
 from catui.errors import CancelledError, CatuiError, ConfigurationError, ProviderError, ToolError
 from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_options import CanUseToolCallback, CatuiOptions, run_options_from
-from catui.sdk_tools import SdkMcpServer, SdkTool, create_sdk_mcp_server, tool
 from catui.sdk_types import (
     AssistantMessage,
     ContentBlock,
@@ -53,6 +51,31 @@ from catui.sdk_types import (
     message_from_event,
 )
 from catui.session.events import Event, UsageEvent, UserMessageEvent
+
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
+    from catui.sdk_tools import SdkMcpServer, SdkTool, create_sdk_mcp_server, tool
+
+# These pull in pydantic (about half of the SDK's start-up); a client is created without them and
+# connect() loads them with the rest of the agent.
+_LAZY_NAMES: dict[str, str] = {
+    "AgentDefinition": "catui.agents.definition",
+    "SdkMcpServer": "catui.sdk_tools",
+    "SdkTool": "catui.sdk_tools",
+    "create_sdk_mcp_server": "catui.sdk_tools",
+    "tool": "catui.sdk_tools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'catui.sdk' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "AgentDefinition",

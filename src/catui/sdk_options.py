@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError, ConfigurationError
 from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
-from catui.sdk_tools import SdkMcpServer
 from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
-from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext
 
 if TYPE_CHECKING:
     from catui.app import RunOptions
     from catui.session.session import CanUseTool
+    from catui.tools.base import Tool, ToolContext
 
 SETTING_SOURCES: tuple[str, ...] = ("user", "project", "local")
 
@@ -204,6 +203,10 @@ def _agents(agents: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def extra_tools(options: CatuiOptions) -> list[Tool]:
     """The in-process tools of ``tools`` and ``mcp_servers``, checked for duplicate names."""
+    # Imported here, not at the top: they load pydantic, which creating a client does not need.
+    from catui.sdk_tools import SdkMcpServer
+    from catui.tools.base import Tool
+
     tools: list[Tool] = []
     for item in options.tools:
         if isinstance(item, SdkMcpServer):
@@ -266,6 +269,8 @@ def _tool_use_id_of(ctx: ToolContext, tool_name: str, raw_input: dict[str, Any])
     its tool_use block, so identity finds it (equality when only one call of
     that tool matches). None when unsure.
     """
+    from catui.tools.base import CURRENT_TOOL_USE_ID
+
     current = CURRENT_TOOL_USE_ID.get()
     if current is not None:
         return current
