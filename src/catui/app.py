@@ -119,7 +119,10 @@ def build_app(options: RunOptions) -> AgentApp:
     settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
     env = effective_env(options, settings_env(settings))
 
-    resolved = resolve_model(options.model, settings.merged, env)
+    try:
+        resolved = resolve_model(options.model, settings.merged, env)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{_model_origin(options.model, settings, env)}{exc}") from None
     provider = create_provider(resolved, settings.merged, env)
 
     permissions = permission_context_from_settings(
@@ -219,6 +222,20 @@ def build_app(options: RunOptions) -> AgentApp:
     install_hooks(app)
     install_mcp(app)
     return app
+
+
+def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) -> str:
+    """Where a model that failed to resolve was configured (a prefix for the error), when not on the command line."""
+    if cli_model:
+        return ""
+    if settings.merged.get("model"):
+        files = [f for f in settings.files if "model" in f.data]
+        where = str(files[-1].path) if files and files[-1].path is not None else "--settings"
+        return f"{where}: the `model` setting: "
+    for name in ("CATUI_MODEL", "ANTHROPIC_MODEL"):
+        if env.get(name):
+            return f"{name}: "
+    return ""
 
 
 def _plugin_paths(settings: Mapping[str, Any]) -> list[str]:
