@@ -344,3 +344,28 @@ def test_import_and_client_creation_load_no_heavy_modules(tmp_path: Path) -> Non
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] []"
+
+
+# -- AgentDefinition as claude-agent-sdk callers write it ------------------------------------------
+
+
+def test_agent_definition_takes_claude_agent_sdks_positional_and_camel_case_fields() -> None:
+    positional = catui.AgentDefinition("Reviews code.", "You review.", ["Read", "Grep"], model="haiku")
+    assert (positional.description, positional.prompt, positional.tools, positional.model) == (
+        "Reviews code.", "You review.", ["Read", "Grep"], "haiku")
+    every = catui.AgentDefinition(
+        description="d", prompt="p", tools=["Read"], disallowedTools=["Bash"], model="sonnet", skills=["s"],
+        memory="project", mcpServers=["github"], initialPrompt="Start.", maxTurns=4, background=True,
+        effort="high", permissionMode="plan",
+    )
+    assert (every.disallowed_tools, every.mcp_servers, every.initial_prompt, every.max_turns) == (
+        ["Bash"], ["github"], "Start.", 4)
+    assert (every.skills, every.memory, every.background, every.effort, every.permission_mode) == (
+        ["s"], "project", True, "high", "plan")
+    assert catui.AgentDefinition(description="d", prompt="p", disallowed_tools=["Bash"]).disallowed_tools == ["Bash"]
+    with pytest.raises(catui.ConfigurationError, match="at most 3 positional"):
+        catui.AgentDefinition("d", "p", ["Read"], "haiku")
+    with pytest.raises(catui.ConfigurationError, match="both by position and by name"):
+        catui.AgentDefinition("d", description="e")
+    with pytest.raises(catui.ConfigurationError, match="unknown field"):
+        catui.AgentDefinition(description="d", prompt="p", disallowedTool=["Bash"])

@@ -65,6 +65,10 @@ class SystemPromptContext(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+# The leading fields of claude-agent-sdk's AgentDefinition dataclass, the ones its callers pass by position.
+_POSITIONAL_FIELDS: tuple[str, ...] = ("description", "prompt", "tools")
+
+
 class AgentDefinition(BaseModel):
     """One agent type. ``prompt`` is the system prompt of custom agents; built-ins compute theirs.
 
@@ -115,7 +119,18 @@ class AgentDefinition(BaseModel):
     # Frontmatter keys catui does not use; kept so ``catui agents show`` can display them.
     extra_fields: dict[str, Any] = Field(default_factory=dict)
 
-    def __init__(self, **data: Any) -> None:
+    def __init__(self, *args: Any, **data: Any) -> None:
+        if args:
+            # claude-agent-sdk's AgentDefinition is a dataclass: AgentDefinition("desc", "prompt", ["Read"]).
+            if len(args) > len(_POSITIONAL_FIELDS):
+                raise ConfigurationError(
+                    f"AgentDefinition takes at most {len(_POSITIONAL_FIELDS)} positional arguments "
+                    f"({', '.join(_POSITIONAL_FIELDS)}); pass the other fields by name"
+                )
+            for field_name, value in zip(_POSITIONAL_FIELDS, args, strict=False):
+                if field_name in data:
+                    raise ConfigurationError(f"AgentDefinition got {field_name!r} both by position and by name")
+                data[field_name] = value
         try:
             super().__init__(**data)
         except ValidationError as exc:
