@@ -290,3 +290,62 @@ async def test_start_app_sweeps_a_dead_agents_clean_worktree(tmp_path: Path) -> 
     turns[0]["content"] = [{"type": "text", "text": "hi"}]
     await drive(make_app(tmp_path, repo, turns))
     assert not info.path.exists() and branches(repo) == ["main"]
+
+
+async def test_background_agents_settle_their_worktrees_like_foreground_ones(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    ids = {"CLEAN": AGENT_ID, "WRITE": "b1234567890abcdef", "FAIL": "c1234567890abcdef"}
+    calls = [agent_call(f"toolu_{key}", f"{key} JOB", isolation="worktree", run_in_background=True) for key in ids]
+    turns = [
+        {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "Noted."}],
+         "repeat": True},
+        *parent_turns(*calls),
+        {"match": {"first_user_contains": "CLEAN JOB"}, "content": [{"type": "text", "text": "nothing to do"}]},
+        {"match": {"first_user_contains": ["WRITE JOB"], "last_is_tool_result": False},
+         "content": [tool("w_touch", "Bash", command="touch work.txt")]},
+        {"match": {"first_user_contains": "WRITE JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "wrote"}]},
+        {"match": {"first_user_contains": "FAIL JOB", "last_is_tool_result": False},
+         "content": [tool("f_touch", "Bash", command="touch half.txt")]},
+        {"match": {"first_user_contains": "FAIL JOB", "last_is_tool_result": True},
+         "error": {"status": 400, "type": "invalid_request_error", "message": "scripted failure"}},
+    ]
+    app = make_app(tmp_path, repo, turns, permission_mode="bypassPermissions")
+    await drive(app)
+
+    notes = {
+        key: next(text for m in app.session.messages for text in [json.dumps(m)]
+                  if "<task-notification>" in text and f"<task-id>{agent_id}</task-id>" in text)
+        for key, agent_id in ids.items()
+    }
+    worktrees = repo / ".catui" / "worktrees"
+    assert "<status>completed</status>" in notes["CLEAN"] and "<worktree>" not in notes["CLEAN"]
+    assert not (worktrees / "agent-a1234567").exists() and "worktree-agent-a1234567" not in branches(repo)
+    assert "<status>completed</status>" in notes["WRITE"]
+    assert (f"<worktree><worktreePath>{worktrees / 'agent-b1234567'}</worktreePath>"
+            "<worktreeBranch>worktree-agent-b1234567</worktreeBranch></worktree>") in notes["WRITE"]
+    assert (worktrees / "agent-b1234567" / "work.txt").exists()
+    # A failed agent's changes are kept too (never thrown away unseen); `catui worktrees` lists it.
+    assert "<status>failed</status>" in notes["FAIL"]
+    assert f"<worktreePath>{worktrees / 'agent-c1234567'}</worktreePath>" in notes["FAIL"]
+    assert (worktrees / "agent-c1234567" / "half.txt").exists()
+    db = StateDB(repo)
+    assert [db.get_worktree(i)["status"] for i in ids.values()] == ["removed", "kept", "kept"]
+    db.close()
+
+
+async def test_a_failed_foreground_agent_names_the_worktree_it_changed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "FAIL JOB", isolation="worktree")),
+        {"match": {"first_user_contains": "FAIL JOB", "last_is_tool_result": False},
+         "content": [tool("f_touch", "Bash", command="touch half.txt")]},
+        {"match": {"first_user_contains": "FAIL JOB", "last_is_tool_result": True},
+         "error": {"status": 400, "type": "invalid_request_error", "message": "scripted failure"}},
+    ]
+    events = await drive(make_app(tmp_path, repo, turns, permission_mode="bypassPermissions"))
+    block = results(events, parent=True)["toolu_p1"]
+    wt = repo / ".catui" / "worktrees" / SLUG
+    assert block["is_error"] is True
+    assert text_of(block).endswith(f"\nworktreePath: {wt}\nworktreeBranch: {BRANCH}")
+    assert (wt / "half.txt").exists()

@@ -469,10 +469,9 @@ class SubagentRuntime:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bug in a child must not take the parent down
-                await self._discard_worktree(run)
-                result = ToolResult(
-                    f"Agent \"{run.description}\" ({run.agent_type}) failed: {type(exc).__name__}: {exc}",
-                    is_error=True,
+                kept = await self._discard_worktree(run)
+                result = _failed(
+                    f"Agent \"{run.description}\" ({run.agent_type}) failed: {type(exc).__name__}: {exc}", kept
                 )
                 self.emit_task_finished(run, "failed")
                 return result
@@ -493,9 +492,9 @@ class SubagentRuntime:
         end = run.result_event
         failure = _failure_text(run, end)
         if failure is not None:
-            await self._discard_worktree(run)
+            kept = await self._discard_worktree(run)
             self._record_completed(run, None)
-            return ToolResult(failure, is_error=True)
+            return _failed(failure, kept)
         try:
             result = extract_agent_result(
                 run.messages,
@@ -506,9 +505,9 @@ class SubagentRuntime:
                 usage=run.last_usage,
             )
         except NoAssistantMessagesError as exc:
-            await self._discard_worktree(run)
+            kept = await self._discard_worktree(run)
             self._record_completed(run, None)
-            return ToolResult(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", is_error=True)
+            return _failed(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept)
         result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
         warning = await self._handoff_warning(run, result)
         kept_path, kept_branch = await self._settle_worktree(run)
@@ -666,11 +665,12 @@ class SubagentRuntime:
             return None, None
         return str(outcome.path), outcome.branch
 
-    async def _discard_worktree(self, run: SubagentRun) -> None:
+    async def _discard_worktree(self, run: SubagentRun) -> tuple[str | None, str | None]:
         # A failed child's worktree is settled like a finished one's: kept only when it changed something.
         if run.worktree is not None:
             with contextlib.suppress(Exception):
-                await self._settle_worktree(run)
+                return await self._settle_worktree(run)
+        return None, None
 
     async def _handoff_warning(self, run: SubagentRun, result: AgentResult) -> str | None:
         if run.parent_ctx.permissions.mode != "auto":
@@ -781,6 +781,16 @@ def _child_permissions(parent_ctx: ToolContext, definition: AgentDefinition, req
     parent = parent_ctx.permissions
     requested = definition.permission_mode or request.mode
     return parent.with_mode(cap_mode(parent.mode, requested))  # type: ignore[arg-type]
+
+
+def _failed(text: str, kept: tuple[str | None, str | None]) -> ToolResult:
+    """A failed child's error result; a worktree it changed is kept and named, as in a successful result."""
+    path, branch = kept
+    if path is None:
+        return ToolResult(text, is_error=True)
+    lines = [f"worktreePath: {path}", *([f"worktreeBranch: {branch}"] if branch else [])]
+    return ToolResult("\n".join([text, *lines]), is_error=True,
+                      data={"worktreePath": path, **({"worktreeBranch": branch} if branch else {})})
 
 
 def _validate_cwd(cwd: str | None, isolation: str | None) -> Path | None:
