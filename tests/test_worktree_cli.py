@@ -85,6 +85,8 @@ def test_rm_unknown_and_ambiguous_ids(repo: Path) -> None:
     assert "no worktree matches 'zzzz'" in unknown.output
     ambiguous = CliRunner().invoke(command, ["-C", str(repo), "rm", "a111111"])
     assert ambiguous.exit_code == 1 and "matches several worktrees" in ambiguous.output
+    short = CliRunner().invoke(command, ["-C", str(repo), "rm", "a1"])
+    assert short.exit_code == 1 and "give at least 4 characters" in short.output
     assert "Traceback" not in ambiguous.output
 
 

@@ -133,6 +133,8 @@ def _match(records: list[dict[str, Any]], ident: str) -> dict[str, Any]:
     key = ident.removeprefix("worktree-").removeprefix("agent-")
     exact = [r for r in records if r["agent_id"] == ident or r["path"] == ident]
     candidates = exact or [r for r in records if len(key) >= 4 and str(r["agent_id"]).startswith(key)]
+    if not candidates and any(str(r["agent_id"]).startswith(key) for r in records if key):
+        raise click.ClickException(f"{ident!r} is too short: give at least 4 characters of the agent id")
     if not candidates:
         known = ", ".join(str(r["agent_id"]) for r in records) or "none"
         raise click.ClickException(f"no worktree matches {ident!r}; known agent ids: {known}")
