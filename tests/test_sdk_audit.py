@@ -369,3 +369,19 @@ def test_agent_definition_takes_claude_agent_sdks_positional_and_camel_case_fiel
         catui.AgentDefinition("d", description="e")
     with pytest.raises(catui.ConfigurationError, match="unknown field"):
         catui.AgentDefinition(description="d", prompt="p", disallowedTool=["Bash"])
+
+
+async def test_result_messages_carry_claude_agent_sdks_errors_and_structured_output(
+    project: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump({"turns": [
+        {"match": {"last_user_contains": "fail"},
+         "error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}},
+        {"content": [{"type": "text", "text": "fine"}]},
+    ]}), encoding="utf-8")
+    options = catui.CatuiOptions(model=f"scripted:{script}", cwd=project)
+    good = (await collect("hello", options))[-1]
+    assert (good.result, good.errors, good.structured_output) == ("fine", None, None)
+    bad = (await collect("please fail", options))[-1]
+    assert bad.is_error and bad.errors == [bad.result] and "prompt is too long" in bad.errors[0]

@@ -157,7 +157,11 @@ class TaskNotificationMessage(SystemMessage):
 
 @dataclass
 class ResultMessage:
-    """The end of one prompt's run: the final text, totals, usage per model and cost."""
+    """The end of one prompt's run: the final text, totals, usage per model and cost.
+
+    ``errors`` lists what went wrong when ``is_error`` (the text ``result`` also
+    holds); ``structured_output`` is always None: catui has no ``output_format`` yet.
+    """
 
     subtype: str
     duration_ms: int
@@ -169,8 +173,10 @@ class ResultMessage:
     total_cost_usd: float | None = None
     usage: dict[str, Any] | None = None
     result: str | None = None
+    structured_output: Any = None
     model_usage: dict[str, Any] | None = None
     permission_denials: list[Any] | None = None
+    errors: list[str] | None = None
     uuid: str | None = None
 
 
@@ -335,6 +341,7 @@ def result_message(event: ResultEvent) -> ResultMessage:
         result=event.result,
         model_usage=dict(event.model_usage),
         permission_denials=list(event.permission_denials),
+        errors=[event.result] if event.is_error and event.result else None,
         uuid=_new_uuid(),
     )
 
