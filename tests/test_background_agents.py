@@ -668,7 +668,8 @@ async def test_send_message_resumes_a_finished_agent_after_a_restart(tmp_path: P
     """The conversation is gone with the process that ran the agent: it is read back from disk."""
     gates = Gates()
     gates.gate("keep").set()
-    resumed_turn = {"match": {"system_contains": "You are the worker agent", "first_user_contains": "Do keep",
+    resumed_turn: dict[str, Any] = {"match": {"system_contains": "You are the worker agent",
+                                              "first_user_contains": "Do keep",
                               "last_user_contains": "After the restart"},
                     "content": [{"type": "text", "text": "Picked up where I left off."}]}
     turns = [resumed_turn, NOTED, *parent_turns([agent_call("keep", background=background)]), *worker_turns("keep")]
@@ -729,7 +730,7 @@ async def test_resuming_from_disk_refuses_clearly(tmp_path: Path, project: Path)
     assert gone.is_error and "Agent type 'gone' not found" in str(gone.content)
 
     # A stopped agent's last message may call a tool that never ran: that call is left out.
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "Do it"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Gate", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
@@ -740,4 +741,63 @@ async def test_resuming_from_disk_refuses_clearly(tmp_path: Path, project: Path)
     cleaned = resumable_history(history)
     assert cleaned[:3] == history[:3]
     assert cleaned[3:] == [{"role": "assistant", "content": [{"type": "text", "text": "Next:"}]}]
+    await app.aclose()
+
+
+async def test_definition_background_and_a_parent_without_read_tools(tmp_path: Path, project: Path) -> None:
+    """`background: true` in the definition starts it in the background without run_in_background;
+    a parent with neither Read nor Bash is told it cannot read the output file."""
+    gates = Gates()
+    gates.gate("own").set()
+    script = tmp_path / "own.yaml"
+    turns = [NOTED, *parent_turns([agent_call("own", background=False)]), *worker_turns("own")]
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{script}",
+                               flag_agents={"worker": {**WORKER, "background": True}}, extra_tools=[GateTool(gates)]))
+    app.session.set_tools([t for t in app.session.tools if t.name not in ("Read", "Bash")])
+    driver = Driver(app)
+    await driver.done()
+    [end] = launched(driver.events)
+    assert end.data["status"] == "async_launched" and end.data["canReadOutputFile"] is False
+    lines = str(end.content).split("\n")
+    assert lines[0] == "Async agent launched successfully." and lines[-1].startswith("output_file: ")
+    assert not any("Read" in line for line in lines)
+    assert [n["result"] for n in parent_notifications(app)] == ["Finished own."]
+    await app.aclose()
+
+
+@pytest.mark.parametrize(("settings", "env", "offered"), [
+    ({}, {}, True),
+    ({"sendMessage": False}, {}, False),
+    ({"sendMessage": False}, {"CATUI_AGENT_TEAMS": "1"}, True),
+    ({}, {"CATUI_DISABLE_BACKGROUND_TASKS": "1"}, False),
+])
+def test_send_message_is_offered_from_the_start_as_configured(tmp_path: Path, project: Path,
+                                                              settings: dict[str, Any], env: dict[str, str],
+                                                              offered: bool) -> None:
+    script = tmp_path / "none.yaml"
+    script.write_text(yaml.safe_dump({"turns": [NOTED]}), encoding="utf-8")
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", settings_arg=json.dumps(settings), env=env))
+    names = [t.name for t in app.session.tools]
+    assert ("SendMessage" in names) is offered
+    assert names == sorted(names)
+    agent = next(t for t in app.session.tools if t.name == "Agent").input_schema()["properties"]
+    assert ("name" in agent) is ("CATUI_AGENT_TEAMS" in env)
+
+
+async def test_output_file_names_the_branch_without_a_session_transcript(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.git_repos import isolate_git, make_repo
+
+    isolate_git(monkeypatch, tmp_path / "githome")
+    repo = make_repo(tmp_path / "branch-repo")
+    gates = Gates()
+    gates.gate("br").set()
+    app = make_app(tmp_path, repo, [NOTED, *parent_turns([agent_call("br")]), *worker_turns("br")], gates,
+                   write_transcript=False)
+    driver = Driver(app)
+    await driver.done()
+    [end] = launched(driver.events)
+    records = jsonl(Path(end.data["outputFile"]))
+    assert len(records) == 4 and {r["gitBranch"] for r in records} == {"main"}
     await app.aclose()

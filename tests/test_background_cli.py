@@ -203,7 +203,8 @@ def test_tasks_stop_from_another_process(tmp_path: Path, repo: Path) -> None:
     assert again.returncode == 0 and "is not running (status: stopped)" in again.stdout
 
 
-def test_sigterm_stops_background_agents_and_records_them(tmp_path: Path, repo: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_stops_background_agents_and_records_them(tmp_path: Path, repo: Path, signum: int) -> None:
     turns = [
         {"match": {"first_user_contains": "Start", "last_is_tool_result": False},
          "content": [bg_call("toolu_t1", "Endless job please"), bg_call("toolu_t2", "Other endless job please")]},
@@ -219,7 +220,7 @@ def test_sigterm_stops_background_agents_and_records_them(tmp_path: Path, repo: 
             wait_for(lambda: (repo / ".catui" / "state.db").exists()
                      and len(StateDB(repo).list_tasks(status="running")) == 2, "two running tasks")
             wait_for(lambda: len(server.requests) >= 4, "both children waiting on the model")
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(signum)  # SIGINT: Ctrl-C
             _out, err = proc.communicate(timeout=GUARD_S)
         finally:
             if proc.poll() is None:

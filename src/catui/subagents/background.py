@@ -159,6 +159,7 @@ class BackgroundAgents:
         self._stopping: set[str] = set()
         self._unannounced: list[SystemEvent] = []
         self._resuming: set[str] = set()
+        self._branch: str | None = None
 
     # -- installation ---------------------------------------------------------------------------
 
@@ -236,7 +237,8 @@ class BackgroundAgents:
         writer = run.session.config.transcript
         if writer is None:
             writer = TranscriptWriter(
-                [], session_id=run.session.session_id, cwd=run.session.ctx.cwd, agent_id=run.agent_id
+                [], session_id=run.session.session_id, cwd=run.session.ctx.cwd, agent_id=run.agent_id,
+                git_branch=self._git_branch(),
             )
             run.session.config.transcript = writer
             writer.add_sink(output)
@@ -252,6 +254,19 @@ class BackgroundAgents:
                 output.parent.mkdir(parents=True, exist_ok=True)
                 output.write_bytes(writer.paths[0].read_bytes())
         writer.add_sink(output)
+
+    def _git_branch(self) -> str:
+        """The project's current branch for output-file lines (no session transcript to take it from)."""
+        if self._branch is None:
+            import subprocess
+
+            try:
+                done = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=self.tasks.project_root,
+                                      capture_output=True, text=True, timeout=5)
+                self._branch = done.stdout.strip() if done.returncode == 0 else ""
+            except (OSError, subprocess.SubprocessError):
+                self._branch = ""
+        return self._branch
 
     def _keep_finished(self, run: SubagentRun) -> None:
         self.finished_runs.pop(run.agent_id, None)
