@@ -276,20 +276,48 @@ async def test_definition_cwd_runs_the_agent_there_and_excludes_isolation(tmp_pa
     assert not (repo / ".catui" / "worktrees").exists() or not any((repo / ".catui" / "worktrees").iterdir())
 
 
-async def test_start_app_sweeps_a_dead_agents_clean_worktree(tmp_path: Path) -> None:
+async def dead_agents_worktrees(repo: Path) -> tuple[Path, Path]:
+    """A clean and a changed worktree recorded as active by a process that no longer exists."""
     from catui.worktree import create_worktree
 
-    repo = make_repo(tmp_path / "repo")
     db = StateDB(repo)
-    info = await create_worktree("d" * 16, repo_root=repo, state=db)
-    row = db.get_worktree(info.agent_id)
-    db.record_worktree(info.agent_id, path=info.path, branch=info.branch, head_commit=info.head_commit,
-                       git_root=info.git_root, hook_based=False, pid=999_999_991, meta=row["meta"])
+    made = []
+    for agent_id in ("d" * 16, "e" * 16):
+        info = await create_worktree(agent_id, repo_root=repo, state=db)
+        row = db.get_worktree(agent_id)
+        db.record_worktree(agent_id, path=info.path, branch=info.branch, head_commit=info.head_commit,
+                           git_root=info.git_root, hook_based=False, pid=999_999_991, meta=row["meta"])
+        made.append(info.path)
     db.close()
-    turns = parent_turns()
-    turns[0]["content"] = [{"type": "text", "text": "hi"}]
-    await drive(make_app(tmp_path, repo, turns))
-    assert not info.path.exists() and branches(repo) == ["main"]
+    (made[1] / "wip.txt").write_text("unfinished\n")
+    return made[0], made[1]
+
+
+@pytest.mark.parametrize("front_end", ["print", "sdk", "interactive"])
+async def test_every_front_end_sweeps_dead_agents_worktrees_at_start(tmp_path: Path, front_end: str) -> None:
+    import os
+    import subprocess
+
+    repo = make_repo(tmp_path / "repo")
+    clean, changed = await dead_agents_worktrees(repo)
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": [{"content": [{"type": "text", "text": "hi"}], "repeat": True}]}))
+    if front_end == "print":
+        await drive(build_app(RunOptions(cwd=repo, model=f"scripted:{script}")))
+    elif front_end == "sdk":
+        import catui
+
+        async with catui.CatuiClient(catui.CatuiOptions(cwd=repo, model=f"scripted:{script}")):
+            pass
+    else:
+        done = subprocess.run([sys.executable, "-m", "catui", "--model", f"scripted:{script}"], input="",
+                              cwd=repo, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    assert not clean.exists() and changed.is_dir()
+    assert [b for b in branches(repo) if b.startswith("worktree-")] == ["worktree-agent-eeeeeeee"]
+    db = StateDB(repo)
+    assert [db.get_worktree(a)["status"] for a in ("d" * 16, "e" * 16)] == ["removed", "kept"]
+    db.close()
 
 
 async def test_background_agents_settle_their_worktrees_like_foreground_ones(tmp_path: Path) -> None:
