@@ -1,7 +1,8 @@
 """Grep over a 20k-file tree: catui's Grep tool against running ``rg`` directly, in the same run.
 
 Usage: ``python benchmarks/bench_grep.py [--files N] [--repeat R]``. Prints the median wall time of each
-variant and the ratio catui/rg (goal: within 1.2x). No assertions: this is a measurement.
+variant and the ratio catui/rg (goal: within 1.2x), sampled alternately, and the median CPU time
+(process plus children), which a busy machine does not distort. No assertions: this is a measurement.
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import resource
 import statistics
 import subprocess
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from catui.tools.base import ToolContext
@@ -37,13 +40,55 @@ def build_tree(root: Path, files: int, seed: int = 7) -> None:
         (folder / f"mod{i % 100:02}.py").write_text("\n".join(lines) + "\n")
 
 
-def time_sync(fn: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+@dataclass
+class Samples:
+    """Wall and CPU seconds (this process plus its children) of each run of one variant."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    def median_wall(self) -> float:
+        return statistics.median(self.wall)
+
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
+
+
+def cpu_seconds() -> float:
+    used = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        used += usage.ru_utime + usage.ru_stime
+    return used
+
+
+async def time_pair(
+    direct: Callable[[], object], tool: Callable[[], Awaitable[object]], repeat: int
+) -> tuple[Samples, Samples]:
+    """Samples of ``direct`` and of ``tool``, taken alternately (the order swapped each round) so that
+    both see the same load on a shared machine. CPU time is the load-independent view of the same cost."""
+    direct_samples, tool_samples = Samples(), Samples()
+
+    def timed_direct() -> None:
+        cpu, start = cpu_seconds(), time.perf_counter()
+        direct()
+        direct_samples.wall.append(time.perf_counter() - start)
+        direct_samples.cpu.append(cpu_seconds() - cpu)
+
+    async def timed_tool() -> None:
+        cpu, start = cpu_seconds(), time.perf_counter()
+        await tool()
+        tool_samples.wall.append(time.perf_counter() - start)
+        tool_samples.cpu.append(cpu_seconds() - cpu)
+
+    for round_number in range(repeat):
+        if round_number % 2:
+            await timed_tool()
+            timed_direct()
+        else:
+            timed_direct()
+            await timed_tool()
+    return direct_samples, tool_samples
 
 
 async def time_async(fn: Callable[[], Awaitable[object]], repeat: int) -> float:
@@ -93,10 +138,13 @@ async def main() -> None:
                 return subprocess.run(rg_args, capture_output=True, check=False)
 
             run_rg()  # warm the page cache for both
-            direct = time_sync(run_rg, options.repeat)
-            catui = await time_async(run_tool, options.repeat)
+            direct, catui = await time_pair(run_rg, run_tool, options.repeat)
+            wall_rg, wall_catui = direct.median_wall(), catui.median_wall()
+            cpu_rg, cpu_catui = direct.median_cpu(), catui.median_cpu()
             print(
-                f"{name:20} rg {direct * 1000:8.1f} ms   catui Grep {catui * 1000:8.1f} ms   ratio {catui / direct:5.2f}x"
+                f"{name:20} wall: rg {wall_rg * 1000:7.1f} ms  catui Grep {wall_catui * 1000:7.1f} ms  "
+                f"ratio {wall_catui / wall_rg:5.2f}x   cpu: rg {cpu_rg * 1000:7.1f} ms  "
+                f"catui Grep {cpu_catui * 1000:7.1f} ms  ratio {cpu_catui / cpu_rg:5.2f}x"
             )
         if options.with_fallback:
             fallback = GrepTool(force_fallback=True)
