@@ -173,19 +173,22 @@ async def test_unknown_tool_and_bad_arguments_become_error_results(tmp_path: Pat
         {"match": {"last_is_tool_result": False}, "content": [
             {"type": "tool_use", "name": "Teleport", "input": {}},
             {"type": "tool_use", "name": "Read", "input": {"path": "/etc/hostname"}},
+            {"type": "tool_use", "name": "Read", "input": {"file_path": "/etc/hostname", "limit": "many"}},
         ]},
         {"content": [{"type": "text", "text": "recovered"}]},
     ]}
     session = make_session(tmp_path, script)
     events = await collect(session, "try things")
     assert result_of(events).result == "recovered"
-    unknown, invalid = session.messages[2]["content"]
+    unknown, invalid, wrong_type = session.messages[2]["content"]
     assert unknown["is_error"] and unknown["content"] == (
         "<tool_use_error>Error: No such tool available: Teleport</tool_use_error>")
     assert invalid["is_error"] and "InputValidationError" in invalid["content"]
     assert "`file_path` is missing" in invalid["content"] and "`path`" in invalid["content"]
+    assert wrong_type["is_error"] and "The parameter `limit` is invalid" in wrong_type["content"]
+    assert "integer" in wrong_type["content"]
     ends = [e for e in events if isinstance(e, ToolEndEvent)]
-    assert [e.is_error for e in ends] == [True, True]
+    assert [e.is_error for e in ends] == [True, True, True]
 
 
 async def test_print_mode_denial_is_reported_and_recorded(tmp_path: Path) -> None:
