@@ -40,6 +40,12 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     clear_provider_cache()
 
 
+def status_of(db: StateDB, agent_id: str) -> str:
+    row = db.get_worktree(agent_id)
+    assert row is not None, f"no state.db row for {agent_id}"
+    return str(row["status"])
+
+
 def make_app(tmp_path: Path, cwd: Path, turns: list[dict[str, Any]], **options: Any) -> AgentApp:
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
@@ -140,7 +146,7 @@ async def test_definition_isolation_confines_every_tool_to_the_worktree(tmp_path
     child_view = next(view for view, _turn in engine.history if "CHILD JOB" in view.first_user_text)
     assert f"Working directory: {wt}" in child_view.system_text
     state = StateDB(repo)
-    assert state.get_worktree(AGENT_ID)["status"] == "kept"
+    assert status_of(state, AGENT_ID) == "kept"
     state.close()
 
 
@@ -173,7 +179,7 @@ async def test_metadata_is_recorded_before_the_child_starts(tmp_path: Path) -> N
     assert "worktreePath" not in trailer
     assert worktree_paths(repo) == [str(repo)] and branches(repo) == ["main"]
     db = StateDB(repo)
-    assert db.get_worktree(AGENT_ID)["status"] == "removed"
+    assert status_of(db, AGENT_ID) == "removed"
     db.close()
 
 
@@ -233,7 +239,7 @@ async def test_hook_based_worktree_outside_git_through_the_agent_tool(tmp_path: 
     assert not made.exists() and (project / "data.txt").exists()
     db = StateDB(project)
     row = db.get_worktree(AGENT_ID)
-    assert row["hook_based"] and row["status"] == "removed"
+    assert row is not None and row["hook_based"] and row["status"] == "removed"
     db.close()
 
 
@@ -285,6 +291,7 @@ async def dead_agents_worktrees(repo: Path) -> tuple[Path, Path]:
     for agent_id in ("d" * 16, "e" * 16):
         info = await create_worktree(agent_id, repo_root=repo, state=db)
         row = db.get_worktree(agent_id)
+        assert row is not None
         db.record_worktree(agent_id, path=info.path, branch=info.branch, head_commit=info.head_commit,
                            git_root=info.git_root, hook_based=False, pid=999_999_991, meta=row["meta"])
         made.append(info.path)
@@ -316,7 +323,7 @@ async def test_every_front_end_sweeps_dead_agents_worktrees_at_start(tmp_path: P
     assert not clean.exists() and changed.is_dir()
     assert [b for b in branches(repo) if b.startswith("worktree-")] == ["worktree-agent-eeeeeeee"]
     db = StateDB(repo)
-    assert [db.get_worktree(a)["status"] for a in ("d" * 16, "e" * 16)] == ["removed", "kept"]
+    assert [status_of(db, a) for a in ("d" * 16, "e" * 16)] == ["removed", "kept"]
     db.close()
 
 
@@ -358,7 +365,7 @@ async def test_background_agents_settle_their_worktrees_like_foreground_ones(tmp
     assert f"<worktreePath>{worktrees / 'agent-c1234567'}</worktreePath>" in notes["FAIL"]
     assert (worktrees / "agent-c1234567" / "half.txt").exists()
     db = StateDB(repo)
-    assert [db.get_worktree(i)["status"] for i in ids.values()] == ["removed", "kept", "kept"]
+    assert [status_of(db, i) for i in ids.values()] == ["removed", "kept", "kept"]
     db.close()
 
 
