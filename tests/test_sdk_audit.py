@@ -385,3 +385,32 @@ async def test_result_messages_carry_claude_agent_sdks_errors_and_structured_out
     assert (good.result, good.errors, good.structured_output) == ("fine", None, None)
     bad = (await collect("please fail", options))[-1]
     assert bad.is_error and bad.errors == [bad.result] and "prompt is too long" in bad.errors[0]
+
+
+# -- stop_task on a foreground agent mid-run -------------------------------------------------------
+
+
+async def test_stop_task_on_a_foreground_agent_explains_and_works_after_background_tasks(
+    backend: Backend, project: Path
+) -> None:
+    from tests.test_sdk_query import JOBBER, _gated_tool, _job_turns, _until
+
+    entered, gate = asyncio.Event(), asyncio.Event()
+    cancelled: list[bool] = []
+    options = backend.options(_job_turns(background=False), cwd=project, agents={"jobber": JOBBER},
+                              tools=[_gated_tool(entered, gate, cancelled)])
+    async with catui.CatuiClient(options) as client:
+        await client.query("Do the job")
+        received: list[Any] = []
+        started = await _until(client, lambda m: isinstance(m, catui.TaskStartedMessage), received)
+        await asyncio.wait_for(entered.wait(), GUARD_S)
+        with pytest.raises(catui.ConfigurationError, match="running in the foreground: interrupt"):
+            await client.stop_task(started.task_id)
+        assert await client.background_tasks() == [started.task_id]
+        await client.stop_task(started.task_id)
+        stopped = await _until(
+            client, lambda m: isinstance(m, catui.TaskNotificationMessage) and m.task_id == started.task_id, received
+        )
+        assert stopped.status == "stopped" and cancelled == [True]
+        answers = [texts(m) for m in received if isinstance(m, catui.AssistantMessage)]
+        assert "The job is done." not in answers

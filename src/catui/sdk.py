@@ -340,6 +340,13 @@ class CatuiClient:
         try:
             await app.tasks.stop(task_id)
         except KeyError:
+            hook = getattr(app.session.ctx.services.get("subagents"), "foreground_hook", None)
+            running = getattr(hook, "running_agent", None)
+            if isinstance(task_id, str) and running is not None and running(task_id):
+                raise ConfigurationError(
+                    f"task {task_id!r} is a sub-agent running in the foreground: interrupt() stops it with the "
+                    "run, or move it to the background with background_tasks() and then stop_task() it"
+                ) from None
             known = ", ".join(t.id for t in app.tasks.list()) or "none"
             raise ConfigurationError(f"no background task with id {task_id!r} (known: {known})") from None
         except CatuiError:
