@@ -281,4 +281,22 @@ def test_stream_json_denied_type_and_task_events(tmp_path: Path) -> None:
     assert result["content"] == text("the plan") and result["totalTokens"] == 15 and result["totalToolUseCount"] == 0
     assert result["usage"]["input_tokens"] == 10 and result["usage"]["output_tokens"] == 5
     assert started[0]["task_id"] == result["agentId"]
+    progress = [line for line in lines if line["type"] == "system" and line.get("subtype") == "task_progress"]
+    assert progress and {k: progress[-1][k] for k in ("task_id", "tool_use_id", "description", "last_tool_name")} == {
+        "task_id": result["agentId"], "tool_use_id": "toolu_2", "description": "job toolu_2", "last_tool_name": None}
+    assert progress[-1]["usage"]["total_tokens"] == 15 and progress[-1]["usage"]["tool_uses"] == 0
+    notifications = [line for line in lines if line["type"] == "system" and line.get("subtype") == "task_notification"]
+    assert len(notifications) == 1
+    notification = notifications[0]
+    assert {k: notification[k] for k in ("task_id", "tool_use_id", "status", "summary")} == {
+        "task_id": result["agentId"], "tool_use_id": "toolu_2", "status": "completed",
+        "summary": 'Agent "job toolu_2" completed'}
+    assert list(notification["usage"]) == ["total_tokens", "tool_uses", "duration_ms"]
+    assert notification["usage"]["total_tokens"] == 15 and notification["usage"]["tool_uses"] == 0
+    transcript = Path(notification["output_file"])  # the child's own transcript, one line per message
+    assert transcript.name == f"agent-{result['agentId']}.jsonl"
+    assert [json.loads(line)["type"] for line in transcript.read_text().splitlines()] == ["user", "assistant"]
+    # started → the child's messages → progress → notification → the parent's tool_result
+    order = [lines.index(x) for x in (started[0], child[0], child[1], progress[-1], notification, carrying)]
+    assert order == sorted(order)
     assert lines[-1]["type"] == "result" and lines[-1]["result"] == "ok"
