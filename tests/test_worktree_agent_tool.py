@@ -7,6 +7,7 @@ tools, Bash, state.db.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Iterator
@@ -34,7 +35,8 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     isolate_git(monkeypatch, tmp_path / "home")
     for name in ("CATUI_AUTO_BACKGROUND_MS", "CATUI_DISABLE_BACKGROUND_TASKS"):
         monkeypatch.delenv(name, raising=False)
-    ids = iter([AGENT_ID, "b1234567890abcdef", "c1234567890abcdef"])
+    ids = itertools.chain([AGENT_ID, "b1234567890abcdef", "c1234567890abcdef"],
+                          (f"f{n:02d}{'0' * 14}" for n in itertools.count()))
     monkeypatch.setattr("catui.subagents.runtime.new_agent_id", lambda: next(ids))
     yield
     clear_provider_cache()
@@ -384,3 +386,34 @@ async def test_a_failed_foreground_agent_names_the_worktree_it_changed(tmp_path:
     assert block["is_error"] is True
     assert text_of(block).endswith(f"\nworktreePath: {wt}\nworktreeBranch: {BRANCH}")
     assert (wt / "half.txt").exists()
+
+
+async def test_twenty_isolated_agents_in_parallel(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", count=200)
+    calls = [agent_call(f"toolu_{n:02d}", f"JOB{n:02d}.", isolation="worktree") for n in range(20)]
+    turns = [*parent_turns(*calls)]
+    for n in range(20):
+        if n % 4 == 0:  # every fourth agent leaves a file behind
+            turns += [
+                {"match": {"first_user_contains": f"JOB{n:02d}.", "last_is_tool_result": False},
+                 "content": [tool(f"t{n:02d}", "Bash", command=f"touch out{n:02d}.txt")]},
+                {"match": {"first_user_contains": f"JOB{n:02d}.", "last_is_tool_result": True},
+                 "content": [{"type": "text", "text": "left a file"}]},
+            ]
+        else:
+            turns.append({"match": {"first_user_contains": f"JOB{n:02d}."},
+                          "content": [{"type": "text", "text": "nothing to do"}]})
+    events = await drive(make_app(tmp_path, repo, turns, permission_mode="bypassPermissions"))
+    found = results(events, parent=True)
+    assert not any(found[f"toolu_{n:02d}"].get("is_error") for n in range(20))
+    kept = sorted(
+        line.removeprefix("worktreePath: ")
+        for block in found.values() for line in block["content"][1]["text"].splitlines()
+        if line.startswith("worktreePath: ")
+    )
+    # Each kept worktree holds exactly its own agent's file: no agent saw another's folder.
+    left = sorted(name for path in kept for name in (p.name for p in Path(path).glob("out*.txt")))
+    assert left == [f"out{n:02d}.txt" for n in range(0, 20, 4)]
+    assert all(len(list(Path(path).glob("out*.txt"))) == 1 for path in kept)
+    assert sorted(worktree_paths(repo)) == sorted([str(repo), *kept])
+    assert len([b for b in branches(repo) if b.startswith("worktree-")]) == 5
