@@ -116,3 +116,28 @@ def test_malformed_rule_is_reported_on_stderr_and_ignored(project: Path) -> None
     assert f"{settings}: ignoring permissions.allow entry 'Bash(touch made.txt'" in done.stderr
     assert [d["tool_name"] for d in events[-1]["permission_denials"]] == ["Bash"]
     assert not (project / "made.txt").exists()
+
+
+def test_file_tools_outside_the_working_directories(project: Path) -> None:
+    outside = project.parent / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("secret\n")
+    script = {"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "name": "Read", "input": {"file_path": str(outside / "notes.txt")}},
+            {"type": "tool_use", "name": "Glob", "input": {"pattern": f"{outside}/*.txt"}},
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(outside / "new.txt"), "content": "x"}},
+        ]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "finished"}]},
+    ]}
+    _, events = run(project, script, "--permission-mode", "acceptEdits")
+    assert [d["tool_name"] for d in events[-1]["permission_denials"]] == ["Read", "Glob", "Write"]
+    assert all("outside the working directories" in result_text(b) for b in tool_results(events))
+    assert not (outside / "new.txt").exists()
+
+    _, events = run(project, script, "--allowedTools", f"Read(/{outside}/**)")
+    assert [d["tool_name"] for d in events[-1]["permission_denials"]] == ["Write"]
+    assert "secret" in result_text(tool_results(events)[0])
+
+    _, events = run(project, script, "--permission-mode", "acceptEdits", "--add-dir", str(outside))
+    assert events[-1]["permission_denials"] == [] and (outside / "new.txt").read_text() == "x"

@@ -59,6 +59,9 @@ class RootCommand(click.Command):
 @click.option(
     "--disallowedTools", "--disallowed-tools", "disallowed_tools", multiple=True, help="Rules to deny."
 )
+@click.option(
+    "--add-dir", "add_dirs", multiple=True, help="Another folder the file tools may use without asking."
+)
 @click.option("--append-system-prompt", help="Text appended to the system prompt.")
 @click.option("--settings", "settings_arg", help="A settings file or JSON string, applied over the others.")
 @click.option("--agents", "agents_json", help="Agent definitions as JSON: {name: {description, prompt, ...}}.")

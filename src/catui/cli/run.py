@@ -70,6 +70,7 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> Any:
         permission_mode=options.get("permission_mode"),
         allowed_tools=list(options.get("allowed_tools") or ()),
         disallowed_tools=list(options.get("disallowed_tools") or ()),
+        add_dirs=list(options.get("add_dirs") or ()),
         append_system_prompt=options.get("append_system_prompt"),
         settings_arg=options.get("settings_arg"),
         flag_agents=flag_agents,
