@@ -361,7 +361,10 @@ _FUZZ_ATOMS = [
     "[a, [b]]", "|", "|-", ">", ">-", "|+", "", "~", "null", "true", "False", "yes", "on", "12", "-3", "1.5",
     "0x1f", "0o7", ".5", "-", "- x", "a:", ":a", "{a: 1}", "*ref", "&anc x", "!tag x", "@x", "`x`", "a\"b",
     "it's", "café", "a,b", "1e3", "1_0", "...", "---",
+    "1.0.0", "2.0.0-alpha.1", "1.", "-1.5.2", "x # c", "'q' # c", '"dq"  # c', "'a #b'", '"a" x',
+    "'it''s' # c", "[a, b] # c", "# c", "k: v", "k: v # c", "a: b: c", "'x'#c",
 ]  # fmt: skip
+_FUZZ_COMMENTS = ["# note", "  # note", "    #", "#"]
 
 
 def _fuzz_frontmatter(rng: random.Random) -> str:
@@ -385,6 +388,10 @@ def _fuzz_frontmatter(rng: random.Random) -> str:
             for _ in range(rng.randint(0, 3)):
                 atom = rng.choice(_FUZZ_ATOMS)
                 lines.append(f"{width}- {atom}" if as_list else f"{width}{rng.choice(_FUZZ_KEYS)}: {atom}")
+                if as_list and rng.random() < 0.3:  # more keys of a "- key: value" item's mapping
+                    lines.append(f"{width}{rng.choice(['  ', ' ', '   '])}{rng.choice(_FUZZ_KEYS)}: {rng.choice(_FUZZ_ATOMS)}")
+        if rng.random() < 0.3:
+            lines.append(rng.choice(_FUZZ_COMMENTS))
     text = "\n".join(lines) + ("\n" if rng.random() < 0.9 else "")
     return text.replace("\n", "\r\n") if rng.random() < 0.1 else text
 
@@ -411,3 +418,58 @@ def test_fast_path_agrees_with_yaml_on_generated_input() -> None:
         if fails_only_on_colon_values(text):
             assert expected == "error", repr(text)
     assert fast > 300
+
+
+_NESTED_ATOMS = [
+    "Read", "a b", "1.0.0", "12", "true", "~", "'q'", '"dq"', "x # c", '"dq" # c', "[a, b]", "[a] # c",
+    "a: b", "café", "v1.2", "0x1f", "", "# c",
+]  # fmt: skip
+
+
+def _fuzz_nested_frontmatter(rng: random.Random) -> str:
+    """Mostly valid YAML: lists of scalars and of "- key: value" mappings, with comments between."""
+    lines = ["name: x"]
+    for key in rng.sample(["tools", "hooks", "capabilities", "k_1"], rng.randint(1, 3)):
+        lines.append(f"{key}:" + rng.choice(["", "", " # note"]))
+        width = rng.choice([2, 4])
+        for _ in range(rng.randint(1, 4)):
+            pad = " " * width
+            if rng.random() < 0.5:
+                lines.append(f"{pad}- {rng.choice(_NESTED_ATOMS)}".rstrip())
+            else:
+                lines.append(f"{pad}- {rng.choice(['k', 'matcher', 'ADR-1', '1'])}: {rng.choice(_NESTED_ATOMS)}".rstrip())
+                for _ in range(rng.randint(0, 2)):
+                    inner = " " * (width + rng.choice([2, 2, 2, 1, 3]))
+                    if rng.random() < 0.3:
+                        lines.append(f"{inner}run:")
+                        lines.append(f"{inner}{rng.choice(['  ', ''])}- {rng.choice(_NESTED_ATOMS)}".rstrip())
+                    else:
+                        lines.append(f"{inner}{rng.choice(['x', 'k', 'y'])}: {rng.choice(_NESTED_ATOMS)}".rstrip())
+            if rng.random() < 0.2:
+                lines.append(" " * rng.choice([0, width, width + 2]) + "# note")
+    return "\n".join(lines) + "\n"
+
+
+def test_fast_path_agrees_with_yaml_on_nested_lists_and_comments() -> None:
+    """The same differential check, aimed at "- key: value" list items and comment lines."""
+    import yaml
+
+    from catui.agents.simple_yaml import parse_simple_yaml
+    from catui.agents.yaml12 import load_yaml12
+
+    rng = random.Random(4)
+    fast = with_mapping_items = 0
+    for _ in range(3000):
+        text = _fuzz_nested_frontmatter(rng)
+        try:
+            expected = load_yaml12(text)
+        except yaml.YAMLError:
+            expected = "error"
+        got = parse_simple_yaml(text)
+        if got is not None:
+            fast += 1
+            with_mapping_items += any(
+                isinstance(value, list) and any(isinstance(item, dict) for item in value) for value in got.values()
+            )
+            assert got == expected, repr(text)
+    assert fast > 200 and with_mapping_items > 100

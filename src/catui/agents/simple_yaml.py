@@ -9,11 +9,14 @@ else a string):
 - flow lists of such scalars (``tools: [Read, Grep]``);
 - block lists (``tools:`` then ``  - Read`` lines at one indentation);
 - nested mappings of the same (``hooks:`` then ``  pre: ...``);
-- literal and folded block scalars (``|``, ``|-``, ``>``, ``>-``) with plain content.
+- list items that are one-line mappings (``- matcher: x`` then more keys under it);
+- literal and folded block scalars (``|``, ``|-``, ``>``, ``>-``) with plain content;
+- comment lines, and `` # comments`` after a plain value or a flow list.
 
-Anything subtler — comments, anchors, tags, escapes, continuation lines,
-duplicate keys, odd characters, ``: `` or `` #`` inside a plain value, keep
-chomping, indentation indicators, more-indented folded lines — raises
+Anything subtler — anchors, tags, escapes, continuation lines, duplicate keys,
+odd characters, ``: `` inside a plain value, a comment after a quoted value or
+ending a block scalar, keep chomping, indentation indicators, more-indented
+folded lines — raises
 internally and the caller falls back to the real parser. The test suite
 checks that both give the same result on the whole corpus and on tricky input.
 """
@@ -34,10 +37,13 @@ _CORE_NULL_RE = re.compile(r"(?:~|null|Null|NULL)\Z")
 _CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _CORE_INT_RE = re.compile(r"[-+]?[0-9]+\Z")
 _CORE_FLOAT_RE = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
-# Octal, hex, .inf/.nan (and anything that starts like a number but is not a simple one): the parser decides.
+# Keys that start like a number but are not a simple one: the parser decides.
 _OTHER_NUMBER_RE = re.compile(
     r"0o|0x|[-+]?(?:\.[0-9]|[0-9]+\.|[0-9]+[eE])|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)"
 )
+# The rest of the core schema's numbers (yaml12.py's resolvers): octal, hex, .inf, .nan. Any other
+# plain scalar that merely starts like a number (``1.0.0``, ``2.0.0-alpha``) is a string.
+_SPECIAL_NUMBER_RE = re.compile(r"(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z")
 _TYPED_START = frozenset("~nN+-.0123456789")
 
 # Inside double quotes: an escape other than \\ or \", or a bare quote, needs the real parser.
@@ -77,7 +83,7 @@ def _scalar(value: str, *, in_flow: bool = False) -> Any:
             return int(value, 10)
         if _CORE_FLOAT_RE.match(value):
             return float(value)
-        if _OTHER_NUMBER_RE.match(value):
+        if _SPECIAL_NUMBER_RE.match(value):
             raise _NotSimple
     return value
 
@@ -107,6 +113,33 @@ def _flow_list(value: str) -> list[Any]:
             raise _NotSimple
         items.append(_scalar(part, in_flow=True))
     return items
+
+
+def _without_comment(value: str) -> str:
+    """A block-context value without its trailing `` # comment`` (`` #`` always starts one after plain text)."""
+    if value[0] == "#":
+        return ""  # "key: # note": no value on this line
+    cut = value.find(" #")
+    if cut < 0:
+        return value
+    quote = value[0]
+    if quote in "'\"":
+        # Only the plain case: no escapes, and the first quote after the opening one closes it.
+        close = value.find(quote, 1)
+        if close < 0 or "\\" in value[:close]:
+            raise _NotSimple
+        rest = value[close + 1 :]
+        if rest[:1] == quote:
+            raise _NotSimple  # '' inside single quotes is an escaped quote
+        if rest.strip(" ") and not (rest.startswith(" ") and rest.lstrip(" ").startswith("#")):
+            raise _NotSimple
+        return value[: close + 1]
+    return value[:cut].rstrip(" ")
+
+
+def _is_blank_or_comment(line: str) -> bool:
+    stripped = line.lstrip(" ")
+    return not stripped or stripped[0] == "#"
 
 
 def _is_plain_key(key: str) -> bool:
@@ -140,7 +173,7 @@ class _Reader:
 
     def _skip_blank(self) -> None:
         lines = self.lines
-        while self.pos < len(lines) and not lines[self.pos].strip(" "):
+        while self.pos < len(lines) and _is_blank_or_comment(lines[self.pos]):
             self.pos += 1
 
     def mapping(self, indent: int) -> dict[str, Any]:
@@ -150,7 +183,7 @@ class _Reader:
         key_line = _KEY_LINE_RE.match
         while True:
             pos = self.pos
-            while pos < count and not lines[pos].strip(" "):  # blank lines
+            while pos < count and _is_blank_or_comment(lines[pos]):
                 pos += 1
             self.pos = pos
             if pos >= count:
@@ -165,7 +198,7 @@ class _Reader:
             if match is None:
                 raise _NotSimple
             key, value_text = match.group(1, 2)
-            value_text = value_text.strip(" ") if value_text else ""
+            value_text = _without_comment(value_text.strip(" ")) if value_text else ""
             if key in result or not _is_plain_key(key):
                 raise _NotSimple
             self.pos = pos + 1
@@ -213,7 +246,18 @@ class _Reader:
             match = _LIST_ITEM_RE.match(line, current)
             if match is None:
                 raise _NotSimple
-            items.append(_scalar(match.group(1).strip(" ")))
+            raw = match.group(1)
+            text = raw.strip(" ")
+            if text and raw[0] != " " and _KEY_LINE_RE.match(text):
+                # "- key: value": a mapping whose keys line up two columns in; read it as if the
+                # dash were a space.
+                self.lines[self.pos] = " " * (current + 2) + text
+                items.append(self.mapping(current + 2))
+                continue
+            text = _without_comment(text) if text else text
+            if not text:
+                raise _NotSimple  # "-" alone or "- # note": a null item, or a nested block below
+            items.append(_scalar(text))
             self.pos += 1
 
     def _block_scalar(self, parent_indent: int, header: str) -> str:
@@ -235,6 +279,8 @@ class _Reader:
                 continue
             current = _indent_of(line)
             if current < width:
+                if line[current] == "#":
+                    raise _NotSimple  # a comment ending the block: leave its chomping to the parser
                 break
             text = line[width:]
             if folded and (current > width or text.endswith(" ")):
