@@ -473,3 +473,24 @@ def test_fast_path_agrees_with_yaml_on_nested_lists_and_comments() -> None:
             )
             assert got == expected, repr(text)
     assert fast > 200 and with_mapping_items > 100
+
+
+def test_plain_frontmatter_does_not_import_the_yaml_parser(tmp_path: Path) -> None:
+    """Start-up: the full YAML parser (PyYAML, ~10 ms to import) is loaded only for frontmatter that needs it."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "proj" / ".claude" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "a.md").write_text(
+        "---\nname: a\ndescription: d  # not a comment\ntools: [Read, Grep]  # note\nhooks:\n"
+        "  - matcher: x\n    run: |\n      echo hi\n---\nbody\n"
+    )
+    (folder / "b.md").write_text("---\nname: b\ndescription: Example: user: hi\n---\nbody\n")
+    code = (
+        "import sys; from catui.agents.registry import load_agent_registry; "
+        f"r = load_agent_registry({str(tmp_path / 'proj')!r}, home={str(tmp_path / 'home')!r}); "
+        "print(sorted(a.agent_type for a in r.all if not a.is_built_in), r.failed_files, 'yaml' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "['a', 'b'] [] False"

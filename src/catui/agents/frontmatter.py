@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import yaml
+from typing import TYPE_CHECKING, Any, Literal
 
 from catui.agents.simple_yaml import analyse_simple_yaml, parse_simple_yaml
-from catui.agents.yaml12 import load_yaml12
+
+if TYPE_CHECKING:
+    import yaml
 
 # JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), which differs from Python's.
 _JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -140,6 +140,8 @@ def _parse_yaml(text: str) -> Any:
     simple = parse_simple_yaml(text)
     if simple is not None:
         return simple
+    from catui.agents.yaml12 import load_yaml12
+
     return load_yaml12(text)
 
 
@@ -162,6 +164,15 @@ def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
         retried = parse_simple_yaml(quote_problematic_values(prequoted))
         if retried is not None:
             return ParsedMarkdown(retried, body, "ok_after_quote_retry")
+    return _parse_with_yaml(prequoted, body, status)
+
+
+def _parse_with_yaml(prequoted: str, body: str, status: FrontmatterStatus) -> ParsedMarkdown:
+    """The full YAML parser, with Claude Code's quote retry; imported only for frontmatter that needs it."""
+    import yaml
+
+    from catui.agents.yaml12 import load_yaml12
+
     try:
         data = load_yaml12(prequoted)
     except yaml.YAMLError as first_error:
