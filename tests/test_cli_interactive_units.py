@@ -191,9 +191,14 @@ def test_plain_output_streams_text_and_prints_calls_with_outcomes() -> None:
 # -- permission prompt ------------------------------------------------------------------------------
 
 
-def test_session_rules_cover_the_tool_for_files_and_the_exact_command_for_bash() -> None:
-    edit = PermissionRequest(tool_name="Edit", file_path=Path("/p/a.py"), subject="/p/a.py", is_edit=True)
-    assert str(session_rule_for(edit)) == "Edit"
+def test_session_rules_cover_one_folder_for_files_and_the_exact_command_for_bash() -> None:
+    edit = PermissionRequest(tool_name="Edit", file_path=Path("/p/src/a.py"), subject="/p/src/a.py", is_edit=True)
+    assert str(session_rule_for(edit, (Path("/w"), Path("/p")))) == "Edit(//p/**)"
+    outside = session_rule_for(edit, (Path("/w"),))
+    assert str(outside) == "Edit(//p/src/**)"
+    context = PermissionContext(working_directories=(Path("/w"),)).with_rules(outside)
+    assert context.decide(PermissionRequest("Edit", file_path=Path("/p/src/b.py"), is_edit=True)).behavior == "allow"
+    assert context.decide(PermissionRequest("Edit", file_path=Path("/etc/passwd"), is_edit=True)).behavior == "ask"
     bash = PermissionRequest(tool_name="Bash", subject="npm test")
     rule = session_rule_for(bash)
     assert str(rule) == "Bash(npm test)" and rule.behavior == "allow" and rule.source == "session"

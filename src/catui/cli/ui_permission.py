@@ -10,7 +10,7 @@ once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from catui.cli.ui_format import one_line, tool_call_label
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.permissions.context import PermissionDecision, PermissionRequest, PermissionRule
+from catui.permissions.rules import within_directories
 from catui.tools.base import Tool, ToolContext
 
 PREVIEW_LINES = 8
@@ -25,16 +26,23 @@ PREVIEW_LINES = 8
 ALLOW, ALWAYS, DENY = "allow", "always", "deny"
 
 
-def session_rule_for(request: PermissionRequest) -> PermissionRule:
-    """The rule "don't ask again" adds: the whole tool for file tools, the exact subject otherwise.
+def session_rule_for(request: PermissionRequest, working_directories: Sequence[Path] = ()) -> PermissionRule:
+    """The rule "don't ask again" adds: a file tool within one folder, the exact subject otherwise.
 
-    A file edit approved for the session covers that tool everywhere the
-    working directories allow (Claude Code switches to acceptEdits for the
-    same answer); a Bash command is remembered verbatim, never widened to a
-    prefix the user did not see.
+    A file call approved for the session covers that tool inside the working
+    directory that holds the file (Claude Code switches to acceptEdits for the
+    same answer), or, for a file outside them, inside the file's folder (Claude
+    Code's "always allow access to <folder>/"); never the whole file system. A
+    Bash command is remembered verbatim, never widened to a prefix the user did not see.
     """
-    content = None if request.file_path is not None or not request.subject else request.subject
-    return PermissionRule(request.tool_name, content, "allow", "session")
+    if request.file_path is None:
+        return PermissionRule(request.tool_name, request.subject or None, "allow", "session")
+    path = request.file_path
+    folder = next((d for d in working_directories if within_directories(path, (d,))), None)
+    if folder is None:
+        folder = path if path.is_dir() else path.parent
+    pattern = "/" + "".join("\\" + ch if ch in "*?[]\\" else ch for ch in folder.as_posix()).rstrip("/") + "/**"
+    return PermissionRule(request.tool_name, pattern, "allow", "session")
 
 
 def denial_message(tool_name: str, reason: str) -> str:
@@ -107,7 +115,7 @@ class PermissionPrompter:
                 await asyncio.sleep(0)
             if ctx.abort.is_set():
                 return PermissionDecision("deny", "The turn was interrupted before this call could run.")
-            rule = session_rule_for(request)
+            rule = session_rule_for(request, ctx.permissions.working_directories)
             header = self._header(tool.name, raw_input, ctx, rule)
             if self.keys is not None and self.editor is not None and self.screen.tty:
                 answer, reason = await self._ask_terminal(header)
