@@ -417,3 +417,27 @@ async def test_twenty_isolated_agents_in_parallel(tmp_path: Path) -> None:
     assert all(len(list(Path(path).glob("out*.txt"))) == 1 for path in kept)
     assert sorted(worktree_paths(repo)) == sorted([str(repo), *kept])
     assert len([b for b in branches(repo) if b.startswith("worktree-")]) == 5
+
+
+async def test_continuing_an_agent_whose_worktree_was_removed(tmp_path: Path) -> None:
+    """SendMessage to a finished agent that changed nothing: its worktree is gone, so it works in the parent's folder."""
+    repo = make_repo(tmp_path / "repo")
+    turns: list[dict[str, Any]] = [
+        {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "Noted."}],
+         "repeat": True},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [agent_call("toolu_p1", "CHILD JOB", isolation="worktree")]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True, "last_user_contains": "agentId"},
+         "content": [tool("toolu_p2", "SendMessage", to=AGENT_ID, message="AGAIN please")]},
+        {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "parent done"}], "repeat": True},
+        {"match": {"first_user_contains": "CHILD JOB", "last_user_contains": "AGAIN", "last_is_tool_result": False},
+         "content": [tool("c_again", "Bash", command="pwd")]},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "again done"}]},
+        {"match": {"first_user_contains": "CHILD JOB"}, "content": [{"type": "text", "text": "nothing to do"}]},
+    ]
+    events = await drive(make_app(tmp_path, repo, turns))
+    again = results(events, parent=False)["c_again"]
+    assert not again.get("is_error") and text_of(again).strip() == str(repo)
+    assert worktree_paths(repo) == [str(repo)]

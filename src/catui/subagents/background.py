@@ -535,6 +535,12 @@ class BackgroundAgents:
         run.result_event = None
         run.aborted = False
         run.started = time.monotonic()
+        if run.worktree is not None and not Path(run.worktree.path).is_dir():
+            # Its unchanged worktree was removed when it finished: it continues in the parent's folder,
+            # as an agent resumed after a restart does.
+            ctx, parent = run.session.ctx, run.parent_ctx
+            ctx.cwd, ctx.project_root = parent.cwd, parent.project_root
+            ctx.permissions = ctx.permissions.with_working_directories(*parent.permissions.working_directories)
         run.worktree = None  # settled when the first run ended
         run.stop_event = asyncio.Event()
         run.is_async = True
