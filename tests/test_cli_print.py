@@ -102,11 +102,14 @@ def test_stream_json_emits_init_messages_and_result(tmp_path: Path) -> None:
     assert "Task" in events[0]["tools"] and "Agent" in events[0]["tools"]
     assert events[0]["model"] == "claude-sonnet-4-6"
     kinds = [e["type"] for e in events]
-    # As in Claude Code, the prompt itself is not echoed (that takes --replay-user-messages there).
-    assert kinds[1:] == ["assistant", "user", "assistant", "result"]
+    # As in Claude Code, the prompt itself is not echoed (that takes --replay-user-messages there), and
+    # each content block of an assistant message is its own event with the message's id.
+    assert kinds[1:] == ["assistant", "assistant", "user", "assistant", "result"]
     assert all(e["parent_tool_use_id"] is None for e in events[1:-1])
-    assert events[1]["message"]["content"][1]["name"] == "Read"
-    assert events[2]["message"]["content"][0]["type"] == "tool_result"
+    assert [b["type"] for b in events[1]["message"]["content"]] == ["text"]
+    assert events[2]["message"]["content"][0]["name"] == "Read"
+    assert events[1]["message"]["id"] == events[2]["message"]["id"] and events[1]["uuid"] != events[2]["uuid"]
+    assert events[3]["message"]["content"][0]["type"] == "tool_result"
     assert events[-1]["result"] == "It says hello world."
     assert len({e["session_id"] for e in events}) == 1
 

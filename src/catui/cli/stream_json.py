@@ -93,8 +93,23 @@ class StreamJsonWriter:
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return
         obj = event_to_json(event, self.app.session.session_id)
-        if obj is not None:
+        if obj is not None and isinstance(event, AssistantMessageEvent):
+            for part in split_assistant_blocks(obj):
+                self._emit(part)
+        elif obj is not None:
             self._emit(obj)
+
+
+def split_assistant_blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``assistant`` event per content block, sharing the message id, as Claude Code streams them."""
+    content = obj["message"].get("content")
+    if not isinstance(content, list) or len(content) < 2:
+        return [obj]
+    return [
+        {**obj, "message": {**obj["message"], "content": [block]}, "uuid": obj["uuid"] if index == 0 else
+         str(uuid.uuid4())}
+        for index, block in enumerate(content)
+    ]
 
 
 def tool_results(event: UserMessageEvent) -> list[dict[str, Any]]:
