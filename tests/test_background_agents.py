@@ -728,6 +728,15 @@ async def test_resuming_from_disk_refuses_clearly(tmp_path: Path, project: Path)
     (tasks / f"{ghost}.meta.json").write_text(json.dumps({"agentType": "gone", "description": "d"}))
     gone = await tool.call(SendMessageInput(to=ghost, message="hi"), app.session.ctx)
     assert gone.is_error and "Agent type 'gone' not found" in str(gone.content)
+    # Still running in another catui process: it is not started a second time here.
+    other = await asyncio.create_subprocess_exec("sleep", "30")
+    try:
+        StateDB(project).upsert_task(ghost, type="local_agent", status="running", description="d", pid=other.pid)
+        busy = await tool.call(SendMessageInput(to=ghost, message="hi"), app.session.ctx)
+        assert busy.is_error and f"another catui process (pid {other.pid})" in str(busy.content)
+    finally:
+        other.kill()
+        await other.wait()
 
     # A stopped agent's last message may call a tool that never ran: that call is left out.
     history: list[dict[str, Any]] = [
