@@ -147,6 +147,11 @@ class AgentDefinition(BaseModel):
         still runs; anything it does not accept goes through full validation, so a mistake still
         raises ConfigurationError naming the field.
         """
+        return cls.from_checked_dict(fields)
+
+    @classmethod
+    def from_checked_dict(cls, fields: dict[str, Any]) -> AgentDefinition:
+        """``from_checked_fields`` for a dict the caller built (saves copying it into keyword arguments)."""
         if cls is AgentDefinition and _fields_are_checked(fields):
             return _construct_checked(fields)
         return cls(**fields)

@@ -174,21 +174,20 @@ def build_definition(
     plugin_name: str | None = None,
 ) -> AgentDefinition | None:
     """An AgentDefinition from frontmatter-like ``data``; a field error goes to ``on_error``."""
-    kwargs = coerce_fields(data, warn, plugin=source == "plugin")
-    extras = extra_fields(data, warn)
+    fields = coerce_fields(data, warn, plugin=source == "plugin")
+    fields.update(
+        agent_type=agent_type,
+        description=description,
+        prompt=prompt,
+        source=source,
+        base_dir=base_dir,
+        filename=filename,
+        plugin_name=plugin_name,
+        extra_fields=extra_fields(data, warn),
+    )
     try:
         # coerce_fields has checked and normalised every value; skip pydantic's second pass.
-        return AgentDefinition.from_checked_fields(
-            agent_type=agent_type,
-            description=description,
-            prompt=prompt,
-            source=source,
-            base_dir=base_dir,
-            filename=filename,
-            plugin_name=plugin_name,
-            extra_fields=extras,
-            **kwargs,
-        )
+        return AgentDefinition.from_checked_dict(fields)
     except ConfigurationError as exc:
         on_error(str(exc))
         return None

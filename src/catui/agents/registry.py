@@ -265,6 +265,12 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
     for folder in folders:
         scan = scan_markdown_files(folder, state.fingerprint)
         state.warnings.extend(scan.warnings)
+        if not scan.files:
+            continue
+        # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
+        from catui.agents.markdown import AgentFileError, load_markdown_agent, read_agent_file
+
+        base_dir = str(folder)
         for scanned in scan.files:
             path = scanned.path
             key: _FileCacheKey = (source, scanned.mtime_ns, scanned.size)
@@ -272,15 +278,12 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
             if cached is not None and cached[0] == key:
                 result = cached[1]  # unchanged since the last load: no need to read or parse it again
             else:
-                # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
-                from catui.agents.markdown import AgentFileError, load_markdown_agent, read_agent_file
-
                 try:
                     text = read_agent_file(scanned.path, size_hint=scanned.size)
                 except AgentFileError as exc:
                     state.failed_files.append(FailedFile(path, str(exc)))
                     continue
-                result = load_markdown_agent(text, path=path, source=source, base_dir=str(folder))
+                result = load_markdown_agent(text, path=path, source=source, base_dir=base_dir)
             state.files[path] = (key, result)
             state.warnings.extend(result.warnings)
             if result.definition is not None:

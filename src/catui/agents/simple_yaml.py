@@ -165,7 +165,9 @@ class _Reader:
 
     def __init__(self, text: str, *, tolerate_colon_values: bool) -> None:
         lines = text.split("\n")
-        self.lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        if "\r" in text:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        self.lines = lines
         self.ends_with_newline = text.endswith("\n")
         self.pos = 0
         self.tolerate_colon_values = tolerate_colon_values
@@ -183,7 +185,8 @@ class _Reader:
         key_line = _KEY_LINE_RE.match
         while True:
             pos = self.pos
-            while pos < count and _is_blank_or_comment(lines[pos]):
+            # A line starting with a key character is the common case; only others need a closer look.
+            while pos < count and (not lines[pos] or lines[pos][0] in " #") and _is_blank_or_comment(lines[pos]):
                 pos += 1
             self.pos = pos
             if pos >= count:
@@ -198,8 +201,13 @@ class _Reader:
             if match is None:
                 raise _NotSimple
             key, value_text = match.group(1, 2)
-            value_text = _without_comment(value_text.strip(" ")) if value_text else ""
-            if key in result or not _is_plain_key(key):
+            if value_text:
+                value_text = value_text.strip(" ")
+                if "#" in value_text:
+                    value_text = _without_comment(value_text)
+            else:
+                value_text = ""
+            if key in result or ((key in _CORE_BOOL or key[0] in _TYPED_START) and not _is_plain_key(key)):
                 raise _NotSimple
             self.pos = pos + 1
             if not value_text:
