@@ -441,3 +441,40 @@ async def test_continuing_an_agent_whose_worktree_was_removed(tmp_path: Path) ->
     again = results(events, parent=False)["c_again"]
     assert not again.get("is_error") and text_of(again).strip() == str(repo)
     assert worktree_paths(repo) == [str(repo)]
+
+
+async def test_a_markdown_definition_can_set_cwd(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".catui" / "agents").mkdir(parents=True)
+    (repo / ".catui" / "agents" / "placed.md").write_text(
+        f"---\nname: placed\ndescription: Runs elsewhere.\ncwd: {elsewhere}\n---\nPLACED\n"
+    )
+    turns = [
+        *parent_turns(agent_call("toolu_p1", "CWD JOB", "placed")),
+        {"match": {"first_user_contains": "CWD JOB", "last_is_tool_result": False},
+         "content": [tool("c_pwd", "Bash", command="pwd"),
+                     tool("c_write", "Write", file_path=str(elsewhere / "made.txt"), content="x\n")]},
+        {"match": {"first_user_contains": "CWD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "there"}]},
+    ]
+    events = await drive(make_app(tmp_path, repo, turns, permission_mode="acceptEdits"))
+    found = results(events, parent=False)
+    assert text_of(found["c_pwd"]).strip() == str(elsewhere.resolve())
+    assert not found["c_write"].get("is_error") and (elsewhere / "made.txt").exists()  # its folder is a working dir
+
+
+def test_definition_cwd_must_be_absolute_and_plugins_cannot_set_it() -> None:
+    from catui.agents.json_agents import agents_from_json_mapping
+
+    def load(cwd: object, **where: Any) -> tuple[str | None, list[str]]:
+        agents, _failed, warnings = agents_from_json_mapping(
+            {"x": {"description": "d", "prompt": "p", "cwd": cwd}}, **{"source": "flagSettings", "origin": "--agents",
+                                                                         **where})
+        return agents[0].cwd, [w.message for w in warnings]
+
+    assert load("/srv/data") == ("/srv/data", [])
+    assert load("data") == (None, ["agent 'x': cwd 'data' must be an absolute folder path; ignored"])
+    cwd, warnings = load("/srv/data", source="plugin", origin="plug", plugin_name="plug")
+    assert cwd is None and "'cwd' is ignored in plugin agents" in warnings[0]

@@ -8,6 +8,7 @@ warning for every dropped value, so ``catui agents validate`` can show it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import (
@@ -41,6 +42,7 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         "requiredMcpServers",
         "hooks",
         "color",
+        "cwd",
     }
 )
 
@@ -173,7 +175,7 @@ def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) 
     if isinstance(append, bool | str):
         out["append_system_prompt"] = append
 
-    for key in ("permissionMode", "hooks", "mcpServers"):
+    for key in ("permissionMode", "hooks", "mcpServers", "cwd"):
         if plugin and data.get(key) is not None:
             warn(f"'{key}' is ignored in plugin agents, for safety (a plugin must not widen permissions)")
     if not plugin:
@@ -182,6 +184,14 @@ def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) 
 
 
 def _coerce_unsafe_fields(data: Mapping[str, Any], out: dict[str, Any], warn: Warn) -> None:
+    # `cwd` adds its folder to the agent's working directories, so it widens permissions like the others.
+    cwd = data.get("cwd")
+    if cwd is not None:
+        if isinstance(cwd, str) and Path(cwd).expanduser().is_absolute():
+            out["cwd"] = cwd
+        else:
+            warn(f"cwd {cwd!r} must be an absolute folder path; ignored")
+
     mode = data.get("permissionMode")
     if mode is not None:
         if mode in PERMISSION_MODES:
