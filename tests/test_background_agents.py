@@ -810,3 +810,53 @@ async def test_output_file_names_the_branch_without_a_session_transcript(tmp_pat
     records = jsonl(Path(end.data["outputFile"]))
     assert len(records) == 4 and {r["gitBranch"] for r in records} == {"main"}
     await app.aclose()
+
+
+class HeldFinalRequest:
+    """Stands in for a child's provider: its request after a tool round waits until the test lets it go."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.waiting = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def stream(self, request: Any) -> Any:
+        last = request.messages[-1]
+        if any(b.get("type") == "tool_result" for b in blocks_of(last)) and not self.release.is_set():
+            self.waiting.set()
+            await self.release.wait()
+        async for event in self.inner.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_message_queued_during_the_last_request_is_not_lost(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    turns: list[dict[str, Any]] = [
+        NOTED, *parent_turns([agent_call("late")]),
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "Late news"},
+         "content": [{"type": "text", "text": "Took the late news into account."}]},
+        *worker_turns("late"),
+    ]
+    app = make_app(tmp_path, project, turns, gates)
+    driver = Driver(app)
+    await gates.wait_entered("late")
+    [end] = launched(driver.events)
+    agent_id = end.data["agentId"]
+    manager = app.services["background"]
+    child = manager._active[agent_id].session
+    held = HeldFinalRequest(child.config.provider)
+    child.config.provider = held
+    gates.gate("late").set()
+    await asyncio.wait_for(held.waiting.wait(), GUARD_S)  # its last tool round is over
+    reply = await SendMessageTool().call(SendMessageInput(to=agent_id, message="Late news: check the docs too."),
+                                         app.session.ctx)
+    assert "Message queued" in str(reply.content)
+    held.release.set()
+    await driver.done()
+    notes = parent_notifications(app)
+    assert [(n["id"], n["result"]) for n in notes] == [(agent_id, "Finished late."),
+                                                      (agent_id, "Took the late news into account.")]
+    await app.aclose()

@@ -392,7 +392,7 @@ class BackgroundAgents:
             agent_id=run.parent_ctx.agent_id,
         )
         self._keep_finished(run)
-        self.inboxes.pop(run.agent_id, None)
+        unread = self.inboxes.pop(run.agent_id, None) or []
         self.names.release(run.agent_id)
         # The notification is queued before the task ends, so a waiter never sees "nothing running,
         # nothing waiting" in between.
@@ -402,6 +402,15 @@ class BackgroundAgents:
         else:
             self._unannounced.append(event)
         task.finish(status, result, error=error)
+        if unread and status == "completed":
+            # Messages queued during its last model request were never read (no tool round followed): it
+            # continues with them, as a finished agent messaged by id does, instead of losing them. Soon, not
+            # now: this driver's own bookkeeping for the agent id ends after this returns.
+            asyncio.get_running_loop().call_soon(self._continue_with_unread, run.agent_id, unread)
+
+    def _continue_with_unread(self, agent_id: str, unread: list[str]) -> None:
+        if not self.running_agent(agent_id) and agent_id in self.finished_runs:
+            self.resume(agent_id, "\n\n".join(unread))
 
     async def _stop(self, agent_id: str) -> None:
         """TaskStop / shutdown: stop the child where it is; its transcript so far stays."""
