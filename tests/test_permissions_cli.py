@@ -141,3 +141,20 @@ def test_file_tools_outside_the_working_directories(project: Path) -> None:
 
     _, events = run(project, script, "--permission-mode", "acceptEdits", "--add-dir", str(outside))
     assert events[-1]["permission_denials"] == [] and (outside / "new.txt").read_text() == "x"
+
+
+def test_print_mode_cannot_leave_plan_mode_without_approval(project: Path) -> None:
+    target = project / "impl.txt"
+    script = {"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "name": "ExitPlanMode", "input": {"plan": "1. write impl.txt"}}]},
+        {"match": {"last_is_tool_result": True, "last_user_contains": "plan"}, "content": [
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(target), "content": "x"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "finished"}]},
+    ]}
+    _, events = run(project, script, "--permission-mode", "plan", "--allowedTools", "Write")
+    assert [d["tool_name"] for d in events[-1]["permission_denials"]] == ["ExitPlanMode", "Write"]
+    assert "plan mode stays on" in result_text(tool_results(events)[0]) and not target.exists()
+
+    _, events = run(project, script, "--permission-mode", "plan", "--allowedTools", "Write,ExitPlanMode")
+    assert events[-1]["permission_denials"] == [] and target.read_text() == "x"

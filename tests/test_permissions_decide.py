@@ -271,3 +271,14 @@ def test_dont_ask_again_adds_a_session_rule() -> None:
     assert decide(approved, BASH).behavior == "allow"
     assert decide(approved, PermissionRequest("Bash", {"command": "npm test -- -k x"})).behavior == "allow"
     assert decide(approved, PermissionRequest("Bash", {"command": "npm publish"})).behavior == "ask"
+
+
+def test_leaving_plan_mode_is_asked_unless_the_tool_asks_the_user_itself() -> None:
+    asks_nobody = PermissionRequest("ExitPlanMode", {"plan": "p"}, read_only=False)
+    asks_the_user = PermissionRequest("ExitPlanMode", {"plan": "p"}, read_only=True)
+    decision = decide(ctx("plan"), asks_nobody)
+    assert decision.behavior == "ask" and "--allowedTools \"ExitPlanMode\"" in decision.reason
+    assert decide(ctx("dontAsk"), asks_nobody).behavior == "deny"
+    assert decide(ctx("bypassPermissions"), asks_nobody).behavior == "allow"
+    assert decide(ctx("plan", "ExitPlanMode"), asks_nobody).behavior == "allow"
+    assert decide(ctx("plan"), asks_the_user).behavior == "allow"

@@ -58,6 +58,9 @@ NETWORK_TOOLS: frozenset[str] = frozenset({"WebFetch", "WebSearch"})
 
 SETTINGS_HINT = ".catui/settings.json"
 
+# Leaving plan mode is the user's call: asked for (denied in print mode) unless the tool asks the user itself.
+PLAN_EXIT_TOOL = "ExitPlanMode"
+
 
 def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDecision:
     """Decide one tool call. See the module docstring for the order of checks."""
@@ -93,7 +96,7 @@ def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDeci
     if allowed is not None:
         if (
             ctx.mode == "plan"
-            and canonical_tool_name(request.tool_name) not in NO_APPROVAL_TOOLS
+            and canonical_tool_name(request.tool_name) not in NO_APPROVAL_TOOLS | {PLAN_EXIT_TOOL}
             and not (request.read_only or _is_read_only_shell(ctx, request, cwd))
         ):
             return _plan_denial(label)
@@ -136,6 +139,13 @@ def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: s
     tool = canonical_tool_name(request.tool_name)
     if tool in NO_APPROVAL_TOOLS or mode == "bypassPermissions":
         return PermissionDecision("allow", f"Allowed in {mode} mode.")
+    if tool == PLAN_EXIT_TOOL and not request.read_only:
+        how = (
+            f"To let the agent leave plan mode without asking, add '{PLAN_EXIT_TOOL}' to permissions.allow "
+            f"in {SETTINGS_HINT} or pass --allowedTools \"{PLAN_EXIT_TOOL}\"."
+        )
+        reason = f"Leaving plan mode needs the user's approval of the plan; until then plan mode stays on. {how}"
+        return PermissionDecision("deny" if mode == "dontAsk" else "ask", reason)
 
     path = request_path(request, cwd) if _is_file_call(request) else None
     if path is not None and ctx.working_directories and not within_directories(path, ctx.working_directories):

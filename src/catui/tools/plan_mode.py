@@ -7,10 +7,12 @@ context is immutable and owned by the session); they return
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field
 
+from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 ENTER_DESCRIPTION = """\
@@ -69,6 +71,12 @@ class ExitPlanModeTool(Tool):
     @property
     def description(self) -> str:
         return EXIT_DESCRIPTION
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        # At a terminal the tool asks the user to approve the plan itself; elsewhere leaving plan mode is a
+        # permission question (can_use_tool, an allow rule), and print mode denies it, as Claude Code does.
+        request = super().permission_request(args, ctx)
+        return replace(request, read_only=bool(ctx.interactive and ctx.ask_user is not None))
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, ExitPlanModeInput)
