@@ -213,6 +213,11 @@ def extra_tools(options: CatuiOptions) -> list[Tool]:
             tools.extend(item.prefixed_tools())
         elif isinstance(item, Tool):
             tools.append(item)
+        elif isinstance(item, str):
+            raise ConfigurationError(
+                f"CatuiOptions.tools: {item!r} is a name; tools holds functions made with @catui.tool. To limit "
+                "the built-in tools (claude-agent-sdk's tools=[...]), list the others in disallowed_tools"
+            )
         else:
             raise ConfigurationError(
                 f"CatuiOptions.tools: {item!r} is not a tool; decorate an async function with @catui.tool"
