@@ -66,6 +66,8 @@ def unknown_tool_names(entries: list[str] | None, known: frozenset[str] | None =
     known = known if known is not None else known_tool_names()
     unknown: list[str] = []
     for entry in entries:
+        if entry in known:  # the usual case: a bare, known tool name
+            continue
         base = tool_base_name(entry)
         if base == "*" or base.startswith("mcp__") or base in known:
             continue
