@@ -285,3 +285,15 @@ async def test_glob_absolute_pattern_is_checked_where_it_searches(tmp_path: Path
     assert permissions.with_mode("dontAsk").decide(escaping).behavior == "deny"
     inside = tool.permission_request(GlobInput(pattern=f"{project}/*.txt", path=str(outside)), ctx)
     assert permissions.decide(inside).behavior == "allow"
+
+
+async def test_grep_caps_at_250_unless_head_limit_says_otherwise(tmp_path: Path) -> None:
+    for i in range(260):
+        write(tmp_path, f"f{i:03}.txt", "needle\n", 1_000_000 + i)
+    capped, _ = await grep(tmp_path, True, pattern="needle")
+    lines = capped.splitlines()
+    assert lines[0] == "Found 260 files" and lines[1] == str(tmp_path / "f259.txt")
+    assert sum(1 for line in lines if line.startswith(str(tmp_path))) == 250
+    assert "head_limit=250" in lines[-1]
+    everything, _ = await grep(tmp_path, True, pattern="needle", head_limit=0)
+    assert sum(1 for line in everything.splitlines() if line.startswith(str(tmp_path))) == 260

@@ -21,6 +21,7 @@ from catui.tools.search_engine import (
 )
 
 MAX_LINE_CHARS = 500
+DEFAULT_HEAD_LIMIT = 250  # as Claude Code: an unset head_limit still caps the result; 0 lifts the cap
 MAX_OUTPUT_CHARS = 20000
 
 DESCRIPTION = """\
@@ -33,7 +34,8 @@ Search file contents with regular expressions, built on ripgrep.
 `*.{ts,tsx}`) or type (a ripgrep file type such as py, js, rust, go — faster than glob for standard types).
 - output_mode: "files_with_matches" (default) lists matching files, newest first; "content" shows the \
 matching lines (with -n line numbers, on by default, and -A/-B/-C context lines); "count" gives matches per file.
-- head_limit keeps the first N lines or entries and offset skips N first, for paging through large results.
+- head_limit keeps the first N lines or entries (250 unless given; 0 for all) and offset skips N first, for \
+paging through large results.
 - Patterns match within one line unless multiline is true, which lets `.` match newlines and patterns span lines.
 - Files ignored by .gitignore and hidden files are skipped, as ripgrep does.
 - For open-ended searches that need several rounds of searching, delegate to an agent with the Agent tool."""
@@ -86,7 +88,7 @@ class GrepInput(ToolInput):
         default=None,
         ge=0,
         description="Keep only the first N lines (content), files (files_with_matches) or entries (count). "
-        "0 or unset means no limit.",
+        f"Defaults to {DEFAULT_HEAD_LIMIT}; 0 means no limit (use it sparingly: large results fill the context).",
     )
     offset: int | None = Field(
         default=None,
@@ -179,7 +181,8 @@ def format_result(
         entries = _content_lines(hits, line_numbers, query.before > 0 or query.after > 0)
     total = len(entries)
     page = entries[offset:]
-    limited = bool(head_limit) and len(page) > (head_limit or 0)
+    head_limit = DEFAULT_HEAD_LIMIT if head_limit is None else head_limit
+    limited = bool(head_limit) and len(page) > head_limit
     if head_limit:
         page = page[:head_limit]
     data: dict[str, Any] = {
