@@ -122,11 +122,13 @@ def test_split_globs() -> None:
 async def test_grep_files_mode_newest_first_and_respects_ignores(tree: Path, fallback: bool) -> None:
     if not fallback and not HAVE_RG:
         pytest.skip("rg not installed")
+    write(tree, ".git/notes.txt", "hello from the repository's own files\n")
     out, is_error = await grep(tree, fallback, pattern="hello")
     assert not is_error
     lines = out.splitlines()
-    assert lines[0] == "Found 7 files"
+    assert lines[0] == "Found 8 files"
     order = [
+        ".hidden/secret.py",  # hidden files are searched, as Claude Code's Grep does (rg --hidden)
         "nested/b.txt",
         "crlf.txt",
         "keep.log",
@@ -137,7 +139,7 @@ async def test_grep_files_mode_newest_first_and_respects_ignores(tree: Path, fal
     ]
     assert lines[1:] == [str(tree / p) for p in order]
     joined = "\n".join(lines)
-    for excluded in ("build/out.py", "debug.log", ".hidden", ".env", "data.bin", "a.tmp", "private.md"):
+    for excluded in ("build/out.py", "debug.log", ".git/", ".env", "data.bin", "a.tmp", "private.md"):
         assert excluded not in joined
 
 
@@ -205,7 +207,7 @@ async def test_fallback_env_var_forces_python(tree: Path, monkeypatch: pytest.Mo
     assert find_rg() is not None
     monkeypatch.setenv(FALLBACK_ENV, "1")
     assert find_rg() is None
-    out, _ = await grep(tree, False, pattern="hello", glob="*.py")
+    out, _ = await grep(tree, False, pattern="hello", glob="src/*.py")
     assert out.splitlines() == ["Found 1 file", str(tree / "src/util.py")]
 
 

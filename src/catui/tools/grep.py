@@ -37,7 +37,8 @@ matching lines (with -n line numbers, on by default, and -A/-B/-C context lines)
 - head_limit keeps the first N lines or entries (250 unless given; 0 for all) and offset skips N first, for \
 paging through large results.
 - Patterns match within one line unless multiline is true, which lets `.` match newlines and patterns span lines.
-- Files ignored by .gitignore and hidden files are skipped, as ripgrep does.
+- Hidden files are searched (version-control folders such as .git are not); files ignored by .gitignore \
+are skipped.
 - For open-ended searches that need several rounds of searching, delegate to an agent with the Agent tool."""
 
 
@@ -157,6 +158,7 @@ class GrepTool(Tool):
             multiline=bool(args.multiline),
             before=args.before if args.before is not None else context,
             after=args.after if args.after is not None else context,
+            hidden=True,  # as Claude Code's Grep: hidden files are searched, version-control folders are not
         )
         rg = None if self.force_fallback else find_rg()
         try:

@@ -38,6 +38,9 @@ def glob_to_regex(pattern: str) -> tuple[re.Pattern[str], bool]:
     return re.compile(prefix + body + r"\Z", re.DOTALL), dir_only
 
 
+# Left out of searches that include hidden files (as Claude Code's Grep passes them to rg as --glob '!<name>').
+VCS_DIRECTORIES: frozenset[str] = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
+
 def _translate(pattern: str) -> str:
     out: list[str] = []
     i, n = 0, len(pattern)
@@ -221,14 +224,18 @@ def walk_files(
     *,
     globs: Sequence[str] = (),
     type_globs: Sequence[str] | None = None,
+    hidden: bool = False,
 ) -> Iterator[Path]:
-    """Yield the files under ``root`` that ``rg --files --glob … --type …`` would list (absolute paths)."""
+    """Yield the files under ``root`` that ``rg --files --glob … --type …`` would list (absolute paths).
+
+    ``hidden`` is ``rg --hidden`` with the version-control folders (:data:`VCS_DIRECTORIES`) excluded.
+    """
     root = root.absolute()
     overrides = Overrides(globs) if globs else None
     type_filter = TypeFilter(type_globs) if type_globs is not None else None
     git_root = find_git_root(root)
     base_layers = _ancestor_layers(root, git_root)
-    yield from _walk(root, root, base_layers, git_root is not None, overrides, type_filter)
+    yield from _walk(root, root, base_layers, git_root is not None, overrides, type_filter, hidden)
 
 
 def _walk(
@@ -238,6 +245,7 @@ def _walk(
     in_repo: bool,
     overrides: Overrides | None,
     type_filter: TypeFilter | None,
+    hidden: bool = False,
 ) -> Iterator[Path]:
     in_repo = in_repo or (folder / ".git").exists()
     layers = layers + _layers_of(folder, in_repo=in_repo)
@@ -253,10 +261,10 @@ def _walk(
         except OSError:
             continue
         path = Path(entry.path)
-        if not _included(path, entry.name, is_dir, root, layers, overrides, type_filter):
+        if not _included(path, entry.name, is_dir, root, layers, overrides, type_filter, hidden):
             continue
         if is_dir:
-            yield from _walk(path, root, layers, in_repo, overrides, type_filter)
+            yield from _walk(path, root, layers, in_repo, overrides, type_filter, hidden)
         elif entry.is_file():
             yield path
 
@@ -269,8 +277,11 @@ def _included(
     layers: Sequence[_IgnoreLayer],
     overrides: Overrides | None,
     type_filter: TypeFilter | None,
+    hidden: bool = False,
 ) -> bool:
     if is_dir and name == ".git":
+        return False
+    if hidden and name in VCS_DIRECTORIES:
         return False
     if overrides is not None:
         verdict = overrides.decide(path.relative_to(root).as_posix(), is_dir)
@@ -284,4 +295,4 @@ def _included(
         if not type_filter.matches(name):
             return False
         whitelisted = True
-    return whitelisted or not name.startswith(".")
+    return hidden or whitelisted or not name.startswith(".")

@@ -21,7 +21,7 @@ from typing import Literal
 
 from catui.tools.files import detect_encoding
 from catui.tools.grep_types import RG_FILE_TYPES
-from catui.tools.ignore import walk_files
+from catui.tools.ignore import VCS_DIRECTORIES, walk_files
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 FALLBACK_ENV = "CATUI_GREP_FALLBACK"
@@ -55,6 +55,7 @@ class GrepQuery:
     multiline: bool = False
     before: int = 0
     after: int = 0
+    hidden: bool = False  # search hidden files too (never inside VCS_DIRECTORIES)
 
 
 @dataclass
@@ -93,6 +94,11 @@ def rg_grep_args(rg: str, query: GrepQuery) -> list[str]:
         args += ["-U", "--multiline-dotall"]
     for glob in query.globs:
         args += ["--glob", glob]
+    if query.hidden:
+        # After the user's globs, so that these exclusions win.
+        args.append("--hidden")
+        for name in sorted(VCS_DIRECTORIES):
+            args += ["--glob", f"!{name}"]
     if query.file_type:
         args += ["--type", query.file_type]
     if query.mode == "files_with_matches":
@@ -217,7 +223,7 @@ def python_search(query: GrepQuery) -> list[FileHits]:
             type_globs = RG_FILE_TYPES.get(query.file_type)
             if type_globs is None:
                 raise SearchError(f"unrecognized file type: {query.file_type}")
-        candidates = walk_files(query.root, globs=query.globs, type_globs=type_globs)
+        candidates = walk_files(query.root, globs=query.globs, type_globs=type_globs, hidden=query.hidden)
     hits = []
     for path in candidates:
         found = _search_file(path, regex, query)
