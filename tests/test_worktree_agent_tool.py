@@ -478,3 +478,36 @@ def test_definition_cwd_must_be_absolute_and_plugins_cannot_set_it() -> None:
     assert load("data") == (None, ["agent 'x': cwd 'data' must be an absolute folder path; ignored"])
     cwd, warnings = load("/srv/data", source="plugin", origin="plug", plugin_name="plug")
     assert cwd is None and "'cwd' is ignored in plugin agents" in warnings[0]
+
+
+async def test_an_agent_resumed_after_a_restart_in_its_kept_worktree_stays_confined(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wt = repo / ".catui" / "worktrees" / SLUG
+    first: list[dict[str, Any]] = [
+        *parent_turns(agent_call("toolu_p1", "CHILD JOB", isolation="worktree")),
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": False},
+         "content": [tool("c_write", "Write", file_path=str(wt / "work.txt"), content="kept\n")]},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "wrote"}]},
+    ]
+    await drive(make_app(tmp_path, repo, first, permission_mode="acceptEdits"))
+    assert (wt / "work.txt").exists()
+    clear_provider_cache()
+    second: list[dict[str, Any]] = [
+        {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "Noted."}],
+         "repeat": True},
+        {"match": {"first_user_contains": "AGAIN PARENT", "last_is_tool_result": False},
+         "content": [tool("toolu_s1", "SendMessage", to=AGENT_ID, message="AGAIN please")]},
+        {"match": {"first_user_contains": "AGAIN PARENT", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "parent done"}], "repeat": True},
+        {"match": {"first_user_contains": "CHILD JOB", "last_user_contains": "AGAIN", "last_is_tool_result": False},
+         "content": [tool("r_pwd", "Bash", command="pwd"),
+                     tool("r_main", "Write", file_path=str(repo / "leak.txt"), content="x\n")]},
+        {"match": {"first_user_contains": "CHILD JOB", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "again done"}]},
+    ]
+    events = await drive(make_app(tmp_path, repo, second, permission_mode="acceptEdits"), "AGAIN PARENT")
+    found = results(events, parent=False)
+    assert text_of(found["r_pwd"]).strip() == str(wt)
+    assert found["r_main"].get("is_error") and "outside the working directories" in text_of(found["r_main"])
+    assert not (repo / "leak.txt").exists()

@@ -343,7 +343,7 @@ class BackgroundAgents:
         result: str | None
         if crash is not None:
             with contextlib.suppress(Exception):
-                await self.runtime._discard_worktree(run)
+                worktree = await self.runtime._discard_worktree(run)  # a kept one is named in the notification
             self.runtime.runs.pop(run.agent_id, None)
             result = _last_text(run)
             if not stopped:

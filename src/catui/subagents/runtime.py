@@ -335,18 +335,22 @@ class SubagentRuntime:
     ) -> SubagentRun:
         """The child session and its run, once type, model, tools and folder are settled."""
         deps = self.deps
-        child_cwd = worktree.path if worktree is not None else (cwd_override or parent_ctx.cwd)
-        child_root = worktree.path if worktree is not None else parent_ctx.project_root
-        if worktree is not None:
+        from catui.worktree.guard import ensure_inside, worktrees_root
+
+        confined: Path | None = Path(worktree.path) if worktree is not None else None
+        if cwd_override is not None and ensure_inside(cwd_override, worktrees_root(parent_ctx.project_root)):
+            confined = cwd_override  # an agent resumed in the worktree it kept stays confined to it
+        child_cwd = confined or cwd_override or parent_ctx.cwd
+        child_root = confined or parent_ctx.project_root
+        if confined is not None:
             # Folders of the main checkout (the parent's cwd may be one of its sub-folders) would let the
             # child write there, past its worktree; folders outside the checkout stay.
-            from catui.worktree.guard import ensure_inside
-
-            main_roots = [parent_ctx.project_root, *([worktree.git_root] if worktree.git_root else [])]
+            git_root = getattr(worktree, "git_root", None)
+            main_roots = [parent_ctx.project_root, *([git_root] if git_root else [])]
             others = [
                 d for d in permissions.working_directories if not any(ensure_inside(d, r) for r in main_roots)
             ]
-            permissions = permissions.with_working_directories(Path(worktree.path), *others)
+            permissions = permissions.with_working_directories(confined, *others)
         elif cwd_override is not None:
             permissions = permissions.with_working_directories(cwd_override, *permissions.working_directories)
 
