@@ -39,6 +39,12 @@ def test_unknown_model_from_a_settings_file_names_the_file(tmp_path: Path) -> No
     assert str(path) in message and "'sonet'" in message and "'sonnet'" in message
 
 
+def test_a_model_setting_that_is_not_a_string_is_not_blamed(tmp_path: Path) -> None:
+    write_settings(tmp_path, '{"model": 5}')
+    message = one_line_error(run_catui(tmp_path, "-p", "hi"))
+    assert message.startswith("catui: no model provider is configured") and "catui demo" in message
+
+
 def test_unknown_model_from_the_environment_names_the_variable(tmp_path: Path) -> None:
     message = one_line_error(run_catui(tmp_path, "-p", "hi", CATUI_MODEL="opsu"))
     assert message.startswith("catui: CATUI_MODEL: ") and "'opus'" in message

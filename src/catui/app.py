@@ -228,7 +228,8 @@ def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) 
     """Where a model that failed to resolve was configured (a prefix for the error), when not on the command line."""
     if cli_model:
         return ""
-    if settings.merged.get("model"):
+    configured = settings.merged.get("model")
+    if isinstance(configured, str) and configured.strip() and configured.strip().lower() != "default":
         files = [f for f in settings.files if "model" in f.data]
         where = str(files[-1].path) if files and files[-1].path is not None else "--settings"
         return f"{where}: the `model` setting: "
