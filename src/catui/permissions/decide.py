@@ -93,6 +93,10 @@ def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDeci
         )
 
     allowed = _allowing_rule(ctx, request, cwd)
+    if allowed is not None and ctx.mode != "bypassPermissions" and not _approves_exactly(allowed, request):
+        escaping = _shell_writes_outside(ctx, request, cwd)
+        if escaping is not None:
+            return escaping
     if allowed is not None:
         if (
             ctx.mode == "plan"
@@ -168,7 +172,7 @@ def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: s
             return PermissionDecision("allow", "Read-only calls run in plan mode.")
         return _plan_denial(label)
     if mode == "auto":
-        return PermissionDecision("allow", "Allowed in auto mode.")
+        return _shell_writes_outside(ctx, request, cwd) or PermissionDecision("allow", "Allowed in auto mode.")
     if read_only:
         return PermissionDecision("allow", f"Read-only calls run in {mode} mode.")
     if mode == "acceptEdits" and request.is_edit:
@@ -193,6 +197,38 @@ def _needs_approval(
         )
     subject = f"{label} {what}" if what else label
     return PermissionDecision("ask", f"{subject} needs approval in {mode} mode. {how}.")
+
+
+def _approves_exactly(rule: PermissionRule, request: PermissionRequest) -> bool:
+    """A rule naming this very command (as "don't ask again" records it), redirections and all."""
+    content = rule.content
+    if content is None or "*" in content.replace("\\*", ""):
+        return False
+    return content.replace("\\*", "*") == (request_subject(request) or "").strip()
+
+
+def _shell_writes_outside(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> PermissionDecision | None:
+    """Ask (deny in plan and dontAsk mode) when a Bash command redirects output outside the working directories.
+
+    An allow rule approves a command, not a place to write: ``Bash(npm test:*)`` does not cover
+    ``npm test > ~/.bashrc``.
+    """
+    if canonical_tool_name(request.tool_name) != "Bash":
+        return None
+    command = request_subject(request)
+    if command is None:
+        return None
+    from catui.permissions.redirects import redirects_outside
+
+    outside = redirects_outside(command, ctx.working_directories, cwd)
+    if not outside:
+        return None
+    dirs = ", ".join(str(d) for d in ctx.working_directories)
+    reason = (
+        f"{describe_call(request)} writes to {', '.join(outside)}, outside the working directories ({dirs}). "
+        "Write inside them, or add the folder with permissions.additionalDirectories or --add-dir."
+    )
+    return PermissionDecision("deny" if ctx.mode in ("plan", "dontAsk") else "ask", reason)
 
 
 def _is_read_only_shell(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> bool:
