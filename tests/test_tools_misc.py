@@ -280,11 +280,17 @@ async def test_ask_user_question(ctx: ToolContext) -> None:
 
 
 async def test_plan_mode_enter_and_exit(ctx: ToolContext) -> None:
+    outside = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    assert outside.is_error and "not in plan mode" in text(outside)
+
+    ctx.permissions = ctx.permissions.with_mode("acceptEdits")
     entered = await EnterPlanModeTool().call(EnterPlanModeInput(), ctx)
     assert entered.data == {"permission_mode": "plan"}
+    ctx.permissions = ctx.permissions.with_mode("plan")  # what the session does with that data
 
     printed = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
-    assert printed.data["permission_mode"] == "default" and printed.data["plan"] == "1. do it"
+    # approval returns to the mode plan mode was entered from
+    assert printed.data["permission_mode"] == "acceptEdits" and printed.data["plan"] == "1. do it"
 
     answers = iter([APPROVE_LABEL, "No, keep planning"])
 

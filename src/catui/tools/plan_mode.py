@@ -35,6 +35,7 @@ rejects it, keep planning with their feedback. Do not ask "is this plan okay?" i
 is how approval is asked."""
 
 APPROVE_LABEL = "Yes, proceed"
+PRE_PLAN_MODE_KEY = "pre_plan_mode"  # ctx.services entry: the mode EnterPlanMode left
 REJECT_LABEL = "No, keep planning"
 
 
@@ -56,6 +57,9 @@ class EnterPlanModeTool(Tool):
         return ENTER_DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        if ctx.permissions.mode != "plan":
+            # Approving the plan returns to this mode, as Claude Code restores its prePlanMode.
+            ctx.services[PRE_PLAN_MODE_KEY] = ctx.permissions.mode
         return ToolResult(
             "Entered plan mode. Explore the codebase with read-only tools and design the change; do not edit "
             "files. When the plan is ready, present it with ExitPlanMode.",
@@ -82,6 +86,13 @@ class ExitPlanModeTool(Tool):
         assert isinstance(args, ExitPlanModeInput)
         if not args.plan.strip():
             return ToolResult("plan is empty; write the plan you want approved.", is_error=True)
+        if ctx.permissions.mode != "plan":
+            return ToolResult(
+                "You are not in plan mode, so there is no plan to approve. If your plan was already approved, "
+                "go on implementing it.",
+                is_error=True,
+            )
+        resume_mode = ctx.services.get(PRE_PLAN_MODE_KEY, "default")
         if ctx.interactive and ctx.ask_user is not None:
             question = {
                 "question": "Approve this plan and start implementing it?",
@@ -103,11 +114,13 @@ class ExitPlanModeTool(Tool):
                     # No permission_mode here: a rejection leaves whatever mode the session is in.
                     data={"plan": args.plan, "approved": False},
                 )
+            ctx.services.pop(PRE_PLAN_MODE_KEY, None)
             return ToolResult(
                 f"The user approved the plan. Start implementing it now.\n\nApproved plan:\n{args.plan}",
-                data={"permission_mode": "default", "plan": args.plan, "approved": True},
+                data={"permission_mode": resume_mode, "plan": args.plan, "approved": True},
             )
+        ctx.services.pop(PRE_PLAN_MODE_KEY, None)
         return ToolResult(
             f"Plan recorded; leaving plan mode. Carry it out now.\n\nPlan:\n{args.plan}",
-            data={"permission_mode": "default", "plan": args.plan, "approved": True},
+            data={"permission_mode": resume_mode, "plan": args.plan, "approved": True},
         )
