@@ -238,6 +238,8 @@ def test_child_transcripts_and_telemetry(scenario: Any) -> None:
     metas = [json.loads(p.read_text()) for p in subagents[0].glob("agent-*.meta.json")]
     assert {(m["agentType"], m["description"]) for m in metas} >= {("Explore", "job toolu_explore"),
                                                                     ("reviewer", "job toolu_allow")}
+    explore = next(m for m in metas if m["agentType"] == "Explore")
+    assert explore["model"] == HAIKU and explore["modelReason"]
     records = [json.loads(line) for line in (home / "telemetry.jsonl").read_text().splitlines()]
     completed = [r for r in records if r["event"] == "catui_agent_tool_completed"]
     assert len(completed) == 8  # every child that started (not the unknown type)

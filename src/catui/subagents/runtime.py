@@ -384,7 +384,7 @@ class SubagentRuntime:
             services=dict(parent_ctx.services),
         )
         transcript, transcript_path = self._transcript(parent, agent_id, definition, request, Path(child_cwd),
-                                                       worktree)
+                                                       worktree, model)
         from catui.hooks.install import child_hooks
         from catui.models.resolve import default_max_tokens
 
@@ -620,7 +620,7 @@ class SubagentRuntime:
 
     def _transcript(
         self, parent: Session, agent_id: str, definition: AgentDefinition, request: SpawnRequest, cwd: Path,
-        worktree: Any,
+        worktree: Any, model: ChildModel,
     ) -> tuple[TranscriptWriter | None, Path | None]:
         if parent.config.transcript is None or self.deps.sessions_dir is None:
             return None, None
@@ -633,6 +633,9 @@ class SubagentRuntime:
         meta: dict[str, Any] = {"agentType": definition.agent_type, "description": request.description}
         if worktree is not None:
             meta["worktreePath"] = str(worktree.path)
+        # The resolved model and why it was chosen are part of the run's metadata (also in telemetry).
+        meta["model"] = model.model_id
+        meta["modelReason"] = model.reason
         _write_json_atomic(folder / f"agent-{agent_id}.meta.json", meta)
         return writer, path
 
