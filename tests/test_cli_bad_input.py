@@ -89,3 +89,18 @@ def test_json_output_of_a_failed_run_is_an_error_result(tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result["is_error"] is True and result["subtype"] == "error_during_execution"
     assert "none.yaml" in result["result"]
+
+
+def test_option_mistakes_are_one_line_too(tmp_path: Path) -> None:
+    wrong_value = run_catui(tmp_path, "-p", "hi", "--max-turns", "many")
+    assert wrong_value.returncode == 2
+    assert "'--max-turns'" in one_line_error(wrong_value) and "catui --help" in wrong_value.stderr
+    typo = one_line_error(run_catui(tmp_path, "--modle", "sonnet"))
+    assert "'--modle'" in typo and "'--model'" in typo
+
+
+def test_help_and_version_still_exit_zero(tmp_path: Path) -> None:
+    shown = run_catui(tmp_path, "--help")
+    assert shown.returncode == 0 and "Usage: catui" in shown.stdout and "demo" in shown.stdout
+    version = run_catui(tmp_path, "--version")
+    assert version.returncode == 0 and "catui, version" in version.stdout

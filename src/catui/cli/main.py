@@ -86,4 +86,15 @@ def main(argv: list[str] | None = None) -> None:
         command = load_subcommand(args[0])
         command.main(args=args[1:], prog_name=f"catui {args[0]}", standalone_mode=True)
         return
-    root.main(args=args, prog_name="catui", standalone_mode=True)
+    try:
+        root.main(args=args, prog_name="catui", standalone_mode=False)
+    except click.UsageError as exc:
+        # One line, like every other mistake catui reports; the full usage is one `catui --help` away.
+        click.echo(f"catui: {exc.format_message()} (see catui --help)", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
