@@ -225,3 +225,28 @@ def test_mcp_servers_of_the_project_in_print_mode(tmp_path: Path) -> None:
     assert {"name": "tools", "status": "connected"} in events[0]["mcp_servers"]
     assert "mcp__tools__echo" in events[0]["tools"]
     assert events[-1]["result"] == "echoed"
+
+
+def test_a_tool_denied_outright_is_not_offered_to_the_model(tmp_path: Path) -> None:
+    proj = project(tmp_path)
+    with AnthropicTestServer(script_for(proj)) as server:
+        out = catui(tmp_path, "-p", "read it", "--disallowedTools", "Bash", "--disallowedTools", "Edit(src/**)",
+                    env=clean_env(tmp_path, **server.env()))
+        bodies = server.bodies()
+    assert out.returncode == 0, out.stderr
+    names = [t["name"] for t in bodies[0]["tools"]]
+    assert "Bash" not in names, "a whole-tool deny rule removes the tool from the list"
+    assert "Edit" in names, "a rule for some calls of a tool keeps the tool"
+
+
+def test_catui_runtime_folder_is_invisible_to_git_and_search(tmp_path: Path) -> None:
+    from catui.paths import project_runtime_dir
+
+    runtime = project_runtime_dir(tmp_path)
+    assert (runtime / ".gitignore").is_file() and (runtime / ".ignore").is_file()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (runtime / "tasks").mkdir()
+    (runtime / "tasks" / "a1.output").write_text("{}\n")
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True).stdout
+    assert status.strip() == ""

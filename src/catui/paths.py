@@ -15,7 +15,7 @@ from pathlib import Path
 # `git status`; settings.json and agents/ written by the user stay visible and committable.
 RUNTIME_GITIGNORE = (
     "# Written by catui: run-time state stays out of git.\n"
-    "/.gitignore\n/tasks/\n/worktrees/\n/state.db*\n/mailboxes/\n/settings.local.json\n"
+    "/.gitignore\n/.ignore\n/tasks/\n/worktrees/\n/state.db*\n/mailboxes/\n/settings.local.json\n"
 )
 
 
@@ -39,12 +39,15 @@ def project_runtime_dir(project_root: Path) -> Path:
     """``<project>/.catui``, created with its ``.gitignore`` on first use."""
     d = project_root / ".catui"
     d.mkdir(parents=True, exist_ok=True)
-    ignore = d / ".gitignore"
-    if not ignore.exists():
-        try:
-            ignore.write_text(RUNTIME_GITIGNORE, encoding="utf-8")
-        except OSError:
-            pass
+    # `.gitignore` keeps run-time state out of git; `.ignore` (read by rg and catui's Glob/Grep even outside
+    # git) keeps agents' output files out of searches.
+    for name in (".gitignore", ".ignore"):
+        ignore = d / name
+        if not ignore.exists():
+            try:
+                ignore.write_text(RUNTIME_GITIGNORE, encoding="utf-8")
+            except OSError:
+                pass
     return d
 
 

@@ -249,6 +249,19 @@ def _tool_covered(rule_tool: str, request_tool: str, has_content: bool) -> bool:
     return rule_tool == "Edit" and request_tool in EDIT_TOOLS
 
 
+def denies_tool_outright(rule: PermissionRule, tool_name: str) -> bool:
+    """Whether ``rule`` is a deny rule for the whole tool (``Bash``, ``mcp__server``), not for some calls of it.
+
+    Such tools are left out of the tool list the model sees, as Claude Code does for ``--disallowedTools Bash``.
+    """
+    if rule.behavior != "deny" or rule.content is not None:
+        return False
+    tool = canonical_tool_name(tool_name)
+    if rule.tool_name.startswith("mcp__"):
+        return _mcp_rule_matches(rule.tool_name, tool)
+    return canonical_tool_name(rule.tool_name) == tool
+
+
 def _mcp_rule_matches(rule_tool: str, request_tool: str) -> bool:
     if not request_tool.startswith("mcp__"):
         return False

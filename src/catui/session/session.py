@@ -119,6 +119,12 @@ class Session:
         return self.config.tools
 
     def set_tools(self, tools: list[Tool]) -> None:
+        """Offer these tools, minus any the permission context denies outright (e.g. ``--disallowedTools Bash``)."""
+        from catui.permissions.rules import denies_tool_outright
+
+        outright = [r for r in self.ctx.permissions.rules if r.behavior == "deny" and r.content is None]
+        if outright:
+            tools = [t for t in tools if not any(denies_tool_outright(r, t.name) for r in outright)]
         self.config.tools = list(tools)
         self._tools_by_name = {}
         for tool in tools:
