@@ -133,7 +133,9 @@ async def test_parallel_explore_and_general_purpose(tmp_path: Path, monkeypatch:
     folder = tmp_path / "home" / "projects"
     metas = list(folder.rglob(f"agent-{agent_id}.meta.json"))
     assert len(metas) == 1
-    assert json.loads(metas[0].read_text()) == {"agentType": "general-purpose", "description": "task toolu_b"}
+    meta = json.loads(metas[0].read_text())
+    assert (meta["agentType"], meta["description"]) == ("general-purpose", "task toolu_b")
+    assert meta["model"] and meta["modelReason"]
     lines = metas[0].with_name(f"agent-{agent_id}.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["isSidechain"] is True and json.loads(lines[0])["agentId"] == agent_id
     telemetry = [json.loads(line) for line in (tmp_path / "home" / "telemetry.jsonl").read_text().splitlines()]
