@@ -87,6 +87,8 @@ def test_json_output_has_claude_codes_result_shape(tmp_path: Path) -> None:
                 "server_tool_use", "service_tier", "cache_creation"):
         assert key in usage
     assert set(result["modelUsage"]) == {"claude-sonnet-4-6"}
+    assert result["modelUsage"]["claude-sonnet-4-6"]["contextWindow"] == 200_000
+    assert result["modelUsage"]["claude-sonnet-4-6"]["maxOutputTokens"] == 32_000
     assert result["modelUsage"]["claude-sonnet-4-6"]["outputTokens"] == usage["output_tokens"]
     assert result["total_cost_usd"] > 0
 
@@ -112,6 +114,12 @@ def test_stream_json_emits_init_messages_and_result(tmp_path: Path) -> None:
     assert events[3]["message"]["content"][0]["type"] == "tool_result"
     assert events[-1]["result"] == "It says hello world."
     assert len({e["session_id"] for e in events}) == 1
+    # The API's message id, stop reason and usage come through, as in Claude Code's events.
+    assert events[2]["message"]["id"].startswith("msg_scripted_")
+    assert events[2]["message"]["stop_reason"] == "tool_use" and events[2]["message"]["usage"]["output_tokens"] > 0
+    init = events[0]
+    assert init["apiKeySource"] == "ANTHROPIC_API_KEY" and init["claude_code_version"]
+    assert init["skills"] == [] and init["plugins"] == []
 
 
 def test_prompt_from_stdin_and_scripted_provider(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import uuid
 from typing import Any, TextIO
 
+from catui import __version__
 from catui.session.events import (
     AssistantMessageEvent,
     Event,
@@ -26,11 +27,14 @@ def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
     base = {"parent_tool_use_id": event.parent_tool_use_id, "session_id": session_id}
     if isinstance(event, AssistantMessageEvent):
         message = {
-            "id": f"msg_{event.uuid.replace('-', '')[:24]}",
+            "id": event.message_id or f"msg_{event.uuid.replace('-', '')[:24]}",
             "type": "message",
             "role": "assistant",
             "model": event.model,
             **event.message,
+            "stop_reason": event.stop_reason,
+            "stop_sequence": None,
+            "usage": event.usage,
         }
         return {"type": "assistant", "message": message, **base, "uuid": event.uuid or str(uuid.uuid4())}
     if isinstance(event, UserMessageEvent):
@@ -77,8 +81,12 @@ class StreamJsonWriter:
                 "model": session.config.model,
                 "permissionMode": session.ctx.permissions.mode,
                 "slash_commands": [],
+                "apiKeySource": api_key_source(self.app.services.get("env") or {}),
+                "claude_code_version": __version__,
                 "output_style": "default",
                 "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],
+                "skills": [],
+                "plugins": [{"name": name, "path": path} for name, path in plugin_list(self.app.registry)],
                 "uuid": str(uuid.uuid4()),
             }
         )
@@ -98,6 +106,24 @@ class StreamJsonWriter:
                 self._emit(part)
         elif obj is not None:
             self._emit(obj)
+
+
+def api_key_source(env: Any) -> str:
+    """Where the Anthropic credential came from, in the init event's terms ("none" without one)."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        if env.get(name):
+            return name
+    return "none"
+
+
+def plugin_list(registry: Any) -> list[tuple[str, str]]:
+    """(name, folder) of each plugin that contributed an agent."""
+    seen: dict[str, str] = {}
+    for agent in getattr(registry, "all", []):
+        name = getattr(agent, "plugin_name", None)
+        if name and name not in seen:
+            seen[name] = str(getattr(agent, "base_dir", "") or "")
+    return sorted(seen.items())
 
 
 def split_assistant_blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -44,6 +44,9 @@ class AssistantMessageEvent(Event):
     message: Message
     model: str
     uuid: str = ""
+    message_id: str = ""
+    stop_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)

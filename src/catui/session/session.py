@@ -334,7 +334,9 @@ class Session:
         self.emit(UsageEvent(model=model, usage=usage, **fields))
         assistant: Message = {"role": "assistant", "content": [b for b in final.get("content", []) if b]}
         line_uuid = self._append(assistant)
-        self.emit(AssistantMessageEvent(message=assistant, model=model, uuid=line_uuid, **fields))
+        self.emit(AssistantMessageEvent(message=assistant, model=model, uuid=line_uuid,
+                                        message_id=str(final.get("id") or ""), stop_reason=final.get("stop_reason"),
+                                        usage=dict(usage), **fields))
         return assistant
 
     async def _run_tool_round(self, tool_uses: list[Block]) -> None:

@@ -87,4 +87,18 @@ class UsageTracker:
         return sum(m.cost_usd for m in self.by_model.values())
 
     def model_usage_json(self) -> dict[str, Any]:
-        return {model: entry.to_json() for model, entry in self.by_model.items()}
+        from catui.models.resolve import default_max_tokens
+
+        out: dict[str, Any] = {}
+        for model, entry in self.by_model.items():
+            out[model] = {
+                **entry.to_json(),
+                "contextWindow": context_window(model),
+                "maxOutputTokens": default_max_tokens(model),
+            }
+        return out
+
+
+def context_window(model: str) -> int:
+    """The context window print mode reports for a model (1M for ``[1m]`` variants, else 200k)."""
+    return 1_000_000 if "[1m]" in model.lower() else 200_000
