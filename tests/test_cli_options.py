@@ -80,6 +80,10 @@ def test_permission_flags_decide_whether_a_command_runs(tmp_path: Path) -> None:
     (tmp_path / "proj" / "made.txt").unlink()
     # A deny rule beats every mode.
     denied_again = json.loads(run_catui(tmp_path, *args, "--permission-mode", "bypassPermissions",
-                                        "--disallowedTools", "Bash").stdout)
+                                        "--disallowedTools", "Bash(touch:*)").stdout)
     assert [d["tool_name"] for d in denied_again["permission_denials"]] == ["Bash"]
     assert not (tmp_path / "proj" / "made.txt").exists()
+    # A tool denied outright is not even offered, as in Claude Code: a call to it finds no such tool.
+    removed = json.loads(run_catui(tmp_path, *args, "--permission-mode", "bypassPermissions",
+                                   "--disallowedTools", "Bash").stdout)
+    assert removed["permission_denials"] == [] and not (tmp_path / "proj" / "made.txt").exists()
