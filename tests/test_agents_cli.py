@@ -182,3 +182,12 @@ def test_settings_plugins_are_listed(workspace: dict[str, Path], tmp_path: Path)
     settings.write_text(json.dumps({"plugins": [{"path": str(plugin)}]}))
     result = run(workspace, "list")
     assert "from-settings:s · inherit" in result.stdout
+
+
+def test_agents_json_without_the_list_subcommand(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "CATUI_HOME": str(tmp_path / ".catui")}
+    out = subprocess.run([sys.executable, "-m", "catui", "agents", "--json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    names = [a["name"] for a in json.loads(out.stdout)["active"]]
+    assert names[:4] == ["general-purpose", "statusline-setup", "Explore", "Plan"]

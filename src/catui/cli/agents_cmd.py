@@ -134,11 +134,16 @@ def _load_registry(plugin_dirs: Sequence[str], agents_json: str | None) -> tuple
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+@click.option("--json", "as_json", is_flag=True, help="With no subcommand: list as JSON.")
+@_source_options
 @click.pass_context
-def command(ctx: click.Context) -> None:
+def command(
+    ctx: click.Context, as_json: bool = False, plugin_dirs: Sequence[str] = (), agents_json: str | None = None
+) -> None:
     """List, show and validate agent definitions (built-in, plugin, user, project, --agents)."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(list_command)
+        # `catui agents --json` is `catui agents list --json`, as people type it.
+        ctx.invoke(list_command, as_json=as_json, plugin_dirs=plugin_dirs, agents_json=agents_json)
 
 
 @command.command(name="list")
