@@ -335,20 +335,24 @@ class CatuiClient:
             deps.parent_resolved = resolved
 
     async def stop_task(self, task_id: str) -> None:
-        """Stop a background task (an agent or a shell command) by id; its notification follows."""
+        """Stop a task by id: a background agent or shell command, or a sub-agent running in the foreground.
+
+        A background task's notification follows. A foreground agent stops at once: its parent's Agent
+        call returns an error result saying it was stopped, a ``TaskNotificationMessage`` with status
+        ``stopped`` follows, and the parent (and the agent's siblings) carry on.
+        """
         app = self._require_app()
         try:
             await app.tasks.stop(task_id)
         except KeyError:
-            hook = getattr(app.session.ctx.services.get("subagents"), "foreground_hook", None)
-            running = getattr(hook, "running_agent", None)
-            if isinstance(task_id, str) and running is not None and running(task_id):
-                raise ConfigurationError(
-                    f"task {task_id!r} is a sub-agent running in the foreground: interrupt() stops it with the "
-                    "run, or move it to the background with background_tasks() and then stop_task() it"
-                ) from None
-            known = ", ".join(t.id for t in app.tasks.list()) or "none"
-            raise ConfigurationError(f"no background task with id {task_id!r} (known: {known})") from None
+            runtime = app.session.ctx.services.get("subagents")
+            stop_foreground = getattr(runtime, "stop_foreground", None)
+            if isinstance(task_id, str) and stop_foreground is not None and await stop_foreground(task_id):
+                return
+            running = list(getattr(runtime, "foreground", None) or {})
+            known = ", ".join([t.id for t in app.tasks.list()] + running) or "none"
+            raise ConfigurationError(f"no background task or running agent with id {task_id!r} (known: {known})"
+                                     ) from None
         except CatuiError:
             raise
         except Exception as exc:

@@ -125,6 +125,15 @@ def _last_text(run: SubagentRun) -> str | None:
 
 
 @dataclass
+class _Carried:
+    """What a resumed agent's earlier runs bring to its task, so the task covers the agent's whole life."""
+
+    started_at: float
+    total_tokens: int = 0
+    tool_uses: int = 0
+
+
+@dataclass
 class _Foreground:
     """A foreground run the background layer may move."""
 
@@ -160,6 +169,8 @@ class BackgroundAgents:
         self._unannounced: list[SystemEvent] = []
         self._resuming: set[str] = set()
         self._branch: str | None = None
+        self._carried: dict[str, _Carried] = {}
+        self._resume_notes: dict[str, str] = {}
 
     # -- installation ---------------------------------------------------------------------------
 
@@ -202,8 +213,14 @@ class BackgroundAgents:
         }
         return ToolResult(launched_text(run.agent_id, output, can_read_output=can_read), data=data)
 
-    def _start_task(self, run: SubagentRun, *, copy_existing: bool, resumed: bool = False) -> Task:
+    def _start_task(
+        self, run: SubagentRun, *, copy_existing: bool, resumed: bool = False, carried: _Carried | None = None
+    ) -> Task:
         output = self.tasks.output_path(run.agent_id)
+        if carried is not None:
+            self._carried[run.agent_id] = carried
+        else:
+            self._carried.pop(run.agent_id, None)
         self._attach_output(run, output, copy_existing=copy_existing)
         worktree_path = str(run.worktree.path) if run.worktree is not None else None
         meta: dict[str, Any] = {"agentType": run.agent_type, "description": run.description}
@@ -218,10 +235,11 @@ class BackgroundAgents:
             tool_use_id=run.request.tool_use_id,
             agent_type=run.agent_type,
             worktree_path=worktree_path,
-            tool_uses=run.tool_use_count,
             last_tool=run.last_tool_name,
-            total_tokens=total_tokens(run.last_usage),
         )
+        if carried is not None:
+            task.started_at = carried.started_at
+        task.total_tokens, task.tool_uses = self._life_counts(run)
         task.stop_callback = lambda: self._stop(run.agent_id)
         self._active[run.agent_id] = run
         if resumed:
@@ -254,6 +272,14 @@ class BackgroundAgents:
                 output.parent.mkdir(parents=True, exist_ok=True)
                 output.write_bytes(writer.paths[0].read_bytes())
         writer.add_sink(output)
+
+    def _life_counts(self, run: SubagentRun) -> tuple[int, int]:
+        """``(total_tokens, tool_uses)`` of the agent's whole life: earlier runs (when resumed) plus this one."""
+        carried = self._carried.get(run.agent_id)
+        tokens, tools = total_tokens(run.last_usage), run.tool_use_count
+        if carried is None:
+            return tokens, tools
+        return carried.total_tokens + tokens, carried.tool_uses + tools
 
     def _git_branch(self) -> str:
         """The project's current branch for output-file lines (no session transcript to take it from)."""
@@ -318,9 +344,8 @@ class BackgroundAgents:
                 if emit is not None:
                     emit(event)
                 if isinstance(event, AssistantMessageEvent) and event.agent_id == run.agent_id:
-                    task.tool_uses = run.tool_use_count
+                    task.total_tokens, task.tool_uses = self._life_counts(run)
                     task.last_tool = run.last_tool_name
-                    task.total_tokens = total_tokens(run.last_usage)
                     task.result = _last_text(run) or task.result  # the answer so far, for TaskOutput
                     task.changed()
                     if emit is not None:
@@ -337,7 +362,8 @@ class BackgroundAgents:
             self._stopping.discard(run.agent_id)
 
     async def _conclude(self, run: SubagentRun, task: Task, crash: BaseException | None) -> None:
-        stopped = run.agent_id in self._stopping or isinstance(crash, asyncio.CancelledError)
+        stopped = (run.agent_id in self._stopping or run.stop_requested
+                   or isinstance(crash, asyncio.CancelledError))
         worktree: tuple[str | None, str | None] = (None, None)
         error: str | None = None
         result: str | None
@@ -364,9 +390,12 @@ class BackgroundAgents:
             else:
                 result = final_text(outcome)
         status: TaskStatus = "stopped" if stopped else ("failed" if error is not None else "completed")
-        usage = run.progress_usage()
-        task.tool_uses = usage["tool_uses"]
-        task.total_tokens = usage["total_tokens"]
+        usage = run.progress_usage()  # the notification reports this run; the task, the agent's whole life
+        task.total_tokens, task.tool_uses = self._life_counts(run)
+        self._carried.pop(run.agent_id, None)
+        note = self._resume_notes.pop(run.agent_id, None)
+        if note is not None:
+            result = f"{note}\n\n{result}" if result else note
         summary = notification_summary(run.description, status, error)
         text = format_task_notification(
             task_id=run.agent_id,
@@ -539,28 +568,41 @@ class BackgroundAgents:
         run = self.finished_runs.pop(agent_id, None)
         if run is None:
             return False
+        carried = self._carried_from_memory(run)
         run.session.messages[:] = resumable_history(run.session.messages)
         run.first_message = user_message([{"type": "text", "text": text}])
         run.result_event = None
         run.aborted = False
+        run.clear_stop_request()  # a stopped agent continues: the old stop must not end it at once
         run.started = time.monotonic()
+        run.tool_use_count, run.last_usage = 0, {}  # this run's own counters; the task adds the earlier ones
         if run.worktree is not None and not Path(run.worktree.path).is_dir():
             # Its unchanged worktree was removed when it finished: it continues in the parent's folder,
             # as an agent resumed after a restart does.
             ctx, parent = run.session.ctx, run.parent_ctx
             ctx.cwd, ctx.project_root = parent.cwd, parent.project_root
             ctx.permissions = ctx.permissions.with_working_directories(*parent.permissions.working_directories)
-        run.worktree = None  # settled when the first run ended
+            run.worktree = None
+        # A worktree it kept is where it continues, and is settled (kept and reported) again at the end.
         run.stop_event = asyncio.Event()
         run.is_async = True
         self.runtime.runs[agent_id] = run
         # A foreground agent continued for the first time gets an output file with its whole conversation.
         first_time = not self.tasks.output_path(agent_id).exists()
-        task = self._start_task(run, copy_existing=first_time, resumed=True)
+        task = self._start_task(run, copy_existing=first_time, resumed=True, carried=carried)
         self.runtime.emit_task_started(run)
         self._attach_inbox(run)
         self._start_driver(run, task, None)
         return True
+
+    def _carried_from_memory(self, run: SubagentRun) -> _Carried:
+        """The counters of a finished run this process still holds: its task's, else the run's own."""
+        task = self.tasks.get(run.agent_id)
+        if task is not None:
+            return _Carried(task.started_at, task.total_tokens, task.tool_uses)
+        # A foreground agent's first run had no task: its start is its run's.
+        started = time.time() - (time.monotonic() - run.started)
+        return _Carried(started, total_tokens(run.last_usage), run.tool_use_count)
 
     def saved_transcript(self, agent_id: str) -> Path | None:
         """Where a finished agent's conversation is on disk: its output file, else its session transcript."""
@@ -597,13 +639,11 @@ class BackgroundAgents:
             return (f"Agent {agent_id} cannot be resumed: its agent type is not recorded (no meta.json beside "
                     f"{transcript}).")
         description = meta.get("description") or (row or {}).get("description") or agent_type
-        worktree = meta.get("worktreePath")
         try:
             definition = resolve_agent_type(self.runtime.deps.registry, agent_type, self.session.ctx.permissions)
         except AgentSpawnError as exc:
             return f"Agent {agent_id} cannot be resumed: {exc}"
-        if definition.isolation:  # its definition asks for a worktree: it gets a fresh one
-            worktree = None
+        kept, folder, note = self._kept_worktree(agent_id, meta, fresh=bool(definition.isolation))
         request = SpawnRequest(
             description=str(description),
             prompt=text,
@@ -611,12 +651,12 @@ class BackgroundAgents:
             run_in_background=True,
             # the Agent call that started it (state.db), else the SendMessage call resuming it
             tool_use_id=(row or {}).get("tool_use_id") or CURRENT_TOOL_USE_ID.get(),
-            cwd=str(worktree) if isinstance(worktree, str) and Path(worktree).is_dir() else None,
+            cwd=folder,
         )
         self._resuming.add(agent_id)
         try:
             try:
-                run = await self.runtime.prepare(request, self.session.ctx, agent_id=agent_id)
+                run = await self.runtime.prepare(request, self.session.ctx, agent_id=agent_id, worktree=kept)
             except AgentSpawnError as exc:
                 return f"Agent {agent_id} cannot be resumed: {exc}"
             except CatuiError as exc:
@@ -629,7 +669,10 @@ class BackgroundAgents:
             if transcript != output and not output.exists():
                 with contextlib.suppress(OSError):  # the output file starts with the conversation so far
                     output.write_bytes(transcript.read_bytes())
-            task = self._start_task(run, copy_existing=False, resumed=True)
+            carried = self._carried_from_disk(agent_id, row, transcript)
+            task = self._start_task(run, copy_existing=False, resumed=True, carried=carried)
+            if note is not None:
+                self._resume_notes[agent_id] = note
             writer = run.session.config.transcript
             if writer is not None:
                 writer.last_uuid = _last_uuid(output)  # the new lines continue the saved chain
@@ -639,6 +682,52 @@ class BackgroundAgents:
             return None
         finally:
             self._resuming.discard(agent_id)
+
+    def _kept_worktree(
+        self, agent_id: str, meta: Mapping[str, Any], *, fresh: bool
+    ) -> tuple[Any, str | None, str | None]:
+        """Where an agent resumed from disk continues: ``(worktree, folder, note)``.
+
+        The worktree it kept (state.db ``worktrees``, else meta.json's ``worktreePath``) when it still
+        exists: as a WorktreeInfo when state.db knows it (settled again at the end), else as a folder to
+        work in. When it is gone, ``note`` says so for the agent's result; ``fresh`` (its definition asks
+        for isolation) means it then gets a new worktree, else it works in the project folder.
+        """
+        row = None
+        with contextlib.suppress(Exception):
+            row = self.runtime._state().get_worktree(agent_id)
+        recorded = meta.get("worktreePath") or (row or {}).get("path")
+        if not isinstance(recorded, str) or not recorded:
+            return None, None, None
+        if not Path(recorded).is_dir():
+            where = "a new worktree" if fresh else "the project folder"
+            return None, None, f"Note: its worktree {recorded} no longer exists, so it continued in {where}."
+        if row is not None and Path(str(row.get("path"))) == Path(recorded):
+            from catui.worktree.model import WorktreeInfo
+
+            info = WorktreeInfo.from_row(row)
+            with contextlib.suppress(Exception):  # in use again, by this process: start-up sweeps leave it alone
+                self.runtime._state().record_worktree(
+                    agent_id, path=info.path, branch=info.branch, head_commit=info.head_commit,
+                    git_root=info.git_root, hook_based=info.hook_based, status="active",
+                    created_at=row.get("created_at"), meta=info.meta(),
+                )
+            return info, None, None
+        if fresh:  # a folder state.db does not know cannot be settled as a worktree: it gets a new one
+            return None, None, (f"Note: its worktree {recorded} is not recorded in state.db, so it continued in a "
+                                "new worktree.")
+        return None, recorded, None
+
+    def _carried_from_disk(self, agent_id: str, row: Mapping[str, Any] | None, transcript: Path) -> _Carried:
+        """The counters of an agent's earlier runs: its task (this process), its state.db row, its transcript."""
+        task = self.tasks.get(agent_id)
+        if task is not None:
+            return _Carried(task.started_at, task.total_tokens, task.tool_uses)
+        if row is not None and isinstance(row.get("created_at"), int | float):
+            return _Carried(float(row["created_at"]), int(row.get("total_tokens") or 0), int(row.get("tool_uses") or 0))
+        # A foreground agent has no row: its transcript's first line and its tool calls say what is known.
+        started, tools = _transcript_start_and_tool_uses(transcript)
+        return _Carried(started if started is not None else time.time(), 0, tools)
 
     def _task_row(self, agent_id: str) -> dict[str, Any] | None:
         state = self.tasks.state
@@ -746,6 +835,33 @@ def _read_meta(transcript: Path, agent_id: str) -> dict[str, Any]:
         if isinstance(data, dict):
             return data
     return {}
+
+
+def _transcript_start_and_tool_uses(path: Path) -> tuple[float | None, int]:
+    """The first line's timestamp (epoch seconds) and the number of tool calls in a JSONL transcript."""
+    from datetime import datetime
+
+    started: float | None = None
+    tools = 0
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return None, 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        stamp = record.get("timestamp")
+        if started is None and isinstance(stamp, str):
+            with contextlib.suppress(ValueError):
+                started = datetime.fromisoformat(stamp).timestamp()
+        message = record.get("message")
+        if record.get("type") == "assistant" and isinstance(message, dict):
+            tools += sum(1 for b in blocks_of(message) if b.get("type") == "tool_use")
+    return started, tools
 
 
 def _last_uuid(path: Path) -> str | None:

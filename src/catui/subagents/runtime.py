@@ -120,6 +120,9 @@ class SubagentRun:
     """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
     mcp_servers: Any = None
     """The MCP servers of the agent's own ``mcpServers`` (catui.mcp.subagents.ChildMcpServers), closed at the end."""
+    stop_requested: bool = False
+    """Set by :meth:`request_stop` (TaskStop, ``CatuiClient.stop_task``): this run alone was asked to stop."""
+    _stop_request: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     @property
     def agent_type(self) -> str:
@@ -137,6 +140,16 @@ class SubagentRun:
     def duration_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
 
+    def request_stop(self) -> None:
+        """Stop this child at once (mid-request included); siblings and the parent carry on."""
+        self.stop_requested = True
+        self._stop_request.set()
+
+    def clear_stop_request(self) -> None:
+        """Forget an earlier stop, before the run continues (a stopped agent resumed with SendMessage)."""
+        self.stop_requested = False
+        self._stop_request.clear()
+
     def progress_usage(self) -> dict[str, int]:
         """``{total_tokens, tool_uses, duration_ms}`` as task events and notifications report them."""
         return {
@@ -153,7 +166,7 @@ class SubagentRun:
         """
         stream = self.session.run(self.first_message)
         stop_signal = self.stop_event if self.stop_event is not None else self.parent_ctx.abort
-        parent_abort = asyncio.ensure_future(stop_signal.wait())
+        parent_abort = asyncio.ensure_future(_first_set(stop_signal, self._stop_request))
         # The child's own loop runs ahead of this consumer, so abort it the moment the parent aborts,
         # not when this loop next looks: otherwise a child whose tool just finished starts another turn.
         parent_abort.add_done_callback(lambda f: None if f.cancelled() else self.session.abort())
@@ -222,6 +235,9 @@ class SubagentRuntime:
         self.spawn_gate: SpawnGate | None = None
         self.foreground_hook: ForegroundHook | None = None
         self.runs: dict[str, SubagentRun] = {}
+        self.foreground: dict[str, SubagentRun] = {}
+        """Runs the parent is waiting for right now (their Agent call has not returned), by agent id."""
+        self._foreground_ended: dict[str, asyncio.Event] = {}
         self._env_blocks: dict[tuple[str, str, tuple[str, ...]], str] = {}
         self._git_status: dict[str, str | None] = {}
         self._project_memory: dict[str, str | None] = {}
@@ -251,11 +267,13 @@ class SubagentRuntime:
     # -- preparing a run ------------------------------------------------------------------------
 
     async def prepare(
-        self, request: SpawnRequest, parent_ctx: ToolContext, *, agent_id: str | None = None
+        self, request: SpawnRequest, parent_ctx: ToolContext, *, agent_id: str | None = None, worktree: Any = None
     ) -> SubagentRun:
         """Everything up to the child's first request (spec 6.1 steps 5-11). Raises AgentSpawnError.
 
         ``agent_id`` keeps an existing agent's id (an agent resumed from its transcript); else a new one.
+        ``worktree`` (a :class:`~catui.worktree.model.WorktreeInfo`) is an existing worktree the agent
+        continues in (the one it kept): no new one is made, and it is settled again at the end.
         """
         deps = self.deps
         parent = _parent_session(parent_ctx)
@@ -289,7 +307,7 @@ class SubagentRuntime:
 
         wants_async = bool(request.run_in_background or definition.background)
         is_async = wants_async and self.background_launcher is not None and not background_tasks_disabled(deps.env)
-        isolation = request.isolation or definition.isolation
+        isolation = None if worktree is not None else (request.isolation or definition.isolation)
         # `cwd` comes from the call (SDK) or the definition; either way it excludes isolation.
         cwd_override = _validate_cwd(request.cwd or definition.cwd, isolation)
         child_mcp = await _child_mcp_servers(definition, mcp)
@@ -297,10 +315,10 @@ class SubagentRuntime:
             # The agent's own servers' tools join after the filtering, as in Claude Code.
             present = {t.name for t in tools}
             tools = [*tools, *(t for t in child_mcp.tools if t.name not in present)]
-        worktree = None
+        created = None
         try:
             if isolation == "worktree":
-                worktree = await self._create_worktree(agent_id, parent)
+                worktree = created = await self._create_worktree(agent_id, parent)
             run = self._build_run(
                 request, parent_ctx, parent, definition, model, provider, permissions, tools, agent_id, is_async,
                 worktree, cwd_override,
@@ -311,11 +329,11 @@ class SubagentRuntime:
             if child_mcp is not None:
                 with contextlib.suppress(Exception):
                     await child_mcp.aclose()
-            if worktree is not None:
+            if created is not None:
                 with contextlib.suppress(Exception):
                     from catui.worktree.cleanup import finish_worktree
 
-                    await finish_worktree(worktree, self._state())
+                    await finish_worktree(created, self._state())
             raise
 
     def _build_run(
@@ -444,8 +462,10 @@ class SubagentRuntime:
     # -- running --------------------------------------------------------------------------------
 
     async def run_to_completion(self, run: SubagentRun) -> ToolResult:
-        """Drive a run in the foreground, forwarding its events to the parent's stream; returns the result."""
-        emit = run.parent_ctx.emit
+        """Drive a run in the foreground, forwarding its events to the parent's stream; returns the result.
+
+        While it runs it is in :attr:`foreground`, where :meth:`stop_foreground` can stop it.
+        """
         with agent_span(
             "catui.agent",
             {
@@ -458,34 +478,65 @@ class SubagentRuntime:
             },
         ) as span:
             run.span = span
-            self.emit_task_started(run)
-            hook = self.foreground_hook
+            ended = asyncio.Event()
+            self.foreground[run.agent_id] = run
+            self._foreground_ended[run.agent_id] = ended
             try:
-                async for event in (hook.events(run) if hook is not None else run.events()):
-                    if emit is not None:
-                        emit(event)
-                    if (
-                        isinstance(event, AssistantMessageEvent)
-                        and event.agent_id == run.agent_id
-                        and emit is not None
-                    ):
-                        emit(self.task_progress_event(run))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a bug in a child must not take the parent down
-                kept = await self._discard_worktree(run)
-                result = _failed(
-                    f"Agent \"{run.description}\" ({run.agent_type}) failed: {type(exc).__name__}: {exc}", kept
-                )
-                self.emit_task_finished(run, "failed")
-                return result
-            moved = await hook.moved(run) if hook is not None else None
-            if moved is not None:  # now a background task, which reports its own end
-                return moved
-            result = await self.finish(run)
-            self.emit_task_finished(run, "failed" if result.is_error else "completed")
-            set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
+                return await self._drive_foreground(run, span)
+            finally:
+                if self.foreground.get(run.agent_id) is run:
+                    del self.foreground[run.agent_id]
+                    self._foreground_ended.pop(run.agent_id, None)
+                ended.set()
+
+    async def _drive_foreground(self, run: SubagentRun, span: Any) -> ToolResult:
+        emit = run.parent_ctx.emit
+        self.emit_task_started(run)
+        hook = self.foreground_hook
+        try:
+            async for event in (hook.events(run) if hook is not None else run.events()):
+                if emit is not None:
+                    emit(event)
+                if (
+                    isinstance(event, AssistantMessageEvent)
+                    and event.agent_id == run.agent_id
+                    and emit is not None
+                ):
+                    emit(self.task_progress_event(run))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug in a child must not take the parent down
+            kept = await self._discard_worktree(run)
+            result = _failed(
+                f"Agent \"{run.description}\" ({run.agent_type}) failed: {type(exc).__name__}: {exc}", kept
+            )
+            self.emit_task_finished(run, "stopped" if run.stop_requested else "failed")
             return result
+        moved = await hook.moved(run) if hook is not None else None
+        if moved is not None:  # now a background task, which reports its own end
+            return moved
+        result = await self.finish(run)
+        status = "stopped" if run.stop_requested else ("failed" if result.is_error else "completed")
+        self.emit_task_finished(run, status)
+        set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
+        return result
+
+    async def stop_foreground(self, agent_id: str, *, wait_s: float = 10.0) -> SubagentRun | None:
+        """Stop a running foreground agent by id (TaskStop, ``CatuiClient.stop_task``); None if there is none.
+
+        The child aborts at once; its parent's Agent call returns an error result saying it was stopped
+        (with its partial answer), and a ``task_notification`` with status ``stopped`` follows. Waits up
+        to ``wait_s`` seconds for that call to return, so the caller can report the end.
+        """
+        run = self.foreground.get(agent_id)
+        if run is None:
+            return None
+        ended = self._foreground_ended.get(agent_id)
+        run.request_stop()
+        if ended is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), wait_s)
+        return run
 
     async def finish(self, run: SubagentRun) -> ToolResult:
         """The tool_result of a child that has stopped: its answer, or the reason it failed.
@@ -498,6 +549,8 @@ class SubagentRuntime:
         if failure is not None:
             kept = await self._discard_worktree(run)
             self._record_completed(run, None)
+            if run.stop_requested:
+                return _stopped(run, kept)
             return _failed(failure, kept)
         try:
             result = extract_agent_result(
@@ -724,6 +777,16 @@ class SubagentRuntime:
         )
 
 
+async def _first_set(*events: asyncio.Event) -> None:
+    """Return as soon as one of ``events`` is set."""
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
 def _parent_session(ctx: ToolContext) -> Session:
     session = ctx.services.get("session")
     if not isinstance(session, Session):
@@ -798,6 +861,45 @@ def _failed(text: str, kept: tuple[str | None, str | None]) -> ToolResult:
     lines = [f"worktreePath: {path}", *([f"worktreeBranch: {branch}"] if branch else [])]
     return ToolResult("\n".join([text, *lines]), is_error=True,
                       data={"worktreePath": path, **({"worktreeBranch": branch} if branch else {})})
+
+
+def _stopped(run: SubagentRun, kept: tuple[str | None, str | None]) -> ToolResult:
+    """The error result of a child stopped by request: what it had written so far, how to continue it."""
+    partial = _partial_text(run)
+    lines = [f"Agent \"{run.description}\" ({run.agent_type}) was stopped before it finished."]
+    if partial:
+        lines += ["Its last text before it was stopped:", partial]
+    else:
+        lines.append("It had written no text yet.")
+    from catui.subagents.result import ONE_SHOT_AGENT_TYPES
+
+    if run.agent_type not in ONE_SHOT_AGENT_TYPES:
+        lines.append(f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent)")
+    failed = _failed("\n".join(lines), kept)
+    data: dict[str, Any] = {
+        "status": "stopped",
+        "agentId": run.agent_id,
+        "agentType": run.agent_type,
+        "prompt": run.request.prompt,
+        "partialResult": partial,
+        "totalDurationMs": run.duration_ms,
+        "totalToolUseCount": run.tool_use_count,
+        "totalTokens": total_tokens(run.last_usage),
+    }
+    if isinstance(failed.data, Mapping):
+        data.update(failed.data)
+    return ToolResult(failed.content, is_error=True, data=data)
+
+
+def _partial_text(run: SubagentRun) -> str | None:
+    """The text of the child's latest assistant message that has any (its answer so far)."""
+    for message in reversed(run.messages):
+        if message.get("role") != "assistant":
+            continue
+        text = "".join(str(b.get("text", "")) for b in blocks_of(message) if b.get("type") == "text")
+        if text:
+            return text
+    return None
 
 
 def _validate_cwd(cwd: str | None, isolation: str | None) -> Path | None:

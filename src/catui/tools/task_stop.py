@@ -1,4 +1,4 @@
-"""TaskStop: stop a running background task."""
+"""TaskStop: stop a running background task, or a sub-agent running in the foreground."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.task_output import NO_REGISTRY, no_such_task, registry_of
 
 DESCRIPTION = """\
-Stop a running background task (a background shell or a background agent) by its id.
+Stop a running task by its id: a background shell, a background agent, or an agent running in the foreground.
 
 - Returns the task's final status. Stopping a task that already finished changes nothing.
 - Use it to end servers and watchers you started with run_in_background once you no longer need them."""
@@ -36,9 +36,12 @@ class TaskStopTool(Tool):
         if not task_id:
             return ToolResult("Give the id of the task to stop in task_id.", is_error=True)
         registry = registry_of(ctx)
+        runtime = ctx.services.get("subagents")
+        task = registry.get(task_id) if registry is not None else None
+        if task is None and getattr(runtime, "foreground", {}).get(task_id) is not None:
+            return await _stop_foreground_agent(runtime, task_id)
         if registry is None:
             return NO_REGISTRY
-        task = registry.get(task_id)
         if task is None:
             return no_such_task(task_id, registry)
         if not task.is_running:
@@ -50,3 +53,16 @@ class TaskStopTool(Tool):
         return ToolResult(
             f"Stopped task {task_id} ({task.description}); status: {task.status}.", data=task.summary()
         )
+
+
+async def _stop_foreground_agent(runtime: Any, agent_id: str) -> ToolResult:
+    """Stop a sub-agent whose parent is waiting for it; that Agent call returns an error result."""
+    run = await runtime.stop_foreground(agent_id)
+    if run is None:  # it ended between the look-up and the stop
+        return ToolResult(f"Agent {agent_id} is not running any more; nothing to stop.")
+    data = {"task_id": agent_id, "task_type": "local_agent", "status": "stopped", "description": run.description}
+    return ToolResult(
+        f"Stopped agent {agent_id} ({run.description}), which was running in the foreground; its Agent call "
+        "returns with what it had done so far.",
+        data=data,
+    )

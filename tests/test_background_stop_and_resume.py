@@ -1,0 +1,146 @@
+"""Stopping a foreground sub-agent by id, and resumed agents that keep their task's history and worktree.
+
+In process on the scripted provider, with the Gate tool of test_background_agents deciding every order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catui.session.events import ToolEndEvent
+from catui.subagents.send_message import SendMessageInput, SendMessageTool
+from catui.tools.task_stop import TaskStopInput, TaskStopTool
+from tests.test_background_agents import (
+    GUARD_S,
+    NOTED,
+    NOTIFICATION_RE,
+    Driver,
+    Gates,
+    _isolated,  # noqa: F401  (autouse fixture: CATUI_HOME and HOME in tmp)
+    agent_call,
+    make_app,
+    parent_turns,
+    until,
+    worker_turns,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("hello\n", encoding="utf-8")
+    return folder
+
+
+def agent_ends(driver: Driver) -> dict[str, ToolEndEvent]:
+    """The parent's Agent results by the description of the call."""
+    calls = {e.tool_use_id: e for e in driver.events if isinstance(e, ToolEndEvent) and e.agent_id is None
+             and e.name == "Agent"}
+    started = {e.data["tool_use_id"]: e.data["description"] for e in driver.system("task_started")}
+    return {started[tool_use_id]: end for tool_use_id, end in calls.items()}
+
+
+def started_ids(driver: Driver) -> dict[str, str]:
+    return {e.data["description"]: e.data["task_id"] for e in driver.system("task_started")}
+
+
+def talking_worker(key: str) -> list[dict[str, Any]]:
+    """A worker that writes a line of text, then waits at its gate."""
+    return [
+        {"match": {"system_contains": "You are the worker agent", "first_user_contains": f"Do {key}",
+                   "last_is_tool_result": False},
+         "content": [{"type": "text", "text": f"Started on {key}; halfway there."},
+                     {"type": "tool_use", "name": "Gate", "input": {"key": key}}]},
+        {"match": {"system_contains": "You are the worker agent", "first_user_contains": f"Do {key}",
+                   "last_user_contains": f"gate {key} open"},
+         "content": [{"type": "text", "text": f"Finished {key}."}]},
+    ]
+
+
+# -- stopping a foreground agent ------------------------------------------------------------------
+
+
+async def test_task_stop_stops_one_foreground_agent_and_the_rest_carry_on(tmp_path: Path, project: Path) -> None:
+    gates = Gates()
+    resumed = {"match": {"system_contains": "You are the worker agent", "last_user_contains": "Pick it up"},
+               "content": [{"type": "text", "text": "Picked it up again."}]}
+    turns = [resumed, NOTED,
+             *parent_turns([agent_call("a", background=False), agent_call("b", background=False)], after="Both back."),
+             *talking_worker("a"), *worker_turns("b")]
+    app = make_app(tmp_path, project, turns, gates)
+    opened = time.time()
+    driver = Driver(app)
+    await gates.wait_entered("a")
+    await gates.wait_entered("b")
+    ids = started_ids(driver)
+    runtime = app.services["subagents"]
+    assert set(runtime.foreground) == {ids["Job a"], ids["Job b"]}
+    # The parent has seen a's Gate call (its progress event) before it is stopped.
+    await until(lambda: any(e.data["task_id"] == ids["Job a"] for e in driver.system("task_progress")))
+
+    stop = await asyncio.wait_for(TaskStopTool().call(TaskStopInput(task_id=ids["Job a"]), app.session.ctx),
+                                  GUARD_S)
+    assert not stop.is_error, stop.content
+    assert f"Stopped agent {ids['Job a']} (Job a)" in str(stop.content) and stop.data["status"] == "stopped"
+    assert gates.cancelled == ["a"]  # the child was aborted in the middle of its tool call
+    assert set(runtime.foreground) == {ids["Job b"]}
+    stopped_at = time.time()
+
+    gates.gate("b").set()  # the sibling was not touched: it finishes normally
+    await driver.done()
+    ends = agent_ends(driver)
+    text_a = str(ends["Job a"].content)
+    assert ends["Job a"].is_error
+    assert text_a.startswith('Agent "Job a" (worker) was stopped before it finished.')
+    assert "Started on a; halfway there." in text_a
+    assert f"use SendMessage with to: '{ids['Job a']}'" in text_a
+    assert ends["Job a"].data["status"] == "stopped"
+    assert ends["Job a"].data["partialResult"] == "Started on a; halfway there."
+    assert not ends["Job b"].is_error and "Finished b." in json.dumps(ends["Job b"].content)
+    finished = {e.data["task_id"]: e.data["status"] for e in driver.system("task_notification")}
+    assert finished == {ids["Job a"]: "stopped", ids["Job b"]: "completed"}
+    assert [r.result for r in driver.results()] == ["Both back."]  # the parent carried on
+
+    unknown = await TaskStopTool().call(TaskStopInput(task_id="a0000000000000000"), app.session.ctx)
+    assert unknown.is_error and "No task found with ID 'a0000000000000000'" in str(unknown.content)
+
+    # The stopped agent can be continued; its task covers its whole life (start time, tool calls).
+    reply = await SendMessageTool().call(SendMessageInput(to=ids["Job a"], message="Pick it up, please."),
+                                         app.session.ctx)
+    assert not reply.is_error, reply.content
+    content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
+    assert content is not None
+    note = NOTIFICATION_RE.match(content[0]["text"])
+    assert note is not None and note["status"] == "completed" and note["result"] == "Picked it up again."
+    task = app.tasks.get(ids["Job a"])
+    assert task is not None and task.tool_uses == 1  # the Gate call of its first run
+    assert opened <= task.started_at <= stopped_at
+    await app.aclose()
+
+
+async def test_stopping_a_foreground_agent_without_background_tasks(tmp_path: Path, project: Path) -> None:
+    """With background tasks disabled there is no background layer; the runtime still stops the agent."""
+    gates = Gates()
+    turns = [*parent_turns([agent_call("a", background=False)], after="Went on."), *talking_worker("a")]
+    app = make_app(tmp_path, project, turns, gates, env={"CATUI_DISABLE_BACKGROUND_TASKS": "1"})
+    driver = Driver(app)
+    await gates.wait_entered("a")
+    [agent_id] = started_ids(driver).values()
+    runtime = app.services["subagents"]
+    assert runtime.foreground_hook is None
+    stopped = await asyncio.wait_for(runtime.stop_foreground(agent_id), GUARD_S)
+    assert stopped is not None and stopped.stop_requested
+    assert await runtime.stop_foreground(agent_id) is None  # no longer running
+    await driver.done()
+    end = agent_ends(driver)["Job a"]
+    assert end.is_error and "was stopped before it finished" in json.dumps(end.content)
+    assert [e.data["status"] for e in driver.system("task_notification")] == ["stopped"]
+    assert [r.result for r in driver.results()] == ["Went on."]
+    await app.aclose()
