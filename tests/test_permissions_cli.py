@@ -143,18 +143,20 @@ def test_file_tools_outside_the_working_directories(project: Path) -> None:
     assert events[-1]["permission_denials"] == [] and (outside / "new.txt").read_text() == "x"
 
 
-def test_print_mode_cannot_leave_plan_mode_without_approval(project: Path) -> None:
+def test_print_mode_cannot_leave_plan_mode_without_a_plan(project: Path) -> None:
+    # With a plan file, print mode denies ExitPlanMode (tests/test_tools_plan_mode_flow.py, where the session
+    # id and so the plan file are known); without one there is nothing to approve and the model is told
+    # where to write the plan, while plan mode stays on.
     target = project / "impl.txt"
     script = {"turns": [
-        {"match": {"last_is_tool_result": False}, "content": [
-            {"type": "tool_use", "name": "ExitPlanMode", "input": {"plan": "1. write impl.txt"}}]},
-        {"match": {"last_is_tool_result": True, "last_user_contains": "plan"}, "content": [
+        {"match": {"last_is_tool_result": False, "last_user_contains": ["<system-reminder>", "/plans/"]},
+         "content": [{"type": "tool_use", "name": "ExitPlanMode", "input": {}}]},
+        {"match": {"last_is_tool_result": True, "last_user_contains": "No plan to present"}, "content": [
             {"type": "tool_use", "name": "Write", "input": {"file_path": str(target), "content": "x"}}]},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "finished"}]},
     ]}
-    _, events = run(project, script, "--permission-mode", "plan", "--allowedTools", "Write")
-    assert [d["tool_name"] for d in events[-1]["permission_denials"]] == ["ExitPlanMode", "Write"]
-    assert "plan mode stays on" in result_text(tool_results(events)[0]) and not target.exists()
-
     _, events = run(project, script, "--permission-mode", "plan", "--allowedTools", "Write,ExitPlanMode")
-    assert events[-1]["permission_denials"] == [] and target.read_text() == "x"
+    assert [d["tool_name"] for d in events[-1]["permission_denials"]] == ["Write"]
+    results = tool_results(events)
+    assert "Write your plan to that file" in result_text(results[0]) and "/plans/" in result_text(results[0])
+    assert "plan mode is on" in result_text(results[1]) and not target.exists()

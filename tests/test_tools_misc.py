@@ -127,7 +127,8 @@ def test_specific_schema_shapes() -> None:
     )
     assert tools["NotebookEdit"]["properties"]["edit_mode"]["enum"] == ["replace", "insert", "delete"]
     assert tools["EnterPlanMode"]["properties"] == {}
-    assert tools["ExitPlanMode"]["required"] == ["plan"]
+    exit_schema = tools["ExitPlanMode"]
+    assert "required" not in exit_schema and list(exit_schema["properties"]) == ["allowedPrompts"]
     assert tools["WebFetch"]["required"] == ["url", "prompt"]
     assert tools["TaskStop"]["properties"].keys() == {"task_id", "shell_id"}
 
@@ -279,27 +280,44 @@ async def test_ask_user_question(ctx: ToolContext) -> None:
         AskUserQuestionInput.model_validate({"questions": [{**QUESTION, "options": QUESTION["options"][:1]}]})
 
 
-async def test_plan_mode_enter_and_exit(ctx: ToolContext) -> None:
-    outside = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+async def test_plan_mode_enter_and_exit(ctx: ToolContext, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plans" / "keen-stirring-sunbeam.md"
+    ctx.permissions = ctx.permissions.with_plan_file(plan_file)
+    outside = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
     assert outside.is_error and "not in plan mode" in text(outside)
 
     ctx.permissions = ctx.permissions.with_mode("acceptEdits")
     entered = await EnterPlanModeTool().call(EnterPlanModeInput(), ctx)
-    assert entered.data == {"permission_mode": "plan"}
+    assert entered.data == {"permission_mode": "plan", "planFilePath": str(plan_file)}
+    assert str(plan_file) in text(entered) and "ExitPlanMode" in text(entered)
     ctx.permissions = ctx.permissions.with_mode("plan")  # what the session does with that data
 
-    printed = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    missing = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
+    assert missing.is_error and str(plan_file) in text(missing) and "does not exist" in text(missing)
+    plan_file.parent.mkdir(parents=True)
+    plan_file.write_text("  \n", encoding="utf-8")
+    empty = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
+    assert empty.is_error and "is empty" in text(empty) and "Write" in text(empty)
+    plan_file.write_text("1. do it\n", encoding="utf-8")
+
+    printed = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
     # approval returns to the mode plan mode was entered from
-    assert printed.data["permission_mode"] == "acceptEdits" and printed.data["plan"] == "1. do it"
+    assert printed.data["permission_mode"] == "acceptEdits" and printed.data["plan"] == "1. do it\n"
+    assert printed.data["filePath"] == str(plan_file) and "1. do it" in text(printed)
 
     answers = iter([APPROVE_LABEL, "No, keep planning"])
+    asked: list[dict[str, Any]] = []
 
     async def ask(questions: list[dict[str, Any]]) -> dict[str, str]:
+        asked.extend(questions)
         return {questions[0]["question"]: next(answers)}
 
     ctx.interactive = True
     ctx.ask_user = ask
-    approved = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    args = ExitPlanModeInput.model_validate({"allowedPrompts": [{"tool": "Bash", "prompt": "run tests"}]})
+    approved = await ExitPlanModeTool().call(args, ctx)
     assert not approved.is_error and approved.data["permission_mode"] == "default"
-    rejected = await ExitPlanModeTool().call(ExitPlanModeInput(plan="1. do it"), ctx)
+    assert asked[0]["plan"] == "1. do it\n" and asked[0]["allowedPrompts"] == [{"tool": "Bash", "prompt": "run tests"}]
+    assert ctx.services["plan_allowed_prompts"] == [{"tool": "Bash", "prompt": "run tests"}]
+    rejected = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
     assert rejected.is_error and "permission_mode" not in rejected.data and rejected.data["approved"] is False

@@ -305,6 +305,10 @@ class CatuiClient:
         if mode not in PERMISSION_MODES:
             raise ConfigurationError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
         ctx = app.session.ctx
+        if mode == "plan" and ctx.permissions.mode != "plan":
+            from catui.tools.plan_file import PRE_PLAN_MODE_KEY
+
+            ctx.services[PRE_PLAN_MODE_KEY] = ctx.permissions.mode  # approving the plan returns to it
         ctx.permissions = ctx.permissions.with_mode(mode)
 
     async def set_model(self, model: str | None = None) -> None:

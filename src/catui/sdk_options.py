@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -252,14 +252,17 @@ def permission_bridge(callback: CanUseToolCallback, abort_run: Callable[[], None
             agent_type=ctx.agent_type or ("main" if ctx.agent_id is None else None),
             blocked_path=str(request.file_path) if request.file_path is not None else None,
         )
+        shown = tool.observable_input(raw_input, ctx)
         try:
-            outcome: Any = callback(tool.name, dict(raw_input), context)
+            outcome: Any = callback(tool.name, dict(shown), context)
             if inspect.isawaitable(outcome):
                 outcome = await outcome
         except CatuiError:
             raise
         except Exception as exc:
             raise CatuiError(f"can_use_tool raised {type(exc).__name__}: {exc}") from exc
+        if isinstance(outcome, PermissionResultAllow) and outcome.updated_input == shown:
+            outcome = replace(outcome, updated_input=None)  # echoing what it was shown is no rewrite
         return decision_from_result(tool.name, raw_input, outcome, ctx, abort_run)
 
     return ask

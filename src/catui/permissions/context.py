@@ -77,17 +77,25 @@ class PermissionDecision:
 
 @dataclass(frozen=True)
 class PermissionContext:
-    """Mode, rules (with their sources) and the working directories file tools may touch."""
+    """Mode, rules (with their sources) and the working directories file tools may touch.
+
+    ``plan_file`` is the session's plan file: in plan mode, Write and Edit may
+    change it (and nothing else); see :mod:`catui.tools.plan_file`.
+    """
 
     mode: PermissionMode = "default"
     rules: tuple[PermissionRule, ...] = ()
     working_directories: tuple[Path, ...] = ()
+    plan_file: Path | None = None
 
     def with_mode(self, mode: PermissionMode) -> PermissionContext:
         return replace(self, mode=mode)
 
     def with_rules(self, *rules: PermissionRule) -> PermissionContext:
         return replace(self, rules=self.rules + tuple(rules))
+
+    def with_plan_file(self, path: Path | None) -> PermissionContext:
+        return replace(self, plan_file=path)
 
     def with_working_directories(self, *dirs: Path) -> PermissionContext:
         return replace(self, working_directories=tuple(dirs))

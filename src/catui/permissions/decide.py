@@ -3,8 +3,9 @@
 Modes, for calls that no rule settled:
 
 - ``bypassPermissions``: everything runs.
-- ``plan``: read-only calls run; anything else is denied while plan mode is on
-  (even when an allow rule matches, because plan mode promises no changes).
+- ``plan``: read-only calls run, and Write / Edit of the session's plan file
+  (``PermissionContext.plan_file``); anything else is denied while plan mode
+  is on (even when an allow rule matches, because plan mode promises no changes).
 - ``acceptEdits``: read-only calls and file edits inside the working
   directories run; the rest is asked.
 - ``default``: read-only calls inside the working directories run; the rest is asked.
@@ -91,6 +92,9 @@ def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDeci
             + _how_to_remove(asked).replace("To allow this call,", "To run it without asking,"),
             asked,
         )
+
+    if ctx.mode == "plan" and _writes_plan_file(ctx, request, cwd):
+        return PermissionDecision("allow", "Writing the plan file is allowed in plan mode.")
 
     allowed = _allowing_rule(ctx, request, cwd)
     if allowed is not None and ctx.mode != "bypassPermissions" and not _approves_exactly(allowed, request):
@@ -243,11 +247,29 @@ def _is_read_only_shell(ctx: PermissionContext, request: PermissionRequest, cwd:
     return is_read_only_command(command, ctx.working_directories, cwd)
 
 
+# The plan is written with these; Bash and NotebookEdit stay read-only even on the plan file.
+PLAN_FILE_TOOLS: frozenset[str] = frozenset({"Write", "Edit"})
+
+
+def _writes_plan_file(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> bool:
+    """A Write or Edit call on exactly the session's plan file."""
+    if ctx.plan_file is None or canonical_tool_name(request.tool_name) not in PLAN_FILE_TOOLS:
+        return False
+    path = request_path(request, cwd)
+    if path is None:
+        return False
+    try:
+        return path.resolve() == ctx.plan_file.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
 def _plan_denial(label: str) -> PermissionDecision:
     return PermissionDecision(
         "deny",
-        f"{label} was denied because plan mode is on: only read-only tools run until the plan is approved. "
-        "Present the plan with ExitPlanMode, or leave plan mode (--permission-mode default) to make changes.",
+        f"{label} was denied because plan mode is on: only read-only tools run (and Write / Edit of the plan "
+        "file) until the plan is approved. Write the plan to the plan file and present it with ExitPlanMode, "
+        "or leave plan mode (--permission-mode default) to make changes.",
     )
 
 

@@ -106,6 +106,15 @@ class Session:
         self._queue: asyncio.Queue[Any] | None = None
         self._tools_by_name: dict[str, Tool] = {}
         self._hook_halt: str | None = None
+        if config.agent_id is not None:
+            # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
+            if self.ctx.permissions.plan_file is not None:
+                self.ctx.permissions = self.ctx.permissions.with_plan_file(None)
+        elif self.ctx.permissions.plan_file is None:
+            from catui.tools.plan_file import plan_file_for_session
+
+            # The main agent's plan file, where it writes its plan in plan mode (catui.tools.plan_file).
+            self.ctx.permissions = self.ctx.permissions.with_plan_file(plan_file_for_session(config.session_id))
         self.set_tools(config.tools)
 
     # -- public API -----------------------------------------------------------------------------
@@ -206,6 +215,7 @@ class Session:
                     subtype, is_error = "error_during_execution", True
                     result_text = start.reason or start.stop_reason or "A hook stopped this prompt."
             if not refused:
+                message = self._with_plan_reminder(message)
                 line_uuid = self._append(message)
                 self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
             while not refused:
@@ -371,9 +381,20 @@ class Session:
         if self.config.pending_messages is not None:
             for text in self.config.pending_messages():
                 content.append({"type": "text", "text": text})
-        message = user_message(content)
+        message = self._with_plan_reminder(user_message(content))
         line_uuid = self._append(message)
         self.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **self._event_fields()))
+
+    def _with_plan_reminder(self, message: Message) -> Message:
+        """Add the plan-mode reminder (plan file path, rules) once per entry into plan mode."""
+        from catui.tools.plan_file import plan_mode_reminder
+
+        reminder = plan_mode_reminder(self.ctx)
+        if reminder is None:
+            return message
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        return {**message, "content": [*blocks, {"type": "text", "text": reminder}]}
 
     async def _run_one_tool(self, block: Block) -> tuple[Block, Any]:
         tool_use_id = block["id"]

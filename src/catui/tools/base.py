@@ -111,6 +111,13 @@ class Tool(ABC):
             tool_name=self.name, tool_input=args.model_dump(by_alias=True), read_only=self.is_read_only(args)
         )
 
+    def observable_input(self, raw_input: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        """The call's input as permission callbacks (the SDK's can_use_tool) see it.
+
+        The model's input by default; a tool may add what it would act on (ExitPlanMode adds the plan).
+        """
+        return dict(raw_input)
+
     @abstractmethod
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 
