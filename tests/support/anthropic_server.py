@@ -86,8 +86,8 @@ class AnthropicTestServer(LoopbackServer):
             writer = StreamWriter(handler, fault)
             writer.start()
             writer.write_raw(fault.raw_body)
-            writer.end()
             self._record(bytes(writer.raw))
+            writer.end()
             return
         try:
             reply = self.engine.respond(RequestView.from_anthropic(body))
@@ -132,9 +132,11 @@ class AnthropicTestServer(LoopbackServer):
         try:
             for frame in sse_lines(pairs):
                 writer.event(frame, error_event=error_frame)
-            writer.end()
         finally:
+            # Recorded before the body ends: a client may read the whole answer and look at
+            # ``responses`` before this thread runs again.
             self._record(bytes(writer.raw))
+        writer.end()
 
     def _record(self, raw: bytes) -> None:
         with self._lock:

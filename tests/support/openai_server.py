@@ -141,8 +141,8 @@ class OpenAITestServer(LoopbackServer):
         if fault is not None and fault.raw_body is not None:
             writer.start()
             writer.write_raw(fault.raw_body)
-            writer.end()
             self._record(bytes(writer.raw))
+            writer.end()
             return
         try:
             reply = self.engine.respond(request_view(body))
@@ -175,9 +175,11 @@ class OpenAITestServer(LoopbackServer):
                 writer.event(self._frame(chunk), error_event=error_frame)
             if self.send_done:
                 writer.event(b"data: [DONE]\n\n", error_event=error_frame)
-            writer.end()
         finally:
+            # Recorded before the body ends: a client may read the whole answer and look at
+            # ``responses`` before this thread runs again.
             self._record(bytes(writer.raw))
+        writer.end()
 
     @staticmethod
     def _frame(payload: Any) -> bytes:
