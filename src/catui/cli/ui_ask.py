@@ -1,6 +1,7 @@
 """AskUserQuestion's terminal side: ``ToolContext.ask_user`` for the interactive session.
 
-Each question is shown with its numbered options; the person answers with a
+Each question is shown with its numbered options (ExitPlanMode's question
+carries the plan, shown above it); the person answers with a
 number (several, comma-separated, for multiSelect questions) or with their
 own words. The answers map each question's text to the chosen label(s).
 """
@@ -49,6 +50,8 @@ class QuestionAsker:
             options = [o for o in question.get("options") or [] if isinstance(o, dict)]
             multi = bool(question.get("multiSelect"))
             header = question.get("header")
+            if isinstance(question.get("plan"), str):
+                self._show_plan(question)
             self.screen.print(self.screen.style(f"? {'[' + str(header) + '] ' if header else ''}{text}", "bold"))
             for i, option in enumerate(options, 1):
                 description = option.get("description")
@@ -58,3 +61,15 @@ class QuestionAsker:
             line = await self.read_line(f"  Answer ({hint}, or your own words) › ")
             answers[text] = parse_answer(line or "", options, multi)
         return answers
+
+    def _show_plan(self, question: dict[str, Any]) -> None:
+        """ExitPlanMode's approval: the plan file's text, where it is, and the shell commands it asks for."""
+        where = question.get("planFilePath")
+        self.screen.print(self.screen.style(f"Plan{f' ({where})' if where else ''}:", "bold"))
+        for line in str(question["plan"]).rstrip("\n").splitlines():
+            self.screen.print(f"  {line}")
+        prompts = [p for p in question.get("allowedPrompts") or [] if isinstance(p, dict)]
+        if prompts:
+            self.screen.print(self.screen.style("The plan asks to run shell commands that:", "bold"))
+            for prompt in prompts:
+                self.screen.print(f"  - {prompt.get('prompt', '')} ({prompt.get('tool', 'Bash')})")
