@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from catui.app import RunOptions, build_app
 from catui.session.events import ToolEndEvent
+from catui.state.db import StateDB
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
+from catui.tools.base import CURRENT_TOOL_USE_ID
 from catui.tools.task_stop import TaskStopInput, TaskStopTool
 from tests.test_background_agents import (
     GUARD_S,
@@ -22,6 +27,7 @@ from tests.test_background_agents import (
     NOTIFICATION_RE,
     Driver,
     Gates,
+    GateTool,
     _isolated,  # noqa: F401  (autouse fixture: CATUI_HOME and HOME in tmp)
     agent_call,
     make_app,
@@ -144,3 +150,127 @@ async def test_stopping_a_foreground_agent_without_background_tasks(tmp_path: Pa
     assert [e.data["status"] for e in driver.system("task_notification")] == ["stopped"]
     assert [r.result for r in driver.results()] == ["Went on."]
     await app.aclose()
+
+
+# -- resumed agents: their task covers their whole life, and they continue in the worktree they kept --------
+
+
+def send_message(app: Any, to: str, text: str) -> Any:
+    token = CURRENT_TOOL_USE_ID.set("toolu_send")
+    try:
+        return SendMessageTool().call(SendMessageInput(to=to, message=text), app.session.ctx)
+    finally:
+        CURRENT_TOOL_USE_ID.reset(token)
+
+
+async def next_note(app: Any) -> re.Match[str]:
+    """The next notification, parsed (``note.string`` is its whole text)."""
+    content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
+    assert content is not None
+    note = NOTIFICATION_RE.match(content[0]["text"])
+    assert note is not None, content
+    return note
+
+
+async def test_a_task_resumed_after_a_restart_keeps_its_start_and_adds_to_its_counts(
+    tmp_path: Path, project: Path
+) -> None:
+    gates = Gates()
+    gates.gate("keep").set()
+    gates.gate("again").set()
+    worker = [
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "keep"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate keep open"},
+         "content": [{"type": "text", "text": "Kept at it."}], "usage": {"input_tokens": 100, "output_tokens": 5}},
+    ]
+    resumed = [
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "After the restart"},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "again"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate again open"},
+         "content": [{"type": "text", "text": "Went on."}], "usage": {"input_tokens": 300, "output_tokens": 7}},
+    ]
+    first = make_app(tmp_path, project, [NOTED, *parent_turns([agent_call("keep")]), *worker], gates)
+    await Driver(first).done()
+    [row] = StateDB(project).list_tasks()
+    agent_id = str(row["id"])
+    assert (row["status"], row["tool_uses"], row["total_tokens"]) == ("completed", 1, 105)
+    await first.aclose()
+
+    second = make_app(tmp_path, project, [*resumed, NOTED], gates)
+    reply = await send_message(second, agent_id, "After the restart: one more step.")
+    assert not reply.is_error, reply.content
+    running = StateDB(project).get_task(agent_id)
+    assert running is not None and running["status"] == "running"
+    assert running["created_at"] == row["created_at"] and running["tool_uses"] == 1
+    note = await next_note(second)
+    assert (note["status"], note["result"], note["tools"]) == ("completed", "Went on.", "1")  # this run's own
+    after = StateDB(project).get_task(agent_id)
+    assert after is not None and after["status"] == "completed"
+    assert after["created_at"] == row["created_at"]
+    assert (after["tool_uses"], after["total_tokens"]) == (2, 105 + 307)
+    await second.aclose()
+
+
+@pytest.mark.parametrize("worktree_gone", [False, True])
+async def test_an_agent_resumed_from_disk_continues_in_the_worktree_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worktree_gone: bool
+) -> None:
+    from tests.support.git_repos import git, isolate_git, make_repo
+
+    isolate_git(monkeypatch, tmp_path / "githome")
+    repo = make_repo(tmp_path / "wt-repo")
+    gates = Gates()
+    gates.gate("wt").set()
+    worker = {"description": "Edits.", "prompt": "You are the worker agent.", "tools": ["Gate", "Write"],
+              "isolation": "worktree"}
+    first_turns: list[dict[str, Any]] = [
+        NOTED, *parent_turns([agent_call("wt")]),
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "wt"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate wt open"},
+         "content": [{"type": "text", "text": "Left a change."}]},
+    ]
+
+    def app_for(turns: list[dict[str, Any]]) -> Any:
+        script = tmp_path / f"wt-{len(list(tmp_path.glob('wt-*.yaml')))}.yaml"
+        script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+        return build_app(RunOptions(cwd=repo, model=f"scripted:{script}", flag_agents={"worker": worker},
+                                    extra_tools=[GateTool(gates)], permission_mode="acceptEdits"))
+
+    first = app_for(first_turns)
+    driver = Driver(first)
+    await gates.wait_entered("wt")
+    [end] = [e for e in driver.events if isinstance(e, ToolEndEvent) and e.name == "Agent"]
+    agent_id = end.data["agentId"]
+    worktree = Path(json.loads((repo / ".catui" / "tasks" / f"{agent_id}.meta.json").read_text())["worktreePath"])
+    (worktree / "change.txt").write_text("changed\n", encoding="utf-8")  # the child's edit, made for it
+    await driver.done()
+    await first.aclose()
+    recorded = StateDB(repo).get_worktree(agent_id)
+    assert recorded is not None and recorded["status"] == "kept" and Path(recorded["path"]) == worktree
+    if worktree_gone:
+        git(repo, "worktree", "remove", "--force", str(worktree))  # the user threw it away
+        git(repo, "branch", "-D", f"worktree-agent-{agent_id[:8]}")
+
+    # The resumed turn matches only when the child works in the old worktree (its environment block names it).
+    where = "worktrees/agent-" if worktree_gone else str(worktree)
+    resumed_turn = {"match": {"system_contains": where, "last_user_contains": "Carry on"},
+                    "content": [{"type": "text", "text": "Carried on."}]}
+    second = app_for([resumed_turn, NOTED])
+    reply = await send_message(second, agent_id, "Carry on where you left off.")
+    assert not reply.is_error, reply.content
+    note = await next_note(second)
+    assert note["status"] == "completed"
+    worktrees = sorted(p.name for p in (repo / ".catui" / "worktrees").iterdir())
+    if worktree_gone:
+        assert note["result"] == (f"Note: its worktree {worktree} no longer exists, so it continued in a new "
+                                  "worktree.\n\nCarried on.")
+        assert worktrees == []  # the new one was unchanged, so it was removed at the end
+    else:
+        assert note["result"] == "Carried on."
+        assert worktrees == [worktree.name]  # no second worktree was made
+        assert f"<worktreePath>{worktree}</worktreePath>" in note.string  # kept, and reported again
+        row = StateDB(repo).get_worktree(agent_id)
+        assert row is not None and row["status"] == "kept"
+    await second.aclose()

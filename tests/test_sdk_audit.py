@@ -390,27 +390,45 @@ async def test_result_messages_carry_claude_agent_sdks_errors_and_structured_out
 # -- stop_task on a foreground agent mid-run -------------------------------------------------------
 
 
-async def test_stop_task_on_a_foreground_agent_explains_and_works_after_background_tasks(
-    backend: Backend, project: Path
-) -> None:
-    from tests.test_sdk_query import JOBBER, _gated_tool, _job_turns, _until
+async def test_stop_task_stops_a_foreground_agent_and_the_run_goes_on(backend: Backend, project: Path) -> None:
+    from tests.test_sdk_query import JOBBER, _gated_tool, _until
 
     entered, gate = asyncio.Event(), asyncio.Event()
     cancelled: list[bool] = []
-    options = backend.options(_job_turns(background=False), cwd=project, agents={"jobber": JOBBER},
+    turns: list[dict[str, Any]] = [
+        {"match": {"first_user_contains": "Do the job", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Agent", "input": {
+             "description": "Run the job", "prompt": "Run long_job", "subagent_type": "jobber"}}]},
+        {"match": {"system_contains": "You are the job agent", "last_is_tool_result": False},
+         "content": [{"type": "text", "text": "Starting the long job."},
+                     {"type": "tool_use", "name": "long_job", "input": {}}]},
+        {"match": {"system_contains": "You are the job agent", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "The job is done."}]},
+        {"match": {"first_user_contains": "Do the job", "last_user_contains": "was stopped before it finished"},
+         "content": [{"type": "text", "text": "The agent was stopped; carrying on without it."}]},
+    ]
+    options = backend.options(turns, cwd=project, agents={"jobber": JOBBER},
                               tools=[_gated_tool(entered, gate, cancelled)])
     async with catui.CatuiClient(options) as client:
         await client.query("Do the job")
         received: list[Any] = []
         started = await _until(client, lambda m: isinstance(m, catui.TaskStartedMessage), received)
         await asyncio.wait_for(entered.wait(), GUARD_S)
-        with pytest.raises(catui.ConfigurationError, match="running in the foreground: interrupt"):
-            await client.stop_task(started.task_id)
-        assert await client.background_tasks() == [started.task_id]
-        await client.stop_task(started.task_id)
-        stopped = await _until(
-            client, lambda m: isinstance(m, catui.TaskNotificationMessage) and m.task_id == started.task_id, received
-        )
-        assert stopped.status == "stopped" and cancelled == [True]
+        await client.stop_task(started.task_id)  # still in the foreground: no background_tasks() first
+        assert cancelled == [True]
+        result = await _until(client, lambda m: isinstance(m, catui.ResultMessage), received)
+        assert not result.is_error and result.result == "The agent was stopped; carrying on without it."
+        [stopped] = [m for m in received if isinstance(m, catui.TaskNotificationMessage)]
+        assert (stopped.task_id, stopped.status) == (started.task_id, "stopped")
+        [agent_result] = [b for m in received if isinstance(m, catui.UserMessage) and m.parent_tool_use_id is None
+                          and isinstance(m.content, list)
+                          for b in m.content if isinstance(b, catui.ToolResultBlock)]
+        assert agent_result.is_error
+        assert isinstance(agent_result.content, str)
+        text = agent_result.content
+        assert text.startswith('Agent "Run the job" (jobber) was stopped before it finished.')
+        assert "Starting the long job." in text  # its partial answer
         answers = [texts(m) for m in received if isinstance(m, catui.AssistantMessage)]
         assert "The job is done." not in answers
+        with pytest.raises(catui.ConfigurationError, match="no background task or running agent with id"):
+            await client.stop_task(started.task_id)  # it has ended: nothing by that id runs now
