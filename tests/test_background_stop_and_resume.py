@@ -75,8 +75,10 @@ def talking_worker(key: str) -> list[dict[str, Any]]:
 
 async def test_task_stop_stops_one_foreground_agent_and_the_rest_carry_on(tmp_path: Path, project: Path) -> None:
     gates = Gates()
-    resumed = {"match": {"system_contains": "You are the worker agent", "last_user_contains": "Pick it up"},
-               "content": [{"type": "text", "text": "Picked it up again."}]}
+    resumed: dict[str, Any] = {
+        "match": {"system_contains": "You are the worker agent", "last_user_contains": "Pick it up"},
+        "content": [{"type": "text", "text": "Picked it up again."}],
+    }
     turns = [resumed, NOTED,
              *parent_turns([agent_call("a", background=False), agent_call("b", background=False)], after="Both back."),
              *talking_worker("a"), *worker_turns("b")]

@@ -430,5 +430,5 @@ async def test_stop_task_stops_a_foreground_agent_and_the_run_goes_on(backend: B
         assert "Starting the long job." in text  # its partial answer
         answers = [texts(m) for m in received if isinstance(m, catui.AssistantMessage)]
         assert "The job is done." not in answers
-        with pytest.raises(catui.ConfigurationError, match="no background task or running agent with id"):
+        with pytest.raises(catui.ConfigurationError, match="no sub-agent running with that id"):
             await client.stop_task(started.task_id)  # it has ended: nothing by that id runs now

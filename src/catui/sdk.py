@@ -346,17 +346,21 @@ class CatuiClient:
         ``stopped`` follows, and the parent (and the agent's siblings) carry on.
         """
         app = self._require_app()
+        tasks = getattr(app, "tasks", None)
         try:
-            await app.tasks.stop(task_id)
+            if tasks is None:
+                raise KeyError(task_id)
+            await tasks.stop(task_id)
         except KeyError:
             runtime = app.session.ctx.services.get("subagents")
             stop_foreground = getattr(runtime, "stop_foreground", None)
             if isinstance(task_id, str) and stop_foreground is not None and await stop_foreground(task_id):
                 return
             running = list(getattr(runtime, "foreground", None) or {})
-            known = ", ".join([t.id for t in app.tasks.list()] + running) or "none"
-            raise ConfigurationError(f"no background task or running agent with id {task_id!r} (known: {known})"
-                                     ) from None
+            known = ", ".join([t.id for t in (tasks.list() if tasks is not None else [])] + running) or "none"
+            raise ConfigurationError(
+                f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})"
+            ) from None
         except CatuiError:
             raise
         except Exception as exc:

@@ -38,6 +38,7 @@ from catui.subagents.models import ChildModel, resolve_child_model
 from catui.subagents.prompt import build_first_message, build_subagent_system_prompt, load_agent_memory
 from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
 from catui.subagents.result import (
+    ONE_SHOT_AGENT_TYPES,
     AgentResult,
     NoAssistantMessagesError,
     extract_agent_result,
@@ -516,7 +517,8 @@ class SubagentRuntime:
         if moved is not None:  # now a background task, which reports its own end
             return moved
         result = await self.finish(run)
-        status = "stopped" if run.stop_requested else ("failed" if result.is_error else "completed")
+        # A child that finished just as the stop came is reported as it ended.
+        status = "completed" if not result.is_error else ("stopped" if run.stop_requested else "failed")
         self.emit_task_finished(run, status)
         set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
         return result
@@ -871,8 +873,6 @@ def _stopped(run: SubagentRun, kept: tuple[str | None, str | None]) -> ToolResul
         lines += ["Its last text before it was stopped:", partial]
     else:
         lines.append("It had written no text yet.")
-    from catui.subagents.result import ONE_SHOT_AGENT_TYPES
-
     if run.agent_type not in ONE_SHOT_AGENT_TYPES:
         lines.append(f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent)")
     failed = _failed("\n".join(lines), kept)
