@@ -285,3 +285,41 @@ async def test_sdk_set_permission_mode_plan_then_approval_returns_to_the_previou
 
 async def _drain(client: catui.CatuiClient) -> list[Any]:
     return [m async for m in client.receive_response()]
+
+
+# ------------------------------------------------------------------ the terminal side
+
+
+async def test_terminal_shows_the_plan_and_later_the_plans_allowed_prompts(tmp_path: Path) -> None:
+    import io
+    from types import SimpleNamespace
+
+    from catui.cli.ui_ask import QuestionAsker
+    from catui.cli.ui_permission import PermissionPrompter
+    from catui.cli.ui_screen import Screen
+    from catui.tools.base import ToolContext
+
+    out = io.StringIO()
+    screen = Screen(out, tty=False, color=False)
+
+    async def read_line(*_: Any) -> str | None:
+        return "1"
+
+    question = {"question": "Approve this plan?", "header": "Plan", "multiSelect": False,
+                "options": [{"label": "Yes"}, {"label": "No"}], "plan": "# Plan\n1. PLAN-LINE\n",
+                "planFilePath": "/h/plans/a-b-c.md", "allowedPrompts": [{"tool": "Bash", "prompt": "run tests"}]}
+    answers = await QuestionAsker(screen, read_line)([question])
+    assert answers == {"Approve this plan?": "Yes"}
+    shown = out.getvalue()
+    assert "Plan (/h/plans/a-b-c.md):" in shown and "  1. PLAN-LINE" in shown and "run tests (Bash)" in shown
+    assert shown.index("PLAN-LINE") < shown.index("Approve this plan?")
+
+    main_ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
+    main_ctx.services["plan_allowed_prompts"] = [{"tool": "Bash", "prompt": "run tests"}]
+    prompter = PermissionPrompter(screen, keys=None, editor=None, read_plain_line=lambda: read_line(),
+                                  on_interrupt=lambda: None, main_context=lambda: main_ctx)
+    request = PermissionRequest(tool_name="Bash", subject="pytest -q")
+    decision = await prompter(SimpleNamespace(name="Bash"), {"command": "pytest -q"}, request,  # type: ignore[arg-type]
+                              main_ctx)
+    assert decision.behavior == "allow"
+    assert "The approved plan asked to run commands that: run tests" in out.getvalue()

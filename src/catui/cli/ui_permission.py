@@ -136,12 +136,27 @@ class PermissionPrompter:
         lines = [self.screen.style(f"╭─ Permission needed{who}", "yellow")]
         lines.append("│ " + self.screen.style(tool_call_label(name, raw_input, self.cwd), "bold"))
         lines += ["│   " + self.screen.style(ln, "dim") for ln in call_preview(name, raw_input)]
+        if name == "Bash":
+            lines += self._plan_prompts_line(ctx)
         self._options = [
             "Yes",
             f"Yes, and don't ask again this session for {rule}",
             "No, and tell the model why" + (" (esc to stop the turn)" if self.screen.tty else ""),
         ]
         return lines
+
+    def _plan_prompts_line(self, ctx: ToolContext) -> list[str]:
+        """The shell commands an approved plan said it needs (ExitPlanMode's allowedPrompts), as context.
+
+        They approve nothing by themselves (see docs/decisions.md); the person decides with them in view.
+        """
+        from catui.tools.plan_file import ALLOWED_PROMPTS_KEY
+
+        owner = self.main_context() if self.main_context is not None else ctx
+        prompts = [p.get("prompt", "") for p in owner.services.get(ALLOWED_PROMPTS_KEY) or [] if isinstance(p, dict)]
+        if not prompts:
+            return []
+        return ["│ " + self.screen.style(f"The approved plan asked to run commands that: {'; '.join(prompts)}", "dim")]
 
     async def _ask_terminal(self, header: list[str]) -> tuple[str, str]:
         assert self.keys is not None and self.editor is not None
