@@ -32,7 +32,6 @@ from tests.test_background_agents import (
     agent_call,
     make_app,
     parent_turns,
-    until,
     worker_turns,
 )
 
@@ -90,8 +89,6 @@ async def test_task_stop_stops_one_foreground_agent_and_the_rest_carry_on(tmp_pa
     ids = started_ids(driver)
     runtime = app.services["subagents"]
     assert set(runtime.foreground) == {ids["Job a"], ids["Job b"]}
-    # The parent has seen a's Gate call (its progress event) before it is stopped.
-    await until(lambda: any(e.data["task_id"] == ids["Job a"] for e in driver.system("task_progress")))
 
     stop = await asyncio.wait_for(TaskStopTool().call(TaskStopInput(task_id=ids["Job a"]), app.session.ctx),
                                   GUARD_S)
@@ -111,6 +108,7 @@ async def test_task_stop_stops_one_foreground_agent_and_the_rest_carry_on(tmp_pa
     assert f"use SendMessage with to: '{ids['Job a']}'" in text_a
     assert ends["Job a"].data["status"] == "stopped"
     assert ends["Job a"].data["partialResult"] == "Started on a; halfway there."
+    assert ends["Job a"].data["totalToolUseCount"] == 1  # its Gate call, even if stopped before it was read
     assert not ends["Job b"].is_error and "Finished b." in json.dumps(ends["Job b"].content)
     finished = {e.data["task_id"]: e.data["status"] for e in driver.system("task_notification")}
     assert finished == {ids["Job a"]: "stopped", ids["Job b"]: "completed"}
@@ -276,3 +274,44 @@ async def test_an_agent_resumed_from_disk_continues_in_the_worktree_it_kept(
         row = StateDB(repo).get_worktree(agent_id)
         assert row is not None and row["status"] == "kept"
     await second.aclose()
+
+
+async def test_an_agent_resumed_in_memory_reports_the_worktree_it_kept_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.git_repos import isolate_git, make_repo
+
+    isolate_git(monkeypatch, tmp_path / "githome")
+    repo = make_repo(tmp_path / "mem-repo")
+    gates = Gates()
+    gates.gate("wt").set()
+    worker = {"description": "Edits.", "prompt": "You are the worker agent.", "tools": ["Gate", "Write"],
+              "isolation": "worktree"}
+    turns: list[dict[str, Any]] = [
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "Carry on"},
+         "content": [{"type": "text", "text": "Carried on."}]},
+        NOTED, *parent_turns([agent_call("wt")]),
+        {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "wt"}}]},
+        {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate wt open"},
+         "content": [{"type": "text", "text": "Left a change."}]},
+    ]
+    script = tmp_path / "mem.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    app = build_app(RunOptions(cwd=repo, model=f"scripted:{script}", flag_agents={"worker": worker},
+                               extra_tools=[GateTool(gates)], permission_mode="acceptEdits"))
+    driver = Driver(app)
+    await gates.wait_entered("wt")
+    [end] = [e for e in driver.events if isinstance(e, ToolEndEvent) and e.name == "Agent"]
+    agent_id = end.data["agentId"]
+    worktree = Path(json.loads((repo / ".catui" / "tasks" / f"{agent_id}.meta.json").read_text())["worktreePath"])
+    (worktree / "change.txt").write_text("changed\n", encoding="utf-8")
+    await driver.done()
+    assert agent_id in app.services["background"].finished_runs
+    reply = await send_message(app, agent_id, "Carry on, please.")
+    assert not reply.is_error, reply.content
+    note = await next_note(app)
+    assert (note["status"], note["result"]) == ("completed", "Carried on.")
+    assert f"<worktreePath>{worktree}</worktreePath>" in note.string
+    assert sorted(p.name for p in (repo / ".catui" / "worktrees").iterdir()) == [worktree.name]
+    await app.aclose()

@@ -165,6 +165,7 @@ class SubagentRun:
         The parent's abort aborts the child at once, even in the middle of a
         model request: the child's run is closed, which cancels its work.
         """
+        first_index, tools_before = len(self.session.messages), self.tool_use_count
         stream = self.session.run(self.first_message)
         stop_signal = self.stop_event if self.stop_event is not None else self.parent_ctx.abort
         parent_abort = asyncio.ensure_future(_first_set(stop_signal, self._stop_request))
@@ -182,6 +183,7 @@ class SubagentRun:
                     with contextlib.suppress(BaseException):
                         await step
                     self.aborted = True
+                    self._catch_up_tool_calls(first_index, tools_before)
                     return
                 try:
                     event = step.result()
@@ -203,6 +205,20 @@ class SubagentRun:
             if self.mcp_servers is not None:
                 with contextlib.suppress(Exception):
                     await self.mcp_servers.aclose()
+
+    def _catch_up_tool_calls(self, first_index: int, tools_before: int) -> None:
+        # The child's loop runs ahead of this consumer: when it is stopped, the tool calls of messages
+        # not read yet still count (a stopped agent's result and task report them).
+        calls = [
+            block
+            for message in self.session.messages[first_index:]
+            if message.get("role") == "assistant"
+            for block in blocks_of(message)
+            if block.get("type") == "tool_use"
+        ]
+        if len(calls) > self.tool_use_count - tools_before:
+            self.tool_use_count = tools_before + len(calls)
+            self.last_tool_name = str(calls[-1].get("name", ""))
 
     def _observe(self, event: AssistantMessageEvent) -> None:
         for block in blocks_of(event.message):
