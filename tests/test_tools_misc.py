@@ -103,8 +103,8 @@ def test_every_schema_is_clean(tool: Tool) -> None:
     assert "$defs" not in schema and "$ref" not in json.dumps(schema)
     for node in _walk(schema):
         assert "title" not in node
-        if node.get("type") == "object":
-            assert node.get("additionalProperties") is False
+        if node.get("type") == "object" and "properties" in node:
+            assert node.get("additionalProperties") is False  # records are closed; maps give a value schema
         assert "anyOf" not in node
     for name, prop in schema["properties"].items():
         assert prop.get("description"), f"{tool.name}.{name} has no description"
@@ -321,3 +321,22 @@ async def test_plan_mode_enter_and_exit(ctx: ToolContext, tmp_path: Path) -> Non
     assert ctx.services["plan_allowed_prompts"] == [{"tool": "Bash", "prompt": "run tests"}]
     rejected = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
     assert rejected.is_error and "permission_mode" not in rejected.data and rejected.data["approved"] is False
+
+
+async def test_ask_user_question_takes_answers_the_host_already_collected(tmp_path: Path) -> None:
+    from catui.tools.ask_user_question import AskUserQuestionInput, AskUserQuestionTool
+
+    tool = AskUserQuestionTool()
+    schema = tool.input_schema()
+    assert {"questions", "answers", "annotations", "metadata"} <= set(schema["properties"])
+    assert schema["required"] == ["questions"]
+    option = schema["properties"]["questions"]["items"]["properties"]["options"]["items"]
+    assert "markdown" in option["properties"] and option["required"] == ["label", "description"]
+    args = AskUserQuestionInput.model_validate({
+        "questions": [{"question": "Which?", "header": "Pick", "multiSelect": False,
+                       "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]}],
+        "answers": {"Which?": "B"},
+    })
+    ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)  # not interactive: nobody to ask
+    result = await tool.call(args, ctx)
+    assert not result.is_error and result.data["answers"] == {"Which?": "B"}

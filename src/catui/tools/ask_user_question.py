@@ -26,6 +26,11 @@ class QuestionOption(BaseModel):
 
     label: str = Field(description="The option's text as shown to the user (1-5 words).")
     description: str = Field(description="What choosing this option means or implies.")
+    markdown: str | None = Field(
+        default=None,
+        description="Optional preview shown beside the option (a code snippet, an ASCII layout); "
+        "single-choice questions only.",
+    )
 
 
 def _require_multi_select(schema: dict[str, Any]) -> None:
@@ -44,6 +49,13 @@ class Question(BaseModel):
 
 class AskUserQuestionInput(ToolInput):
     questions: list[Question] = Field(min_length=1, max_length=4, description="The questions to ask (1-4).")
+    answers: dict[str, str] | None = Field(
+        default=None, description="Answers already collected, by question text (filled in by the host, not you)."
+    )
+    annotations: dict[str, Any] | None = Field(
+        default=None, description="Per-question notes from the host, such as the preview a user looked at."
+    )
+    metadata: dict[str, Any] | None = Field(default=None, description="Tracking data for the host; not shown.")
 
 
 def ask_user_question_enabled(*, interactive: bool) -> bool:
@@ -68,14 +80,18 @@ class AskUserQuestionTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, AskUserQuestionInput)
-        if ctx.ask_user is None or not ctx.interactive:
+        questions = [q.model_dump(exclude_none=True) for q in args.questions]
+        # A host (an SDK can_use_tool that asked the user itself) may hand the answers in with the call.
+        if args.answers:
+            answers: dict[str, str] = dict(args.answers)
+        elif ctx.ask_user is None or not ctx.interactive:
             return ToolResult(
                 "There is no user to ask in this session (it is not interactive). Make a reasonable choice, "
                 "say which one you made, and continue.",
                 is_error=True,
             )
-        questions = [q.model_dump() for q in args.questions]
-        answers = await ctx.ask_user(questions)
+        else:
+            answers = await ctx.ask_user(questions)
         if not answers:
             return ToolResult(
                 "The user dismissed the questions without answering.",
