@@ -258,3 +258,18 @@ def test_catui_runtime_folder_is_invisible_to_git_and_search(tmp_path: Path) -> 
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
                             capture_output=True, text=True, check=True).stdout
     assert status.strip() == ""
+
+
+def test_the_guide_agent_tools_follow_the_sessions_search_tools(tmp_path: Path, monkeypatch: Any) -> None:
+    from catui.app import RunOptions, build_app
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    script = tmp_path / "s.yaml"
+    script.write_text("turns:\n  - content: [{type: text, text: hi}]\n")
+    proj = project(tmp_path)
+    with_search = build_app(RunOptions(cwd=proj, model=f"scripted:{script}", interactive=True, setting_sources=()))
+    without = build_app(RunOptions(cwd=proj, model=f"scripted:{script}", interactive=True, setting_sources=(),
+                                   disallowed_tools=["Glob", "Grep"]))
+    assert with_search.registry.get("catui-guide").tools[:2] == ["Glob", "Grep"]
+    assert without.registry.get("catui-guide").tools[0] == "Bash"
+    assert "Glob" not in [t.name for t in without.session.tools]

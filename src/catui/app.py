@@ -151,6 +151,8 @@ def build_app(options: RunOptions) -> AgentApp:
         include_user=("user" in options.setting_sources),
         include_project=("project" in options.setting_sources),
         interactive=options.interactive,  # catui-guide is active in interactive sessions only
+        # The guide's tool set depends on whether the session offers the dedicated search tools.
+        search_tools=_offers_search_tools(permissions),
     )
     tasks = TaskRegistry(project_root)
     session_id = options.session_id or new_session_id()
@@ -237,6 +239,13 @@ def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) 
         if env.get(name):
             return f"{name}: "
     return ""
+
+
+def _offers_search_tools(permissions: Any) -> bool:
+    """Whether Glob and Grep survive the deny rules (a whole-tool deny removes a tool from the session)."""
+    from catui.permissions.rules import denies_tool_outright
+
+    return not any(denies_tool_outright(rule, name) for rule in permissions.rules for name in ("Glob", "Grep"))
 
 
 def _plugin_paths(settings: Mapping[str, Any]) -> list[str]:
