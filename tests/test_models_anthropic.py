@@ -14,6 +14,7 @@ from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest, StreamEvent
 from catui.models.retry import RetryPolicy
 from tests.support.anthropic_server import AnthropicTestServer, Fault
+from tests.support.transports import http_transport as http_transport  # runs each test on both
 
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.001, max_delay_s=0.002)
 

@@ -13,6 +13,7 @@ from catui.models.base import ModelRequest
 from catui.models.openai import OpenAIProvider, build_chat_body, convert_messages
 from catui.models.retry import RetryPolicy
 from tests.support.openai_server import Fault, OpenAITestServer
+from tests.support.transports import http_transport as http_transport  # runs each test on both
 from tests.support.typed_check import check
 
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.001, max_delay_s=0.002)

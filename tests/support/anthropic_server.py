@@ -85,8 +85,8 @@ class AnthropicTestServer(LoopbackServer):
         if fault is not None and fault.raw_body is not None:
             writer = StreamWriter(handler, fault)
             writer.start()
+            self._record(writer.raw)
             writer.write_raw(fault.raw_body)
-            self._record(bytes(writer.raw))
             writer.end()
             return
         try:
@@ -129,16 +129,14 @@ class AnthropicTestServer(LoopbackServer):
                 ]
             )
         )
-        try:
-            for frame in sse_lines(pairs):
-                writer.event(frame, error_event=error_frame)
-        finally:
-            # Recorded before the body ends: a client may read the whole answer and look at
-            # ``responses`` before this thread runs again.
-            self._record(bytes(writer.raw))
+        # Recorded as it grows, before any byte leaves: a client may read the whole answer and look
+        # at ``responses`` before this thread runs again.
+        self._record(writer.raw)
+        for frame in sse_lines(pairs):
+            writer.event(frame, error_event=error_frame)
         writer.end()
 
-    def _record(self, raw: bytes) -> None:
+    def _record(self, raw: bytearray) -> None:
         with self._lock:
             self.responses.append(raw)
 

@@ -3,6 +3,12 @@
 Responses stream with chunked transfer encoding over keep-alive connections,
 with TCP_NODELAY on every accepted socket so that each SSE event leaves at
 once. :class:`Fault` objects queued with ``inject`` shape the next answers.
+
+Two attributes, set before :meth:`LoopbackServer.start`, vary the transport:
+``framing`` (``"chunked"``, the default; ``"length"``: the whole stream sent
+at the end with a Content-Length; ``"close"``: no framing, the server closes
+the connection to end the body) and ``tls_context`` (a server-side
+``ssl.SSLContext``: the server speaks https and ``url`` says so).
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import collections
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -39,7 +46,7 @@ class Fault:
     headers: Mapping[str, str] = field(default_factory=dict)
     cut_after_events: int | None = None
     error_event_after: int | None = None
-    raw_body: bytes | None = None
+    raw_body: bytes | bytearray | None = None
     drop_connection: bool = False
 
 
@@ -87,21 +94,33 @@ class StreamWriter:
         self.fault = fault
         self.sent_events = 0
         self.raw = bytearray()
+        owner = getattr(handler.server, "owner", None)
+        self.framing: str = getattr(owner, "framing", "chunked")
 
     def start(self, status: int = 200, headers: Mapping[str, str] | None = None) -> None:
         self.handler.send_response(status)
         self.handler.send_header("content-type", "text/event-stream; charset=utf-8")
         self.handler.send_header("cache-control", "no-cache")
-        self.handler.send_header("transfer-encoding", "chunked")
+        if self.framing == "chunked":
+            self.handler.send_header("transfer-encoding", "chunked")
+        elif self.framing == "close":
+            self.handler.send_header("connection", "close")
+            self.handler.close_connection = True
         for name, value in (headers or {}).items():
             self.handler.send_header(name, value)
-        self.handler.end_headers()
+        if self.framing != "length":  # a Content-Length must wait until the whole body is known
+            self.handler.end_headers()
 
-    def write_raw(self, data: bytes) -> None:
+    def write_raw(self, data: bytes | bytearray) -> None:
         if not data:
             return
         self.raw += data
-        self.handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        if self.framing == "chunked":
+            self.handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        elif self.framing == "close":
+            self.handler.wfile.write(data)
+        else:
+            return  # sent by end()
         self.handler.wfile.flush()
 
     def event(self, data: bytes, *, error_event: bytes | None = None) -> None:
@@ -126,7 +145,12 @@ class StreamWriter:
         self.sent_events += 1
 
     def end(self) -> None:
-        self.handler.wfile.write(b"0\r\n\r\n")
+        if self.framing == "chunked":
+            self.handler.wfile.write(b"0\r\n\r\n")
+        elif self.framing == "length":
+            self.handler.send_header("content-length", str(len(self.raw)))
+            self.handler.end_headers()
+            self.handler.wfile.write(bytes(self.raw))
         self.handler.wfile.flush()
 
 
@@ -150,10 +174,12 @@ class LoopbackServer:
     ) -> None:
         self.engine = make_engine(script)
         self.requests: list[RecordedRequest] = []
-        self.responses: list[bytes] = []
+        self.responses: list[bytearray] = []  # each grows as its answer is sent
         self.connections: list[Any] = []
         self.faults: collections.deque[Fault] = collections.deque()
         self.require_key = require_key
+        self.framing = "chunked"
+        self.tls_context: ssl.SSLContext | None = None
         self._lock = threading.Lock()
         self._port = port
         self._server: _Server | None = None
@@ -163,6 +189,8 @@ class LoopbackServer:
     def start(self) -> LoopbackServer:
         server = _Server(("127.0.0.1", self._port), self._handler_class())
         server.owner = self
+        if self.tls_context is not None:
+            server.socket = self.tls_context.wrap_socket(server.socket, server_side=True)
         self._server = server
         self._port = int(server.server_address[1])
         self._thread = threading.Thread(
@@ -190,7 +218,8 @@ class LoopbackServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     # -- faults and records ---------------------------------------------
     def inject(self, *faults: Fault) -> None:

@@ -140,8 +140,8 @@ class OpenAITestServer(LoopbackServer):
         writer = StreamWriter(handler, fault)
         if fault is not None and fault.raw_body is not None:
             writer.start()
+            self._record(writer.raw)
             writer.write_raw(fault.raw_body)
-            self._record(bytes(writer.raw))
             writer.end()
             return
         try:
@@ -170,22 +170,20 @@ class OpenAITestServer(LoopbackServer):
             }
         )
         writer.start()
-        try:
-            for chunk in chunks:
-                writer.event(self._frame(chunk), error_event=error_frame)
-            if self.send_done:
-                writer.event(b"data: [DONE]\n\n", error_event=error_frame)
-        finally:
-            # Recorded before the body ends: a client may read the whole answer and look at
-            # ``responses`` before this thread runs again.
-            self._record(bytes(writer.raw))
+        # Recorded as it grows, before any byte leaves: a client may read the whole answer and look
+        # at ``responses`` before this thread runs again.
+        self._record(writer.raw)
+        for chunk in chunks:
+            writer.event(self._frame(chunk), error_event=error_frame)
+        if self.send_done:
+            writer.event(b"data: [DONE]\n\n", error_event=error_frame)
         writer.end()
 
     @staticmethod
     def _frame(payload: Any) -> bytes:
         return f"data: {json.dumps(payload)}\n\n".encode()
 
-    def _record(self, raw: bytes) -> None:
+    def _record(self, raw: bytearray) -> None:
         with self._lock:
             self.responses.append(raw)
 

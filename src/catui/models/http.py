@@ -342,6 +342,10 @@ async def _lean_post_sse(
             response.close()
     except lean_http.InvalidURL as err:
         raise described.invalid_url(err) from err
+    except lean_http.InvalidHeader as err:
+        raise ProviderError(
+            f"cannot send the request to {described.service} at {described.url}: {err}"
+        ) from err
     except (lean_http.ConnectError, lean_http.ConnectTimeout) as err:
         raise described.unreachable(err) from err
     except lean_http.TIMEOUT_ERRORS as err:

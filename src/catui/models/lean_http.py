@@ -24,6 +24,7 @@ httpx2 counterparts (``ConnectError``, ``ReadTimeout``, ...), so that
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import time
 import weakref
@@ -37,13 +38,18 @@ if TYPE_CHECKING:
 
 MAX_CONNECTIONS = 256
 """Connections one event loop may have open at once; more requests wait for a free one."""
-MAX_IDLE_PER_ORIGIN = 64
-"""Idle keep-alive connections kept per (scheme, host, port); a connection beyond this is closed."""
+MAX_IDLE_PER_ORIGIN = 128
+"""Idle keep-alive connections kept per (scheme, host, port); a connection beyond this is closed.
+
+Generous, so that a fan-out of a hundred sub-agents keeps its connections (and
+their TLS sessions) for the next turn."""
 KEEPALIVE_EXPIRY_S = 60.0
 """An idle connection older than this is closed instead of reused (servers drop them around then)."""
 READ_SIZE = 65536
 MAX_HEADER_LINES = 256
 MAX_LINE_BYTES = 65536
+_BAD_HEADER_NAME = re.compile(r"[\x00-\x20:\x7f]|^$")
+_BAD_HEADER_VALUE = re.compile(r"[\r\n\x00]")
 
 
 class LeanHTTPError(Exception):
@@ -51,7 +57,11 @@ class LeanHTTPError(Exception):
 
 
 class InvalidURL(LeanHTTPError):
-    """The URL is not an ``http://`` or ``https://`` URL with a host (or has a bad port or header)."""
+    """The URL is not an ``http://`` or ``https://`` URL with a host and a valid port."""
+
+
+class InvalidHeader(LeanHTTPError):
+    """A request header has a name or value that HTTP/1.1 cannot carry (a line break, a colon in the name)."""
 
 
 class ConnectError(LeanHTTPError):
@@ -173,8 +183,11 @@ def _encode_head(target: _Target, headers: Mapping[str, str], body_length: int) 
         lowered = name.lower()
         if lowered in sent:
             continue
-        if not name or any(c in name for c in ":\r\n\0 \t") or any(c in value for c in "\r\n\0"):
-            raise InvalidURL(f"the request header {name!r} has a name or value HTTP cannot carry")
+        if _BAD_HEADER_NAME.search(name) or _BAD_HEADER_VALUE.search(value):
+            raise InvalidHeader(
+                f"the request header {name!r} has a name or value HTTP cannot carry "
+                "(a line break, a NUL, or a space or colon in the name)"
+            )
         lines.append(f"{name}: {value}")
     lines.append(f"content-length: {body_length}")
     # Compression buys nothing for small, latency-bound event streams and costs CPU to undo.
@@ -549,7 +562,9 @@ class LeanPool:
                     limit=MAX_LINE_BYTES,
                 )
         except TimeoutError as err:
-            raise ConnectTimeout(f"no connection to {target.host}:{target.port} within {timeout:g} s") from err
+            raise ConnectTimeout(
+                f"no connection to {target.host}:{target.port} within {timeout:g} s"
+            ) from err
         except (OSError, UnicodeError) as err:
             raise ConnectError(str(err) or type(err).__name__) from err
         sock = writer.transport.get_extra_info("socket")

@@ -1,0 +1,28 @@
+"""Run provider tests on both HTTP transports of :mod:`catui.models.http`.
+
+Import the fixture into a test module to run each of its tests twice, once
+through the lean asyncio-streams client and once through httpx2::
+
+    from tests.support.transports import http_transport as http_transport  # noqa: F401
+
+A module that names it only as an autouse fixture gets every test doubled;
+a test that takes ``http_transport`` as an argument can also read which one runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+TRANSPORTS = ("lean", "httpx")
+
+
+@pytest.fixture(autouse=True, params=TRANSPORTS)
+def http_transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Force ``CATUI_HTTP_CLIENT`` to each transport in turn, with no proxy variables around."""
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("CATUI_HTTP_CLIENT", request.param)
+    return str(request.param)
