@@ -420,6 +420,12 @@ async def test_https_to_an_untrusted_server_fails_verification(certificate: tupl
     assert server.requests == []
 
 
+async def test_a_missing_ca_file_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with pytest.raises(ProviderError, match=r"cannot load the CA certificates for https .*No such file"):
+        await collect(provider_for("https://127.0.0.1:9", NO_RETRY))
+
+
 async def test_plain_http_never_builds_a_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lean_http, "_ssl_contexts", {})
     with AnthropicTestServer(SCRIPT) as server:

@@ -45,6 +45,7 @@ Generous, so that a fan-out of a hundred sub-agents keeps its connections (and
 their TLS sessions) for the next turn."""
 KEEPALIVE_EXPIRY_S = 60.0
 """An idle connection older than this is closed instead of reused (servers drop them around then)."""
+HAPPY_EYEBALLS_DELAY_S = 0.25
 READ_SIZE = 65536
 MAX_HEADER_LINES = 256
 MAX_LINE_BYTES = 65536
@@ -198,6 +199,16 @@ def _encode_head(target: _Target, headers: Mapping[str, str], body_length: int) 
         return head.encode("latin-1")
     except UnicodeEncodeError:
         return head.encode("utf-8")
+
+
+def _is_ip_literal(host: str) -> bool:
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+            return True
+        except OSError:
+            continue
+    return False
 
 
 class _Connection:
@@ -551,7 +562,10 @@ class LeanPool:
 
     async def _connect(self, target: _Target, timeout: float) -> _Connection:
         loop = asyncio.get_running_loop()
-        tls = ssl_context() if target.scheme == "https" else None
+        try:
+            tls = ssl_context() if target.scheme == "https" else None
+        except OSError as err:  # SSL_CERT_FILE or SSL_CERT_DIR names a missing or broken file
+            raise ConnectError(f"cannot load the CA certificates for https ({err})") from err
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
@@ -560,6 +574,9 @@ class LeanPool:
                     ssl=tls,
                     server_hostname=target.host if tls is not None else None,
                     limit=MAX_LINE_BYTES,
+                    # A name may resolve to an unreachable IPv6 address first: race the addresses
+                    # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
+                    happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
                 )
         except TimeoutError as err:
             raise ConnectTimeout(
