@@ -246,3 +246,22 @@ async def test_cancelled_creation_leaves_nothing(tmp_path: Path, monkeypatch: py
         await task
     assert_nothing_left(repo, state)
     state.close()
+
+
+async def test_a_failing_second_create_hook_undoes_what_the_first_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_git(monkeypatch, tmp_path / "home")
+    made = tmp_path / "made-by-first"
+    first = _write_hook(tmp_path, "first.sh", f"cat >/dev/null\nmkdir -p {made}\necho {made}\n")
+    second = _write_hook(tmp_path, "second.sh", "cat >/dev/null\necho 'disk full' >&2\nexit 1\n")
+    remove = _write_hook(tmp_path, "remove.sh",
+                         "python3 -c 'import json,shutil,sys; shutil.rmtree(json.load(sys.stdin)[\"worktree_path\"])'\n")
+    settings = {"hooks": {
+        "WorktreeCreate": [{"hooks": [{"type": "command", "command": first}]},
+                           {"hooks": [{"type": "command", "command": second}]}],
+        "WorktreeRemove": [{"hooks": [{"type": "command", "command": remove}]}],
+    }}
+    with pytest.raises(WorktreeError, match="disk full"):
+        await create_worktree(AGENT, repo_root=tmp_path, settings=settings)
+    assert not made.exists(), "the first hook's folder was removed through the WorktreeRemove hook"

@@ -20,6 +20,7 @@ was made (folder, branch, git's admin entry).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import shutil
@@ -277,10 +278,23 @@ async def _create_with_hooks(
         "agent_id": agent_id,
     }
     path_text: str | None = None
-    for hook in configured_hooks(settings, CREATE_EVENT):
-        path_text = (
-            printed_path(await run_hook(hook, payload, cwd=repo_root, event=CREATE_EVENT)) or path_text
-        )
+    try:
+        for hook in configured_hooks(settings, CREATE_EVENT):
+            path_text = (
+                printed_path(await run_hook(hook, payload, cwd=repo_root, event=CREATE_EVENT)) or path_text
+            )
+    except WorktreeError:
+        # An earlier hook may already have made a folder: undo it, so nothing half-made is left behind.
+        if path_text and remove_hooks:
+            made = Path(path_text).expanduser()
+            provisional = WorktreeInfo(
+                agent_id=agent_id, path=made if made.is_absolute() else repo_root / made, branch=None,
+                head_commit=None, git_root=find_git_root(repo_root), hook_based=True,
+                remove_hooks=remove_hooks, session_id=session_id, project_root=repo_root,
+            )
+            with contextlib.suppress(Exception):
+                await run_remove_hooks(provisional)
+        raise
     if not path_text:
         raise WorktreeError(
             "WorktreeCreate hook printed no path; it must print the absolute path of the folder it created on stdout"
