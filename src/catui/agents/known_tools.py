@@ -12,36 +12,34 @@ import sys
 
 from catui.agents.tool_lists import tool_base_name
 
-# Claude Code 2.1.92's tools (observed list), the teams-feature tools, and the ``Task`` alias of Agent.
+# Claude Code 2.1.92's main-agent tools (observed), in alphabetical order.
+CLAUDE_CODE_MAIN_TOOL_NAMES: tuple[str, ...] = (
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "NotebookEdit",
+    "Read",
+    "Skill",
+    "TaskOutput",
+    "TaskStop",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+)
+# The main-agent tools plus the teams-feature tools and the ``Task`` alias of Agent.
 CLAUDE_CODE_TOOL_NAMES: frozenset[str] = frozenset(
-    {
-        "Agent",
-        "Task",
-        "AskUserQuestion",
-        "Bash",
-        "CronCreate",
-        "CronDelete",
-        "CronList",
-        "Edit",
-        "EnterPlanMode",
-        "EnterWorktree",
-        "ExitPlanMode",
-        "ExitWorktree",
-        "Glob",
-        "Grep",
-        "NotebookEdit",
-        "Read",
-        "Skill",
-        "TaskOutput",
-        "TaskStop",
-        "TodoWrite",
-        "WebFetch",
-        "WebSearch",
-        "Write",
-        "SendMessage",
-        "TeamCreate",
-        "TeamDelete",
-    }
+    (*CLAUDE_CODE_MAIN_TOOL_NAMES, "Task", "SendMessage", "TeamCreate", "TeamDelete")
 )
 
 

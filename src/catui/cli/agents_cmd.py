@@ -38,31 +38,6 @@ SOURCE_LABELS = {
     "plugin": "plugin",
     "built-in": "built-in",
 }
-# Claude Code 2.1.92's main-agent tools (observed), used when catui's tool registry cannot be imported.
-FALLBACK_TOOL_NAMES: tuple[str, ...] = (
-    "Agent",
-    "AskUserQuestion",
-    "Bash",
-    "CronCreate",
-    "CronDelete",
-    "CronList",
-    "Edit",
-    "EnterPlanMode",
-    "EnterWorktree",
-    "ExitPlanMode",
-    "ExitWorktree",
-    "Glob",
-    "Grep",
-    "NotebookEdit",
-    "Read",
-    "Skill",
-    "TaskOutput",
-    "TaskStop",
-    "TodoWrite",
-    "WebFetch",
-    "WebSearch",
-    "Write",
-)
 # Observed: no sub-agent receives these (sub-agents cannot nest, ask the user, or manage tasks).
 NEVER_GIVEN_TO_CHILDREN = frozenset(
     {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop"}
@@ -219,7 +194,9 @@ def main_tool_names() -> list[str]:
             return names
     except Exception:  # any failure of the optional registry falls back to the static list
         pass
-    return list(FALLBACK_TOOL_NAMES)
+    from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
+
+    return list(CLAUDE_CODE_MAIN_TOOL_NAMES)
 
 
 def final_tool_list(agent: AgentDefinition, available: Sequence[str]) -> tuple[list[str], list[str]]:
