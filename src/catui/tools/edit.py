@@ -19,6 +19,7 @@ from catui.tools.files import (
     read_text,
     record_read,
     resolve_path,
+    write_encoded_text,
 )
 
 SNIPPET_CONTEXT_LINES = 4
@@ -118,15 +119,9 @@ class EditTool(Tool):
         first_change = text.find(old) if old else 0
 
         final = updated.replace("\n", "\r\n") if eol == "\r\n" else updated
-        try:
-            path.write_bytes(encoding.encode(final))
-        except OSError as exc:
-            return ToolResult(f"Cannot write {path}: {exc.strerror or exc}.", is_error=True)
-        except UnicodeEncodeError as exc:
-            return ToolResult(
-                f"new_string cannot be stored in {path}'s encoding ({encoding.codec}): {exc.reason}.",
-                is_error=True,
-            )
+        error = write_encoded_text(path, final, encoding, content_name="new_string")
+        if error:
+            return ToolResult(error, is_error=True)
         record_read(path, ctx)
         snippet = _snippet(updated, first_change, new)
         replaced = text.count(old) if (args.replace_all and old) else 1

@@ -141,6 +141,25 @@ def read_text(path: Path) -> tuple[str, TextEncoding]:
     return encoding.decode(data), encoding
 
 
+def write_encoded_text(
+    path: Path, text: str, encoding: TextEncoding, *, content_name: str, make_parents: bool = False
+) -> str | None:
+    """Store ``text`` in ``path`` with ``encoding``; an error message when that fails, else None.
+
+    ``content_name`` says what the model sent (``"The content"``, ``"new_string"``) in the message for
+    text the file's encoding cannot hold.
+    """
+    try:
+        if make_parents:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(encoding.encode(text))
+    except OSError as exc:
+        return f"Cannot write {path}: {exc.strerror or exc}."
+    except UnicodeEncodeError as exc:
+        return f"{content_name} cannot be stored in {path}'s encoding ({encoding.codec}): {exc.reason}."
+    return None
+
+
 def looks_binary(data: bytes) -> bool:
     """A NUL byte in the first 8 KiB (text in UTF-16 with a BOM is not binary)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):

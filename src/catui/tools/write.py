@@ -16,6 +16,7 @@ from catui.tools.files import (
     freshness_error,
     record_read,
     resolve_path,
+    write_encoded_text,
 )
 
 DESCRIPTION = """\
@@ -62,16 +63,11 @@ class WriteTool(Tool):
                 encoding = detect_encoding(path.read_bytes())
             except OSError:
                 encoding = UTF8
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(encoding.encode(args.content))
-        except OSError as exc:
-            return ToolResult(f"Cannot write {path}: {exc.strerror or exc}.", is_error=True)
-        except UnicodeEncodeError as exc:
-            return ToolResult(
-                f"The content cannot be stored in {path}'s encoding ({encoding.codec}): {exc.reason}.",
-                is_error=True,
-            )
+        error = write_encoded_text(
+            path, args.content, encoding, content_name="The content", make_parents=True
+        )
+        if error:
+            return ToolResult(error, is_error=True)
         record_read(path, ctx)
         lines = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
         data = {"type": "update" if existed else "create", "file_path": str(path), "lines": lines}
