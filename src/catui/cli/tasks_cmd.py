@@ -13,42 +13,16 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from catui.cli.project_state import format_age, open_state, project_option, project_root
 
 if TYPE_CHECKING:
     from catui.state.db import StateDB
 
 STOP_WAIT_S = 10.0
-
-
-def _project_root(project: str | None) -> Path:
-    from catui.paths import find_project_root
-
-    return find_project_root(Path(project) if project else Path.cwd())
-
-
-def _open_state(root: Path) -> StateDB | None:
-    """The project's state database, or None when catui never recorded anything there."""
-    from catui.paths import project_runtime_dir
-    from catui.state.db import DB_FILENAME, StateDB
-
-    path = project_runtime_dir(root) / DB_FILENAME
-    if not path.exists():
-        return None
-    return StateDB(root)
-
-
-def _age(created_at: float | None, now: float) -> str:
-    if not created_at:
-        return "?"
-    seconds = max(0, int(now - created_at))
-    for size, unit in ((86_400, "d"), (3_600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def _tokens(value: Any) -> str:
@@ -75,11 +49,6 @@ def _match(rows: list[dict[str, Any]], ident: str) -> dict[str, Any]:
     return candidates[0]
 
 
-project_option = click.option(
-    "-C", "--project", "project", metavar="DIR", help="The project folder (default: the git root of the current folder)."
-)
-
-
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @project_option
 @click.option("--json", "as_json", is_flag=True, help="Print the tasks as a JSON array.")
@@ -92,7 +61,7 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
         return
     from catui.errors import CatuiError
 
-    state = _open_state(_project_root(project))
+    state = open_state(project_root(project))
     try:
         rows = _rows(state) if state is not None else []
     except CatuiError as exc:
@@ -113,7 +82,7 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
             str(r["id"]),
             str(r.get("agent_type") or r.get("type") or ""),
             str(r.get("status") or ""),
-            _age(r.get("created_at"), now),
+            format_age(r.get("created_at"), now),
             _tokens(r.get("total_tokens")),
             str(int(r.get("tool_uses") or 0)),
             str(r.get("description") or ""),
@@ -132,7 +101,7 @@ def show_command(ctx: click.Context, ident: str) -> None:
     """Print one task (ID or a prefix of at least 4 characters), with its result."""
     from catui.errors import CatuiError
 
-    state = _open_state(_project_root(ctx.obj.get("project")))
+    state = open_state(project_root(ctx.obj.get("project")))
     if state is None:
         raise click.ClickException(f"no task matches {ident!r}: this project has no background tasks")
     try:
@@ -148,9 +117,13 @@ def show_command(ctx: click.Context, ident: str) -> None:
         ("agent type", row.get("agent_type")),
         ("status", row.get("status")),
         ("description", row.get("description")),
-        ("age", _age(row.get("created_at"), now)),
-        ("duration", f"{row['ended_at'] - row['created_at']:.1f}s" if row.get("ended_at") and row.get("created_at")
-         else None),
+        ("age", format_age(row.get("created_at"), now)),
+        (
+            "duration",
+            f"{row['ended_at'] - row['created_at']:.1f}s"
+            if row.get("ended_at") and row.get("created_at")
+            else None,
+        ),
         ("tokens", row.get("total_tokens")),
         ("tool uses", row.get("tool_uses")),
         ("last tool", row.get("last_tool")),
@@ -172,14 +145,16 @@ def show_command(ctx: click.Context, ident: str) -> None:
 
 @command.command("stop")
 @click.argument("ident", metavar="ID")
-@click.option("--no-wait", is_flag=True, help="Only record the stop request; do not wait for the task to stop.")
+@click.option(
+    "--no-wait", is_flag=True, help="Only record the stop request; do not wait for the task to stop."
+)
 @click.pass_context
 def stop_command(ctx: click.Context, ident: str, no_wait: bool) -> None:
     """Stop a running task, in whichever catui process runs it."""
     from catui.errors import CatuiError
     from catui.tasks.store import request_stop
 
-    state = _open_state(_project_root(ctx.obj.get("project")))
+    state = open_state(project_root(ctx.obj.get("project")))
     if state is None:
         raise click.ClickException(f"no task matches {ident!r}: this project has no background tasks")
     try:

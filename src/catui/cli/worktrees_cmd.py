@@ -11,50 +11,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from catui.state.db import StateDB
-
-
-def _project_root(project: str | None) -> Path:
-    from catui.paths import find_project_root
-
-    return find_project_root(Path(project) if project else Path.cwd())
-
-
-def _open_state(root: Path) -> StateDB | None:
-    """The project's state.db, or ``None`` when it has none (listing must not create one)."""
-    from catui.state.db import DB_FILENAME, StateDB
-
-    if not (root / ".catui" / DB_FILENAME).is_file():
-        return None
-    return StateDB(root)
-
-
-def _age(created_at: float | None, now: float) -> str:
-    if not created_at:
-        return "?"
-    seconds = max(0, int(now - created_at))
-    for size, unit in ((86_400, "d"), (3_600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+from catui.cli.project_state import format_age, open_state, project_option, project_root
 
 
 def _fail(exc: Exception) -> click.ClickException:
     return click.ClickException(str(exc))
-
-
-project_option = click.option(
-    "-C",
-    "--project",
-    "project",
-    metavar="DIR",
-    help="The project folder (default: the git root of the current folder).",
-)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,7 +37,7 @@ def command(ctx: click.Context, project: str | None, show_all: bool) -> None:
     from catui.errors import CatuiError
 
     try:
-        rows = asyncio.run(_collect(_project_root(project), show_all))
+        rows = asyncio.run(_collect(project_root(project), show_all))
     except CatuiError as exc:
         raise _fail(exc) from exc
     if not rows:
@@ -89,7 +54,7 @@ def command(ctx: click.Context, project: str | None, show_all: bool) -> None:
 async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
     from catui.worktree import WorktreeError, WorktreeInfo, change_summary
 
-    state = _open_state(root)
+    state = open_state(root)
     if state is None:
         return []
     try:
@@ -121,7 +86,7 @@ async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
                 str(files),
                 str(insertions),
                 str(deletions),
-                _age(record.get("created_at"), now),
+                format_age(record.get("created_at"), now),
                 str(info.path),
             )
         )
@@ -156,8 +121,8 @@ def rm_command(ctx: click.Context, ident: str) -> None:
     from catui.errors import CatuiError
     from catui.worktree import WorktreeInfo, remove_worktree
 
-    root = _project_root(ctx.obj.get("project"))
-    state = _open_state(root)
+    root = project_root(ctx.obj.get("project"))
+    state = open_state(root)
     if state is None:
         raise click.ClickException(f"no worktree matches {ident!r}: {root} has no catui state")
     try:
@@ -181,8 +146,8 @@ def prune_command(ctx: click.Context) -> None:
     from catui.errors import CatuiError
     from catui.worktree import prune_worktrees
 
-    root = _project_root(ctx.obj.get("project"))
-    state = _open_state(root)
+    root = project_root(ctx.obj.get("project"))
+    state = open_state(root)
     if state is None:
         click.echo("0 removed, 0 kept, 0 failed.")
         return
