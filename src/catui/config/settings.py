@@ -217,12 +217,13 @@ def _parse_json(text: str, label: str) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise ConfigurationError(
-            f"{label}: settings must be a JSON object ({{...}}) at the top level, found {_json_type(data)}"
+            f"{label}: settings must be a JSON object ({{...}}) at the top level, found {json_type_name(data)}"
         )
     return data
 
 
-def _json_type(value: Any) -> str:
+def json_type_name(value: Any) -> str:
+    """How an error message names the JSON type of ``value`` ("an array", "a string", "null", ...)."""
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from catui.config.settings import json_type_name
+
 # Claude Code 2.1.92 gives command hooks ten minutes unless they say otherwise.
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -167,7 +169,7 @@ def parse_hooks(raw: Any, *, source: str, rename: Mapping[str, str] | None = Non
     if not isinstance(raw, Mapping):
         config.warnings.append(
             f"{source}: 'hooks' must be an object of event names, like "
-            f'{{"PreToolUse": [...]}}, not {_json_type(raw)}; all its hooks are ignored'
+            f'{{"PreToolUse": [...]}}, not {json_type_name(raw)}; all its hooks are ignored'
         )
         return config
     for event, groups in raw.items():
@@ -285,18 +287,6 @@ def _closest_event(name: str) -> str | None:
 
     close = difflib.get_close_matches(name, sorted(KNOWN_EVENTS), n=1, cutoff=0.75)
     return close[0] if close else None
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null" if value is None else type(value).__name__
 
 
 def event_names(config: HooksConfig) -> Iterable[str]:

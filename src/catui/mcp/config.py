@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from catui.config.settings import json_type_name
+
 Transport = Literal["stdio", "http", "sse"]
 Scope = Literal["user", "project", "local", "dynamic", "agent"]
 
@@ -102,7 +104,7 @@ def parse_server_config(
     if not isinstance(raw, Mapping):
         raise McpConfigError(
             f"{where} must be an object such as {{\"command\": \"npx\", \"args\": [...]}} or "
-            f"{{\"type\": \"http\", \"url\": \"...\"}}, found {_json_type(raw)}"
+            f"{{\"type\": \"http\", \"url\": \"...\"}}, found {json_type_name(raw)}"
         )
     variables = os.environ if env is None else env
     missing: list[str] = []
@@ -160,18 +162,6 @@ def _string_map(value: Any, where: str, env: Mapping[str, str], missing: list[st
             raise McpConfigError(f"{where}: the value of {key!r} must be a string")
         out[str(key)] = expand_env(str(item), env, missing)
     return out
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "null" if value is None else type(value).__name__
 
 
 def claude_global_config_path(home: Path | None = None) -> Path:
@@ -296,7 +286,7 @@ def _read_mcp_json(path: Path, warnings: list[str]) -> dict[str, Any] | None:
         )
         return None
     if not isinstance(data, dict):
-        warnings.append(f"{path}: must hold a JSON object {{\"mcpServers\": {{...}}}}, found {_json_type(data)}")
+        warnings.append(f"{path}: must hold a JSON object {{\"mcpServers\": {{...}}}}, found {json_type_name(data)}")
         return None
     return data
 
