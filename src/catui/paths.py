@@ -25,6 +25,19 @@ def catui_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".catui"
 
 
+def user_config_dirs(home: Path | None = None) -> tuple[Path, Path]:
+    """(Claude Code's user folder, catui's user folder) whose settings, memory and agents apply everywhere.
+
+    ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, and :func:`catui_home`. A given ``home`` stands in for ``~``
+    and the two variables are not consulted (tests pass a temporary folder).
+    """
+    if home is not None:
+        return home / ".claude", home / ".catui"
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    claude_dir = Path(config_dir).expanduser() if config_dir else Path.home() / ".claude"
+    return claude_dir, catui_home()
+
+
 def project_slug(cwd: Path) -> str:
     """The folder name a project gets under the catui home: its absolute path with separators replaced."""
     return re.sub(r"[/\\_:]", "-", str(cwd.resolve()))

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+from catui.paths import user_config_dirs
+
 GIT_TIMEOUT_S = 5.0
 MAX_STATUS_CHARS = 2000
 MAX_IMPORT_DEPTH = 5
@@ -46,13 +48,7 @@ def memory_files(cwd: Path, project_root: Path, *, home: Path | None = None) -> 
     and ``CATUI.local.md``. catui's files come after Claude Code's, so they win
     where the two disagree. Only existing files are returned, each once.
     """
-    if home is not None:
-        claude_user, catui_user = home / ".claude", home / ".catui"
-    else:
-        config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
-        claude_user = Path(config_dir).expanduser() if config_dir else Path.home() / ".claude"
-        catui_env = os.environ.get("CATUI_HOME")
-        catui_user = Path(catui_env).expanduser() if catui_env else Path.home() / ".catui"
+    claude_user, catui_user = user_config_dirs(home)
     candidates: list[tuple[Path, str]] = [
         (claude_user / "CLAUDE.md", "the user's instructions for all projects"),
         (catui_user / "CATUI.md", "the user's instructions for all projects"),

@@ -17,14 +17,13 @@ are concatenated, and :meth:`Settings.rule_entries` keeps each rule's file and s
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from catui.errors import ConfigurationError
-from catui.paths import find_project_root
+from catui.paths import find_project_root, user_config_dirs
 
 SettingsSource = Literal["userSettings", "projectSettings", "localSettings", "flagSettings"]
 SOURCE_NAMES: dict[str, SettingsSource] = {"user": "userSettings", "project": "projectSettings", "local": "localSettings"}
@@ -122,13 +121,7 @@ def settings_files(cwd: Path, *, sources: Sequence[str] = ("user", "project", "l
             f"unknown setting source {', '.join(repr(s) for s in unknown)}; use any of: user, project, local"
         )
     project = find_project_root(cwd)
-    if home is not None:
-        claude_user, catui_user = home / ".claude", home / ".catui"
-    else:
-        config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
-        claude_user = Path(config_dir).expanduser() if config_dir else Path.home() / ".claude"
-        catui_env = os.environ.get("CATUI_HOME")
-        catui_user = Path(catui_env).expanduser() if catui_env else Path.home() / ".catui"
+    claude_user, catui_user = user_config_dirs(home)
     out: list[tuple[Path, SettingsSource, Path]] = []
     for level in ("user", "project", "local"):
         if level not in sources:
