@@ -494,3 +494,101 @@ def test_plain_frontmatter_does_not_import_the_yaml_parser(tmp_path: Path) -> No
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "['a', 'b'] [] False"
+
+
+# -- the flat-frontmatter reader (agents/flat_yaml.py) against the YAML route ------------------------
+
+
+def _yaml_route(raw: str) -> tuple[object, bool]:
+    """What the general route gives for ``raw``: (mapping or "error", whether the quote-retry was needed).
+
+    Claude Code's steps with PyYAML only: quote `` #`` values, parse, and on failure quote values with
+    special characters and parse again.
+    """
+    import yaml
+
+    from catui.agents.frontmatter import prequote_hash_values, quote_problematic_values
+    from catui.agents.yaml12 import load_yaml12
+
+    prequoted = prequote_hash_values(raw)
+    try:
+        data, retried = load_yaml12(prequoted), False
+    except yaml.YAMLError:
+        try:
+            data, retried = load_yaml12(quote_problematic_values(prequoted)), True
+        except yaml.YAMLError:
+            return "error", False
+    if data is None:
+        data = {}
+    return (data if isinstance(data, dict) else "not a mapping"), retried
+
+
+_FLAT_KEYS = ["name", "description", "tools", "model", "x-y", "k_1", "_k", "true", "null", "Null", "on", "a b"]  # fmt: skip
+_FLAT_VALUES = [
+    "Read", "a b", "Read, Grep", "a: b", "Example: user: hi", "a #b", "C#", "a#b", "x:", "a:b", "'q'", "''",
+    '"dq"', '""', '"e\\"x"', '"bs\\\\"', '"n\\n"', '"a #b"', "'a #b'", "'it''s'", '"a" x', "'a' # c",
+    "[a, b]", "[]", "[ ]", "[a,]", "[a,,b]", '["Read", "Grep"]', "['a', \"b\"]", '["a, b"]', "[a, [b]]",
+    "[a: b]", "[1, true, ~, 1.5, x]", '["a"] # c', "[a] x", "{a: 1}", "|", ">-", "~", "null", "true",
+    "False", "yes", "12", "-3", "+4", "1.5", ".5", "1e3", "0x1f", "0o7", ".inf", ".NaN", "1.0.0", "007",
+    "-", "-x", "?x", ":x", ",x", "*ref", "&anc x", "!tag x", "%x", "@x", "`x`", "café ✍️", "日本: 語",
+    "tab\there", "nel\x85x", "bad\ufffe", "\u00a0lead", "trail\u00a0", "trail  ", "a: b  ", "{x}",
+    "a [b] {c}", "a | b > c", "100%", "e@mail", "back\\slash", "\"unterminated", "'unterminated",
+]  # fmt: skip
+
+
+def _flat_frontmatter(rng: random.Random) -> str:
+    lines: list[str] = []
+    for _ in range(rng.randint(1, 6)):
+        # Mostly lines the reader accepts, so that whole blocks often do; the rest probe its limits.
+        common = rng.random() < 0.85
+        key = rng.choice(_FLAT_KEYS[:6] if common else _FLAT_KEYS)
+        separator = ": " if common else rng.choice([":  ", ":", ":\t"])
+        value = rng.choice(_FLAT_VALUES[:50] if common else _FLAT_VALUES)
+        lines.append(f"{key}{separator}{value}")
+        if rng.random() < 0.1:
+            lines.append(rng.choice(["", "", "# note", "  ", "  - x"]))
+    text = "\n".join(lines) + rng.choice(["\n", "\n", "\n", "", "\n\n"])
+    return text.replace("\n", "\r\n") if rng.random() < 0.05 else text
+
+
+def test_flat_reader_agrees_with_the_yaml_route_on_generated_input() -> None:
+    """Every block the flat reader accepts reads as the YAML route reads it, quote-retry included."""
+    from catui.agents.flat_yaml import read_flat_frontmatter
+
+    rng = random.Random(1234)
+    accepted = retried = 0
+    for _ in range(8000):
+        text = _flat_frontmatter(rng)
+        got = read_flat_frontmatter(text)
+        if got is None:
+            continue
+        accepted += 1
+        retried += got[1]
+        assert got == _yaml_route(text), repr(text)
+    assert accepted > 800 and retried > 100, (accepted, retried)
+
+
+def test_flat_reader_agrees_with_the_yaml_route_on_corpus_and_tricky_input() -> None:
+    from catui.agents.flat_yaml import read_flat_frontmatter
+
+    accepted = 0
+    for raw in _frontmatters():
+        got = read_flat_frontmatter(raw)
+        if got is not None:
+            accepted += 1
+            assert got == _yaml_route(raw), raw
+    assert accepted > (300 if (CORPUS / "expectations.json").is_file() else 5)
+
+
+def test_parse_markdown_takes_the_flat_path_with_the_same_statuses() -> None:
+    flat = parse_markdown("---\nname: a\ndescription: Example: user: hi\ntools: [Read]\n---\nbody\n")
+    assert (flat.frontmatter, flat.status, flat.body) == (
+        {"name": "a", "description": "Example: user: hi", "tools": "[Read]"},
+        "ok_after_quote_retry",
+        "body\n",
+    )
+    plain = parse_markdown('---\nname: a\ndescription: "x"\ntools: ["Read", Grep]\nmaxTurns: 3\n---\n')
+    assert (plain.frontmatter, plain.status) == (
+        {"name": "a", "description": "x", "tools": ["Read", "Grep"], "maxTurns": 3},
+        "ok",
+    )

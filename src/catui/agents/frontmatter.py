@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from catui.agents.flat_yaml import read_flat_frontmatter
 from catui.agents.simple_yaml import analyse_simple_yaml, parse_simple_yaml
 
 if TYPE_CHECKING:
@@ -154,6 +155,9 @@ def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
         return ParsedMarkdown({}, text, "no_frontmatter")
     raw, body_start = found
     body = text[body_start:]
+    flat = read_flat_frontmatter(raw)
+    if flat is not None:
+        return ParsedMarkdown(flat[0], body, "ok_after_quote_retry" if flat[1] else "ok")
     prequoted = prequote_hash_values(raw)
     status: FrontmatterStatus = "ok" if prequoted == raw else "ok_hash_prequoted"
     simple, colon_values_only = analyse_simple_yaml(prequoted)
