@@ -49,6 +49,7 @@ from catui.session.session import Session
 from catui.session.transcript import TranscriptWriter, read_transcript
 from catui.session.usage import total_tokens
 from catui.state.db import pid_is_alive
+from catui.subagents.json_file import write_json_atomic
 from catui.subagents.names import AgentNames
 from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
 from catui.subagents.result import ONE_SHOT_AGENT_TYPES
@@ -226,7 +227,7 @@ class BackgroundAgents:
         meta: dict[str, Any] = {"agentType": run.agent_type, "description": run.description}
         if worktree_path:
             meta["worktreePath"] = worktree_path
-        _write_json_atomic(output.with_name(f"{run.agent_id}.meta.json"), meta)
+        write_json_atomic(output.with_name(f"{run.agent_id}.meta.json"), meta)
         task = Task(
             id=run.agent_id,
             type="local_agent",
@@ -878,17 +879,6 @@ def _last_uuid(path: Path) -> str | None:
         if isinstance(record, dict) and isinstance(record.get("uuid"), str):
             return str(record["uuid"])
     return None
-
-
-def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
 
 
 def install_background(app: Any, runtime: SubagentRuntime) -> BackgroundAgents | None:

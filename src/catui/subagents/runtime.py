@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +32,7 @@ from catui.session.session import Session, SessionConfig
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import total_tokens
 from catui.subagents.ids import new_agent_id
+from catui.subagents.json_file import write_json_atomic
 from catui.subagents.models import ChildModel, resolve_child_model
 from catui.subagents.prompt import build_first_message, build_subagent_system_prompt, load_agent_memory
 from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
@@ -707,7 +706,7 @@ class SubagentRuntime:
         # The resolved model and why it was chosen are part of the run's metadata (also in telemetry).
         meta["model"] = model.model_id
         meta["modelReason"] = model.reason
-        _write_json_atomic(folder / f"agent-{agent_id}.meta.json", meta)
+        write_json_atomic(folder / f"agent-{agent_id}.meta.json", meta)
         return writer, path
 
     def _state(self) -> Any:
@@ -947,14 +946,3 @@ def _failure_text(run: SubagentRun, end: ResultEvent | None) -> str | None:
     if run.session.last_stop_reason == "aborted" or run.parent_ctx.abort.is_set():
         return f"{who} was interrupted before it finished."
     return f"{who} failed: {end.result}"
-
-
-def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
