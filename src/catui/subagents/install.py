@@ -47,6 +47,9 @@ def install_subagents(app: Any) -> SubagentRuntime:
         tools = [*session.tools, tool]
         session.set_tools(sorted(tools, key=lambda t: t.name))
     _install_background(app, runtime, settings, env)
+    from catui.subagents.fork import install_fork
+
+    install_fork(runtime, settings, env)  # only when the fork switch is on
     return runtime
 
 

@@ -1,0 +1,266 @@
+"""Fork mode: an Agent call without ``subagent_type`` runs a copy of its parent (spec 6.1 [5] [8] [10], 8.1).
+
+Off by default (``forkSubagent`` setting, ``CATUI_FORK_SUBAGENT`` /
+``CLAUDE_CODE_FORK_SUBAGENT``; see :func:`catui.config.flags.fork_subagent_enabled`).
+When on, :func:`install_fork` puts a :class:`ForkSpawner` in
+``runtime.fork_handler``. A forked worker gets, unchanged, what its parent
+sends the model: the parent's rendered system prompt, its exact tool list,
+its model and sampling settings, and (per the fork definition's
+``forks_parent_context``) the parent's messages. Its first message closes the
+parent's pending tool calls with placeholder results and ends with the fork
+directive, so the request is valid and its prefix is the parent's own, which
+the prompt cache has already seen.
+
+A worker cannot fork again (spec 12.3); an Agent call naming a type still
+starts an ordinary sub-agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from catui.agents.definition import AgentDefinition
+from catui.messages import Block, Message, blocks_of, text_block, tool_result_block, user_message
+from catui.session.session import Session, SessionConfig
+from catui.subagents.ids import new_agent_id
+from catui.subagents.models import ChildModel
+from catui.subagents.resolve import AgentSpawnError
+from catui.subagents.runtime import SpawnRequest, SubagentRun, SubagentRuntime
+from catui.telemetry.events import AGENT_TOOL_SELECTED
+from catui.tools.base import ToolContext, ToolResult
+
+FORK_AGENT_TYPE = "fork"
+FORK_QUERY_SOURCE = f"agent:builtin:{FORK_AGENT_TYPE}"
+"""The ``query_source`` of a forked worker's requests; also how a worker is recognised (spec 12.3)."""
+
+FORK_RECURSION_ERROR = "Fork is not available inside a forked worker. Complete your task directly using your tools."
+
+FORK_DIRECTIVE_TAG = "fork-directive"
+"""Wraps the directive text; a user message starting with it marks a conversation as a forked worker's."""
+
+FORK_MAX_TURNS = 200
+
+AGENT_CALL_PLACEHOLDER = "This call is being handled by forked workers; each reports back to the parent agent."
+OTHER_CALL_PLACEHOLDER = "This call is run by the parent agent; its result is not available to forked workers."
+
+ForksParentContext = Literal[True, "turn"] | None
+
+
+def fork_agent_definition(forks_parent_context: ForksParentContext = True) -> AgentDefinition:
+    """The built-in fork agent. Never in the registry: not offered in the Agent tool or active agents.
+
+    Its system prompt, tools and model are its parent's (the fields here only describe it).
+    """
+    return AgentDefinition.model_validate(
+        {
+            "agent_type": FORK_AGENT_TYPE,
+            "description": "A copy of the calling agent that carries out one task with the caller's context.",
+            "when_to_use": "Leave out subagent_type to fork yourself.",
+            "tools": ["*"],
+            "model": "inherit",
+            "max_turns": FORK_MAX_TURNS,
+            "forks_parent_context": forks_parent_context,
+            "source": "built-in",
+            "base_dir": "built-in",
+        }
+    )
+
+
+def fork_directive(prompt: str) -> str:
+    """The text that starts a worker: who it is, what it may not do, and its task (``prompt`` verbatim)."""
+    return (
+        f"<{FORK_DIRECTIVE_TAG}>\n"
+        "You are a forked worker: a copy of the agent whose conversation is above, started to carry out "
+        "one task on your own. The tool calls still open above are handled elsewhere; do not repeat them. "
+        "Do the task below directly with your tools (you cannot fork again). When you are done, reply with "
+        "what you found or changed: that reply goes back to the agent that forked you.\n\n"
+        f"Task:\n{prompt}\n"
+        f"</{FORK_DIRECTIVE_TAG}>"
+    )
+
+
+def is_real_prompt(message: Message) -> bool:
+    """A user message that starts a turn: one that is not a round of tool results."""
+    if message.get("role") != "user":
+        return False
+    return not any(block.get("type") == "tool_result" for block in blocks_of(message))
+
+
+def current_turn_start(messages: list[Message]) -> int:
+    """Index of the message that started the current turn: the last real user prompt (0 when none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if is_real_prompt(messages[index]):
+            return index
+    return 0
+
+
+def parent_context_messages(messages: list[Message], forks_parent_context: ForksParentContext) -> list[Message]:
+    """The parent messages a fork inherits: all (True), the current turn's ("turn"), or none (None)."""
+    if forks_parent_context is True:
+        return list(messages)
+    if forks_parent_context == "turn":
+        return list(messages[current_turn_start(messages):])
+    return []
+
+
+def build_fork_messages(
+    parent_messages: list[Message], prompt: str, forks_parent_context: ForksParentContext = True
+) -> tuple[list[Message], Message]:
+    """``(inherited, first_message)``: the worker's history, and the user message that starts it.
+
+    When the inherited history ends with an assistant message holding tool calls (the Agent call that
+    forks, and any sibling calls), the first message answers each with a placeholder tool_result, so
+    the request is valid, then carries the directive. Siblings forked by one message get identical
+    placeholders: their requests differ only in the directive.
+    """
+    inherited = parent_context_messages(parent_messages, forks_parent_context)
+    content: list[Block] = []
+    if inherited and inherited[-1].get("role") == "assistant":
+        for block in blocks_of(inherited[-1]):
+            if block.get("type") != "tool_use":
+                continue
+            text = AGENT_CALL_PLACEHOLDER if block.get("name") in ("Agent", "Task") else OTHER_CALL_PLACEHOLDER
+            content.append(tool_result_block(str(block.get("id", "")), [text_block(text)]))
+    content.append(text_block(fork_directive(prompt)))
+    return inherited, user_message(content)
+
+
+def is_fork_worker(session: Session) -> bool:
+    """Whether ``session`` is a forked worker: by its query source, or a fork directive in its messages."""
+    if session.config.request_metadata.get("query_source") == FORK_QUERY_SOURCE:
+        return True
+    opening = f"<{FORK_DIRECTIVE_TAG}>"
+    for message in session.messages:
+        if message.get("role") != "user":
+            continue
+        for block in blocks_of(message):
+            if block.get("type") == "text" and str(block.get("text", "")).startswith(opening):
+                return True
+    return False
+
+
+class ForkSpawner:
+    """``runtime.fork_handler``: runs an Agent call without ``subagent_type`` as a fork of its caller."""
+
+    def __init__(self, runtime: SubagentRuntime, definition: AgentDefinition | None = None) -> None:
+        self.runtime = runtime
+        self.definition = definition or fork_agent_definition()
+
+    async def __call__(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
+        try:
+            run = self.prepare(request, parent_ctx)
+        except AgentSpawnError as exc:
+            return ToolResult(str(exc), is_error=True)
+        launcher = self.runtime.background_launcher
+        if run.is_async and launcher is not None:
+            return await launcher(run, parent_ctx)
+        run.is_async = False
+        return await self.runtime.run_to_completion(run)
+
+    def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
+        """The worker's run, ready to drive. Raises AgentSpawnError (the exact tool_result text)."""
+        parent = parent_ctx.services.get("session")
+        if not isinstance(parent, Session):
+            raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
+        if is_fork_worker(parent):
+            raise AgentSpawnError(FORK_RECURSION_ERROR)
+        if request.isolation or request.cwd:
+            # The worker's context describes the parent's folder; a fork therefore works there.
+            what = "isolation" if request.isolation else "cwd"
+            raise AgentSpawnError(
+                f"A fork works in its parent's folder, so it cannot take {what}. Name an agent type in "
+                f"subagent_type (for example general-purpose) to run a sub-agent with {what}."
+            )
+        runtime, definition = self.runtime, self.definition
+        from catui.config.flags import background_tasks_disabled
+
+        wants_async = bool(request.run_in_background or definition.background)
+        is_async = (wants_async and runtime.background_launcher is not None
+                    and not background_tasks_disabled(runtime.deps.env))
+        agent_id = new_agent_id()
+        model = ChildModel(model_id=parent.config.model, reason="parent", requested="inherit")
+        inherited, first_message = build_fork_messages(
+            parent.messages, request.prompt, definition.forks_parent_context
+        )
+        cwd = Path(parent_ctx.cwd)
+        ctx = ToolContext(
+            cwd=cwd,
+            project_root=Path(parent_ctx.project_root),
+            permissions=parent_ctx.permissions,
+            agent_id=agent_id,
+            agent_type=definition.agent_type,
+            interactive=parent_ctx.interactive,
+            services=dict(parent_ctx.services),
+        )
+        transcript, transcript_path = runtime._transcript(parent, agent_id, definition, request, cwd, None, model)
+        from catui.hooks.install import child_hooks
+
+        config = SessionConfig(
+            provider=parent.config.provider,
+            model=parent.config.model,
+            tools=list(parent.tools),  # useExactTools: the parent's list as it is, Agent included
+            tool_context=ctx,
+            system_prompt=list(parent.config.system_prompt),
+            session_id=parent.session_id,
+            max_turns=definition.max_turns,
+            max_tokens=parent.config.max_tokens,
+            temperature=parent.config.temperature,
+            thinking=parent.config.thinking,
+            transcript=transcript,
+            can_use_tool=parent.config.can_use_tool,
+            usage_tracker=parent.config.usage_tracker,
+            agent_id=agent_id,
+            parent_tool_use_id=request.tool_use_id,
+            request_metadata={"query_source": FORK_QUERY_SOURCE},
+            hooks=child_hooks(parent_ctx.services.get("hooks"), definition, agent_id, definition.agent_type,
+                              cwd=cwd, agent_transcript_path=transcript_path),
+        )
+        child = Session(config)
+        ctx.services["session"] = child
+        # The inherited history goes in as it is (messages are never changed in place), and into the
+        # worker's transcript, which then holds everything the worker saw.
+        child.messages.extend(inherited)
+        if transcript is not None:
+            for message in inherited:
+                transcript.append(message)
+        run = SubagentRun(
+            agent_id=agent_id,
+            definition=definition,
+            request=request,
+            session=child,
+            first_message=first_message,
+            model=model,
+            parent_ctx=parent_ctx,
+            transcript_path=transcript_path,
+            is_async=is_async,
+        )
+        telemetry = runtime.deps.telemetry
+        if telemetry is not None:
+            telemetry.record(
+                AGENT_TOOL_SELECTED,
+                {
+                    "agent_type": definition.agent_type,
+                    "model": model.model_id,
+                    "model_reason": model.reason,
+                    "source": definition.source,
+                    "color": definition.color,
+                    "is_built_in_agent": definition.is_built_in,
+                    "is_resume": False,
+                    "is_async": is_async,
+                    "is_fork": True,
+                },
+            )
+        runtime.runs[agent_id] = run
+        return run
+
+
+def install_fork(runtime: SubagentRuntime, settings: Any, env: Any) -> ForkSpawner | None:
+    """Install the fork path on ``runtime`` when the fork switch is on; returns the handler, or None."""
+    from catui.config.flags import fork_subagent_enabled
+
+    if not fork_subagent_enabled(settings, env):
+        return None
+    spawner = ForkSpawner(runtime)
+    runtime.fork_handler = spawner
+    return spawner
