@@ -18,6 +18,7 @@ from catui.config.context import (
     memory_files,
     model_display_name,
 )
+from tests.support.user_home import isolated_home
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -29,12 +30,7 @@ def git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CATUI_HOME", str(home / ".catui"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return home
+    return isolated_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture

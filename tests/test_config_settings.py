@@ -11,16 +11,12 @@ import pytest
 
 from catui.config.settings import Settings, load_settings, merge_settings, settings_env
 from catui.errors import ConfigurationError
+from tests.support.user_home import isolated_home
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CATUI_HOME", str(home / ".catui"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return home
+    return isolated_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -11,16 +11,12 @@ import pytest
 from catui.config.settings import load_settings
 from catui.mcp.config import McpConfigError, collect_server_configs, normalize_name, parse_server_config
 from catui.mcp.tools import mcp_tool_name
+from tests.support.user_home import isolated_home
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setenv("CATUI_HOME", str(folder / ".catui"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return folder
+    return isolated_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture

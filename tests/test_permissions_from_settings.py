@@ -12,16 +12,12 @@ from catui.config.settings import load_settings
 from catui.errors import ConfigurationError
 from catui.permissions.context import PermissionRequest
 from catui.permissions.from_settings import permission_context_from_settings
+from tests.support.user_home import isolated_home
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CATUI_HOME", str(home / ".catui"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return home
+    return isolated_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture
