@@ -364,3 +364,68 @@ def test_real_cli_forks_with_the_parents_prefix(tmp_path: Path) -> None:
     carrying = next(line for line in lines if line["type"] == "user" and "tool_use_result" in line
                     and line.get("parent_tool_use_id") is None and line["tool_use_result"].get("agentType"))
     assert carrying["tool_use_result"]["agentType"] == "fork"
+
+
+def test_description_says_what_an_omitted_type_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "on").mkdir()
+    (tmp_path / "off").mkdir()
+    on, _ = build(tmp_path / "on", monkeypatch, [])
+    off, _ = build(tmp_path / "off", monkeypatch, [], env={})
+    on_text, off_text = (next(t for t in app.session.tools if t.name == "Agent").description for app in (on, off))
+    assert "Leave it out to fork yourself" in on_text and "fork" not in off_text
+    assert "when it is left out, general-purpose runs" in off_text
+    assert "- fork:" not in on_text  # the fork agent is not offered as a type
+
+
+async def test_a_deny_rule_on_fork_refuses_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catui.permissions.context import PermissionRule
+
+    app, provider = build(tmp_path, monkeypatch, [
+        {"name": "parent", "match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [agent_call("toolu_fork", "FORK JOB")]},
+        {"name": "parent-final", "match": {"last_user_contains": "denied"}, "content": text("all done")},
+    ])
+    ctx = app.session.ctx
+    ctx.permissions = ctx.permissions.with_rules(
+        PermissionRule(tool_name="Agent", content="fork", behavior="deny", source="projectSettings"))
+    events = await run(app, "PARENT")
+    got = tool_results(events)["toolu_fork"]
+    assert got["is_error"] is True and got["content"].startswith("Agent type 'fork' has been denied")
+    assert not any(is_fork_request(r) for r in provider.requests)
+
+
+async def test_background_fork_reports_through_its_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catui.app import build_app
+    from catui.cli.run import conversation_events
+    from catui.models.resolve import clear_provider_cache
+
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    project.mkdir()
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": [
+        {"name": "fork", "match": {"last_user_contains": "BG FORK JOB"}, "content": text("bg fork result")},
+        {"name": "noted", "match": {"last_user_contains": "<task-notification>"}, "content": text("Noted.")},
+        {"name": "parent-1", "match": {"first_user_contains": "Start", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_bg", "name": "Agent",
+                      "input": {"description": "bg", "prompt": "BG FORK JOB", "run_in_background": True}}]},
+        {"name": "parent-2", "match": {"first_user_contains": "Start", "last_is_tool_result": True},
+         "content": text("Launched.")},
+    ]}))
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", env=dict(FORK_ON)))
+    try:
+        events = [e async for e in conversation_events(app, "Start")]
+    finally:
+        clear_provider_cache()
+    results = [e for e in events if isinstance(e, ResultEvent) and e.agent_id is None]
+    assert [r.result for r in results] == ["Launched.", "Noted."]
+    launched = tool_results(events)["toolu_bg"]
+    assert "is_error" not in launched and "async" in json.dumps(use_results(events)["toolu_bg"])
+    notification = next(b["text"] for m in app.session.messages if m["role"] == "user" for b in blocks_of(m)
+                        if b.get("type") == "text" and b["text"].startswith("<task-notification>"))
+    assert "bg fork result" in notification and "completed" in notification
+    # The output file holds the worker's own lines: the directive first, not the parent's context again.
+    output = Path(use_results(events)["toolu_bg"]["outputFile"])
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    assert "BG FORK JOB" in directive_text(lines[0]["message"]) and "Start" not in json.dumps(lines)

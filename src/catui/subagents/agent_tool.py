@@ -83,6 +83,10 @@ the files involved, and exactly what it should report back.
 BACKGROUND_GUIDANCE = """- Set run_in_background to true to keep working while the agent runs. You are \
 notified when it finishes, so do not poll, sleep or check on it in the meantime."""
 
+FORK_TYPE_LINE = """Pick the type with subagent_type. Leave it out to fork yourself: the fork is a copy of \
+you that sees this whole conversation, carries out the prompt you give it and reports back to you; it \
+cannot fork again. A fork suits a side task that needs what you already know."""
+
 WORKTREE_GUIDANCE = """- isolation: "worktree" gives the agent its own git worktree (a copy of the \
 repository on a new branch). If the agent changes nothing, the worktree is removed automatically; \
 otherwise its path and branch come back with the result."""
@@ -93,9 +97,13 @@ def agent_line(definition: Any) -> str:
     return f"- {definition.agent_type}: {definition.get_when_to_use()} (Tools: {tool_summary(definition)})"
 
 
-def build_agent_tool_description(agents: list[Any], *, background_enabled: bool) -> str:
-    """The Agent tool's description for a list of active agent definitions."""
-    parts = [INTRO, "\n".join(agent_line(a) for a in agents), GUIDANCE]
+def build_agent_tool_description(agents: list[Any], *, background_enabled: bool, fork_enabled: bool = False) -> str:
+    """The Agent tool's description for a list of active agent definitions (``fork_enabled``: fork mode is on)."""
+    guidance = GUIDANCE
+    if fork_enabled:
+        guidance = guidance.replace(GUIDANCE.split("\n", 1)[0], FORK_TYPE_LINE).replace(
+            "- The agent does not see this conversation.", "- A typed agent does not see this conversation.")
+    parts = [INTRO, "\n".join(agent_line(a) for a in agents), guidance]
     extra = [WORKTREE_GUIDANCE]
     if background_enabled:
         extra.insert(0, BACKGROUND_GUIDANCE)
@@ -117,6 +125,7 @@ class AgentTool(Tool):
         *,
         env: Mapping[str, str] | None = None,
         permissions: Callable[[], PermissionContext] | None = None,
+        fork_enabled: bool = False,
     ) -> None:
         from catui.config.flags import agent_teams_enabled, background_tasks_disabled
 
@@ -124,6 +133,7 @@ class AgentTool(Tool):
         self.permissions = permissions
         self.background_enabled = not background_tasks_disabled(env or {})
         self.teams_enabled = agent_teams_enabled(env or {})
+        self.fork_enabled = fork_enabled
         self._description_cache: tuple[Any, str] | None = None
 
     @property
@@ -145,7 +155,8 @@ class AgentTool(Tool):
 
             # Types a rule denies are left out, so the model is not offered what it may not use.
             agents = [a for a in agents if is_agent_type_denied(permissions, a.agent_type) is None]
-        text = build_agent_tool_description(agents, background_enabled=self.background_enabled)
+        text = build_agent_tool_description(agents, background_enabled=self.background_enabled,
+                                            fork_enabled=self.fork_enabled)
         self._description_cache = (key, text)
         return text
 
@@ -176,7 +187,7 @@ class AgentTool(Tool):
         # a deny rule forbids gets an empty subject here: the runtime refuses it with Claude Code's words.
         from catui.permissions.decide import is_agent_type_denied
 
-        agent_type = args.subagent_type or "general-purpose"
+        agent_type = args.subagent_type or ("fork" if self.fork_enabled else "general-purpose")
         subject = "" if is_agent_type_denied(ctx.permissions, agent_type) is not None else agent_type
         return PermissionRequest(
             tool_name=self.name, tool_input=args.model_dump(exclude_none=True), read_only=True, subject=subject

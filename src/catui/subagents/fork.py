@@ -165,6 +165,11 @@ class ForkSpawner:
             raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
         if is_fork_worker(parent):
             raise AgentSpawnError(FORK_RECURSION_ERROR)
+        from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
+
+        rule = is_agent_type_denied(parent_ctx.permissions, self.definition.agent_type)
+        if rule is not None:  # `Agent(fork)` in a deny rule turns forking off for this session's rules
+            raise AgentSpawnError(agent_type_denied_message(self.definition.agent_type, rule))
         if request.isolation or request.cwd:
             # The worker's context describes the parent's folder; a fork therefore works there.
             what = "isolation" if request.isolation else "cwd"

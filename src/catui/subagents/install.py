@@ -43,7 +43,10 @@ def install_subagents(app: Any) -> SubagentRuntime:
     session.ctx.services["session"] = session
     app.services["subagents"] = runtime
     if not any(t.name == AgentTool.name for t in session.tools):
-        tool = AgentTool(app.registry, env=env, permissions=lambda: session.ctx.permissions)
+        from catui.config.flags import fork_subagent_enabled
+
+        tool = AgentTool(app.registry, env=env, permissions=lambda: session.ctx.permissions,
+                         fork_enabled=fork_subagent_enabled(settings, env))
         tools = [*session.tools, tool]
         session.set_tools(sorted(tools, key=lambda t: t.name))
     _install_background(app, runtime, settings, env)
