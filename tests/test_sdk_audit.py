@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +21,17 @@ import pytest
 import yaml
 
 import catui
-from catui.models.resolve import clear_provider_cache
 from catui.sdk_options import run_options_from
-from tests.test_sdk_query import GUARD_S, Backend, collect, texts
+from tests.support.sdk_backend import (  # noqa: F401 - backend_fixture and isolated_sdk_home are fixtures
+    GUARD_S,
+    Backend,
+    backend_fixture,
+    collect,
+    isolated_sdk_home,
+    texts,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    yield
-    clear_provider_cache()
-
-
-@pytest.fixture(params=["scripted", "anthropic"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    chosen = Backend(request.param, tmp_path)
-    yield chosen
-    chosen.close()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,54 +16,14 @@ import pytest
 import yaml
 
 import catui
-from catui.models.resolve import clear_provider_cache
-from tests.support.anthropic_server import AnthropicTestServer
-
-GUARD_S = 20  # a failing scenario stops here instead of hanging the suite (not a timing assertion)
-
-
-class Backend:
-    """Turns a script into CatuiOptions for one of the two model backends."""
-
-    def __init__(self, kind: str, tmp_path: Path) -> None:
-        self.kind = kind
-        self.tmp_path = tmp_path
-        self.servers: list[AnthropicTestServer] = []
-        self._count = 0
-
-    def options(self, turns: list[dict[str, Any]], **fields: Any) -> catui.CatuiOptions:
-        self._count += 1
-        env = dict(fields.pop("env", {}))
-        if self.kind == "scripted":
-            path = self.tmp_path / f"script{self._count}.yaml"
-            path.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-            model = f"scripted:{path}"
-        else:
-            server = AnthropicTestServer({"turns": turns})
-            server.start()
-            self.servers.append(server)
-            env.update(server.env())
-            model = "claude-sonnet-4-6"
-        return catui.CatuiOptions(model=model, env=env, **fields)
-
-    def close(self) -> None:
-        for server in self.servers:
-            server.stop()
-
-
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    yield
-    clear_provider_cache()
-
-
-@pytest.fixture(params=["scripted", "anthropic"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    chosen = Backend(request.param, tmp_path)
-    yield chosen
-    chosen.close()
+from tests.support.sdk_backend import (  # noqa: F401 - backend_fixture and isolated_sdk_home are fixtures
+    GUARD_S,
+    Backend,
+    backend_fixture,
+    collect,
+    isolated_sdk_home,
+    texts,
+)
 
 
 @pytest.fixture
@@ -74,17 +33,6 @@ def project(tmp_path: Path) -> Path:
     (folder / "app.py").write_text("print('hi')\n", encoding="utf-8")
     (folder / "README.md").write_text("# demo\n", encoding="utf-8")
     return folder
-
-
-async def collect(prompt: str, options: catui.CatuiOptions) -> list[Any]:
-    async def run() -> list[Any]:
-        return [m async for m in catui.query(prompt, options)]
-
-    return await asyncio.wait_for(run(), GUARD_S)
-
-
-def texts(message: Any) -> str:
-    return "".join(b.text for b in message.content if isinstance(b, catui.TextBlock))
 
 
 def agent_call(prompt: str, subagent_type: str, description: str = "Do the task") -> dict[str, Any]:

@@ -7,7 +7,6 @@ the test knows the plan file (``<CATUI_HOME>/plans/<slug>.md``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,23 +15,15 @@ import yaml
 
 import catui
 from catui.messages import result_text
-from catui.models.resolve import clear_provider_cache
 from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.permissions.decide import decide
 from catui.tools.plan_file import plan_file_for_session, plan_slug
 from catui.tools.plan_mode import ExitPlanModeTool
+from tests.support.sdk_backend import isolated_sdk_home  # noqa: F401 - an autouse fixture
 
 GUARD_S = 20  # a broken scenario fails here instead of hanging the suite (not a timing assertion)
 SESSION_ID = "plan-flow-session"
 REMINDER = "<system-reminder>"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    yield
-    clear_provider_cache()
 
 
 @pytest.fixture
