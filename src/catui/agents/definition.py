@@ -152,8 +152,8 @@ class AgentDefinition(BaseModel):
     @classmethod
     def from_checked_dict(cls, fields: dict[str, Any]) -> AgentDefinition:
         """``from_checked_fields`` for a dict the caller built (saves copying it into keyword arguments)."""
-        if cls is AgentDefinition and _fields_are_checked(fields):
-            return _construct_checked(fields)
+        if cls is AgentDefinition and fields_are_checked(fields):
+            return construct_checked(fields)
         return cls(**fields)
 
     @field_validator("agent_type")
@@ -225,6 +225,7 @@ class AgentDefinition(BaseModel):
 
 
 _SOURCES: tuple[str, ...] = get_args(AgentSource)
+AGENT_SOURCES: frozenset[str] = frozenset(_SOURCES)
 
 
 def _is_str(value: Any) -> bool:
@@ -292,7 +293,7 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def _fields_are_checked(fields: dict[str, Any]) -> bool:
+def fields_are_checked(fields: dict[str, Any]) -> bool:
     """True when ``fields`` certainly pass AgentDefinition's validation unchanged (a fast, strict subset).
 
     An unknown or camelCase key is "not checked": pydantic then maps it or names the mistake.
@@ -310,8 +311,11 @@ _object_setattr = object.__setattr__
 _defaults_cache: tuple[dict[str, Any], list[tuple[str, Callable[[], Any]]]] | None = None
 
 
-def _construct_checked(fields: dict[str, Any]) -> AgentDefinition:
-    """What ``model_construct`` does, minus its per-field bookkeeping (it costs as much as validating)."""
+def construct_checked(fields: dict[str, Any]) -> AgentDefinition:
+    """What ``model_construct`` does, minus its per-field bookkeeping (it costs as much as validating).
+
+    Only for snake_case ``fields`` that ``fields_are_checked`` accepts (or that were built to pass it).
+    """
     global _defaults_cache
     if _defaults_cache is None:
         constants: dict[str, Any] = {}

@@ -15,13 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catui.agents.definition import AgentDefinition, AgentSource, agent_name_problem
-from catui.agents.fields import coerce_fields, extra_fields
+from catui.agents.definition import (
+    AGENT_SOURCES,
+    AgentDefinition,
+    AgentSource,
+    agent_name_problem,
+    construct_checked,
+    fields_are_checked,
+)
+from catui.agents.fields import KNOWN_KEYS, coerce_fields, extra_fields
 from catui.agents.frontmatter import BOM, ParsedMarkdown, parse_markdown
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
 
 MAX_AGENT_FILE_BYTES = 1024 * 1024
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NOT_BLANK_RE = re.compile("[^\ufeff \t\r\n]")
 
 
@@ -54,9 +62,20 @@ def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
             raise AgentFileError(
                 f"file is {size:,} bytes; agent definitions are limited to {MAX_AGENT_FILE_BYTES:,} bytes"
             )
-        with open(path, "rb") as handle:
-            # read() sizes its buffer from the file; read(MAX + 1) would allocate a 1 MiB buffer per file.
-            data = handle.read()
+        # One read of the known size plus a byte (to notice a file that grew since its stat), on a raw
+        # descriptor: a Python file object costs more than the read itself for a small file.
+        descriptor = os.open(path, _OPEN_FLAGS)
+        try:
+            data = os.read(descriptor, size + 1)
+            if len(data) != size:  # grew or shrank since the stat (or a short read): read to the end
+                chunks = [data]
+                while chunk := os.read(descriptor, 65536):
+                    chunks.append(chunk)
+                    if sum(map(len, chunks)) > MAX_AGENT_FILE_BYTES:
+                        break
+                data = b"".join(chunks)
+        finally:
+            os.close(descriptor)
     except IsADirectoryError:
         raise AgentFileError("is a directory, not a Markdown file") from None
     except FileNotFoundError:
@@ -93,36 +112,37 @@ def load_markdown_agent(
 ) -> MarkdownLoadResult:
     """One standalone agent file (Claude Code's ``parseAgentFromMarkdown``)."""
     result = MarkdownLoadResult()
+    warnings = result.warnings
 
     def warn(message: str) -> None:
-        result.warnings.append(AgentWarning(path, message))
+        warnings.append(AgentWarning(path, message))
 
-    if _NOT_BLANK_RE.search(text) is None:
-        result.error = (
-            "the file is empty; an agent file starts with a '---' frontmatter block (name, description)"
-        )
-        return result
     parsed = parse_markdown(text)
-    if parsed.status == "no_frontmatter":
+    status = parsed.status
+    if status == "no_frontmatter":
+        # An empty file has no frontmatter either; checked only here, off the common path.
+        if _NOT_BLANK_RE.search(text) is None:
+            result.error = (
+                "the file is empty; an agent file starts with a '---' frontmatter block (name, description)"
+            )
+            return result
         result.not_an_agent = True
-        result.warnings.append(
-            AgentWarning(path, "not an agent definition (no '---' frontmatter block at the top); ignored")
-        )
+        warn("not an agent definition (no '---' frontmatter block at the top); ignored")
         return result
-    if text.startswith(BOM):
+    if text[:1] == BOM:
         warn("starts with a UTF-8 byte-order mark; catui ignores it (Claude Code would skip this file)")
-    if parsed.status == "yaml_error":
+    if status == "yaml_error":
         result.error = _yaml_failure(parsed)
         return result
     data = parsed.frontmatter
     if parsed.not_a_mapping:
         result.error = "the frontmatter is not a YAML mapping of 'key: value' lines"
         return result
-    if parsed.status == "ok_after_quote_retry":
+    if status == "ok_after_quote_retry":
         warn("the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'")
 
     name = data.get("name")
-    if "name" not in data or name is None or name == "":
+    if name is None or name == "":
         result.error = (
             "missing required field 'name' in the frontmatter (the agent type, e.g. name: code-reviewer)"
         )
@@ -146,16 +166,22 @@ def load_markdown_agent(
             )
         return result
 
+    # The file name without folder and extension ("reviewer" for ".../reviewer.md").
+    filename = path[path.rfind(os.sep) + 1 :] if os.altsep is None else os.path.basename(path)
+    dot = filename.rfind(".")
+    if dot > 0 and filename[:dot].lstrip("."):  # os.path.splitext's rule: leading dots are not a suffix
+        filename = filename[:dot]
     result.definition = build_definition(
         data,
-        agent_type=str(name),
-        description=description.replace("\\n", "\n"),
+        agent_type=name,
+        description=description.replace("\\n", "\n") if "\\n" in description else description,
         prompt=_clean_body(parsed.body),
         source=source,
         base_dir=base_dir,
-        filename=os.path.splitext(os.path.basename(path))[0],
+        filename=filename,
         warn=warn,
         on_error=lambda message: setattr(result, "error", message),
+        name_checked=True,
     )
     return result
 
@@ -172,9 +198,16 @@ def build_definition(
     warn: Callable[[str], None],
     on_error: Callable[[str], None],
     plugin_name: str | None = None,
+    name_checked: bool = False,
 ) -> AgentDefinition | None:
-    """An AgentDefinition from frontmatter-like ``data``; a field error goes to ``on_error``."""
+    """An AgentDefinition from frontmatter-like ``data``; a field error goes to ``on_error``.
+
+    ``name_checked`` says the caller already ran ``agent_name_problem`` on ``agent_type``.
+    """
     fields = coerce_fields(data, warn, plugin=source == "plugin")
+    # Only coerce_fields' values need the strict check: the ones added below are built right here.
+    checked = fields_are_checked(fields)
+    extras = extra_fields(data, warn) if not KNOWN_KEYS.issuperset(data) else {}
     fields.update(
         agent_type=agent_type,
         description=description,
@@ -183,8 +216,20 @@ def build_definition(
         base_dir=base_dir,
         filename=filename,
         plugin_name=plugin_name,
-        extra_fields=extra_fields(data, warn),
+        extra_fields=extras,
     )
+    if (
+        checked
+        and type(agent_type) is str
+        and (name_checked or agent_name_problem(agent_type) is None)
+        and type(description) is str
+        and type(prompt) is str
+        and type(base_dir) is str
+        and (filename is None or type(filename) is str)
+        and (plugin_name is None or type(plugin_name) is str)
+        and source in AGENT_SOURCES
+    ):
+        return construct_checked(fields)
     try:
         # coerce_fields has checked and normalised every value; skip pydantic's second pass.
         return AgentDefinition.from_checked_dict(fields)
