@@ -429,3 +429,25 @@ async def test_background_fork_reports_through_its_task(tmp_path: Path, monkeypa
     output = Path(use_results(events)["toolu_bg"]["outputFile"])
     lines = [json.loads(line) for line in output.read_text().splitlines()]
     assert "BG FORK JOB" in directive_text(lines[0]["message"]) and "Start" not in json.dumps(lines)
+
+
+@pytest.mark.parametrize(("setting", "env", "on"), [
+    (True, {}, True), (None, {}, False), (True, {"CATUI_FORK_SUBAGENT": "0"}, False),
+    (None, {"CLAUDE_CODE_FORK_SUBAGENT": "1"}, True),
+])
+def test_the_switch_through_project_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: Any,
+                                             env: dict[str, str], on: bool) -> None:
+    from catui.app import build_app
+
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("CATUI_FORK_SUBAGENT", "CLAUDE_CODE_FORK_SUBAGENT"):
+        monkeypatch.delenv(name, raising=False)
+    project = tmp_path / "project"
+    (project / ".catui").mkdir(parents=True)
+    if setting is not None:
+        (project / ".catui" / "settings.json").write_text(json.dumps({"forkSubagent": setting}))
+    script = tmp_path / "script.yaml"
+    script.write_text("turns: []\n")
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", env=env))
+    assert isinstance(app.services["subagents"].fork_handler, ForkSpawner) is on
