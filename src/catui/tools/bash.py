@@ -100,18 +100,7 @@ class BashTool(Tool):
                 f"{command}\n__catui_status=$?\n"
                 f"pwd -P > {shlex.quote(str(cwd_file))} 2>/dev/null\nexit $__catui_status\n"
             )
-            with out_file.open("wb") as out:
-                proc = await asyncio.create_subprocess_exec(
-                    "bash",
-                    "-c",
-                    script,
-                    cwd=str(ctx.cwd),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=asyncio.subprocess.STDOUT,
-                    start_new_session=True,
-                    env=_child_env(ctx),
-                )
+            proc = await _start_bash(script, ctx, out_file)
             interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
             output, unread = _read_output(out_file)
             new_cwd = (
@@ -150,18 +139,7 @@ class BashTool(Tool):
             )
         task_id = new_task_id("local_bash")
         output_file: Path = registry.output_path(task_id)
-        with output_file.open("wb") as out:
-            proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                args.command,
-                cwd=str(ctx.cwd),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                env=_child_env(ctx),
-            )
+        proc = await _start_bash(args.command, ctx, output_file)
         task = Task(
             id=task_id,
             type="local_bash",
@@ -191,6 +169,26 @@ class BashTool(Tool):
             f"Command running in the background with ID: {task_id}. Its output is being written to "
             f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.",
             data={"background_task_id": task_id, "output_file": str(output_file)},
+        )
+
+
+async def _start_bash(script: str, ctx: ToolContext, output_file: Path) -> asyncio.subprocess.Process:
+    """Start ``bash -c script`` in ``ctx.cwd`` with stdout and stderr going to ``output_file``.
+
+    The child gets a session (process group) of its own, so that a timeout, an interrupt or TaskStop
+    can kill everything it started, and no stdin, so that a command waiting for input ends instead of hanging.
+    """
+    with output_file.open("wb") as out:
+        return await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            script,
+            cwd=str(ctx.cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=_child_env(ctx),
         )
 
 
