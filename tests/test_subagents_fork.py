@@ -451,3 +451,30 @@ def test_the_switch_through_project_settings(tmp_path: Path, monkeypatch: pytest
     script.write_text("turns: []\n")
     app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", env=env))
     assert isinstance(app.services["subagents"].fork_handler, ForkSpawner) is on
+
+
+async def test_fork_in_its_own_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app, provider = build(tmp_path, monkeypatch, [
+        {"name": "parent", "match": {"first_user_contains": "PARENT", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_wt", "name": "Agent",
+                      "input": {"description": "wt", "prompt": "WT JOB", "isolation": "worktree"}}]},
+        {"name": "fork-1", "match": {"last_user_contains": "WT JOB"},
+         "content": [{"type": "tool_use", "id": "toolu_sh", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+        {"name": "fork-2", "match": {"last_is_tool_result": True},
+         "content": text("made it")},
+        {"name": "parent-final", "match": {"last_user_contains": "made it"}, "content": text("all done")},
+    ])
+    repo = tmp_path / "repo"
+    for args in (["init", "-q", "-b", "main"], ["add", "."],
+                 ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "first"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    app.session.ctx.permissions = app.session.ctx.permissions.with_mode("bypassPermissions")
+    events = await run(app, "PARENT")
+    assert isinstance(events[-1], ResultEvent) and events[-1].result == "all done"
+    child = next(r for r in provider.requests if is_fork_request(r))
+    directive = directive_text(child.messages[-1])
+    worktree = Path(use_results(events)["toolu_wt"]["worktreePath"])
+    assert worktree.parent == repo / ".catui" / "worktrees" and f"git worktree at {worktree}" in directive
+    assert (worktree / "made.txt").is_file() and not (repo / "made.txt").exists()
+    trailer = tool_results(events)["toolu_wt"]["content"][1]["text"]
+    assert f"worktreePath: {worktree}" in trailer

@@ -12,11 +12,13 @@ directive, so the request is valid and its prefix is the parent's own, which
 the prompt cache has already seen.
 
 A worker cannot fork again (spec 12.3); an Agent call naming a type still
-starts an ordinary sub-agent.
+starts an ordinary sub-agent. ``isolation: "worktree"`` puts the worker in
+its own worktree, and its directive says the paths above are the parent's.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -67,16 +69,30 @@ def fork_agent_definition(forks_parent_context: ForksParentContext = True) -> Ag
     )
 
 
-def fork_directive(prompt: str) -> str:
-    """The text that starts a worker: who it is, what it may not do, and its task (``prompt`` verbatim)."""
+def fork_directive(prompt: str, note: str | None = None) -> str:
+    """The text that starts a worker: who it is, what it may not do, and its task (``prompt`` verbatim).
+
+    ``note`` (e.g. :func:`worktree_note`) goes before the task.
+    """
     return (
         f"<{FORK_DIRECTIVE_TAG}>\n"
         "You are a forked worker: a copy of the agent whose conversation is above, started to carry out "
         "one task on your own. The tool calls still open above are handled elsewhere; do not repeat them. "
         "Do the task below directly with your tools (you cannot fork again). When you are done, reply with "
         "what you found or changed: that reply goes back to the agent that forked you.\n\n"
-        f"Task:\n{prompt}\n"
+        + (f"{note}\n\n" if note else "")
+        + f"Task:\n{prompt}\n"
         f"</{FORK_DIRECTIVE_TAG}>"
+    )
+
+
+def worktree_note(parent_cwd: Path, worktree: Path) -> str:
+    """What a worker in its own worktree must know: the paths above are its parent's, not its own."""
+    return (
+        f"You work in an isolated git worktree at {worktree}: the same repository on its own branch, a "
+        f"separate copy of the files. The conversation above happened in {parent_cwd}; read paths in it "
+        "relative to your worktree instead, and read files again before changing them, since they may "
+        "differ. Your changes stay in the worktree and do not touch the parent's files."
     )
 
 
@@ -105,7 +121,8 @@ def parent_context_messages(messages: list[Message], forks_parent_context: Forks
 
 
 def build_fork_messages(
-    parent_messages: list[Message], prompt: str, forks_parent_context: ForksParentContext = True
+    parent_messages: list[Message], prompt: str, forks_parent_context: ForksParentContext = True,
+    *, note: str | None = None,
 ) -> tuple[list[Message], Message]:
     """``(inherited, first_message)``: the worker's history, and the user message that starts it.
 
@@ -122,7 +139,7 @@ def build_fork_messages(
                 continue
             text = AGENT_CALL_PLACEHOLDER if block.get("name") in ("Agent", "Task") else OTHER_CALL_PLACEHOLDER
             content.append(tool_result_block(str(block.get("id", "")), [text_block(text)]))
-    content.append(text_block(fork_directive(prompt)))
+    content.append(text_block(fork_directive(prompt, note)))
     return inherited, user_message(content)
 
 
@@ -149,7 +166,7 @@ class ForkSpawner:
 
     async def __call__(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
         try:
-            run = self.prepare(request, parent_ctx)
+            run = await self.prepare(request, parent_ctx)
         except AgentSpawnError as exc:
             return ToolResult(str(exc), is_error=True)
         launcher = self.runtime.background_launcher
@@ -158,8 +175,12 @@ class ForkSpawner:
         run.is_async = False
         return await self.runtime.run_to_completion(run)
 
-    def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
-        """The worker's run, ready to drive. Raises AgentSpawnError (the exact tool_result text)."""
+    async def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
+        """The worker's run, ready to drive. Raises AgentSpawnError (the exact tool_result text).
+
+        ``isolation: "worktree"`` gives the worker its own worktree (settled by ``runtime.finish``),
+        and its directive says that the paths above are the parent's.
+        """
         parent = parent_ctx.services.get("session")
         if not isinstance(parent, Session):
             raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
@@ -170,35 +191,56 @@ class ForkSpawner:
         rule = is_agent_type_denied(parent_ctx.permissions, self.definition.agent_type)
         if rule is not None:  # `Agent(fork)` in a deny rule turns forking off for this session's rules
             raise AgentSpawnError(agent_type_denied_message(self.definition.agent_type, rule))
-        if request.isolation or request.cwd:
-            # The worker's context describes the parent's folder; a fork therefore works there.
-            what = "isolation" if request.isolation else "cwd"
+        if request.cwd:
+            # The worker's context describes the parent's folder; another folder would contradict it.
             raise AgentSpawnError(
-                f"A fork works in its parent's folder, so it cannot take {what}. Name an agent type in "
-                f"subagent_type (for example general-purpose) to run a sub-agent with {what}."
+                "A fork works in its parent's folder (or its own worktree), so it cannot take cwd. Name an "
+                "agent type in subagent_type (for example general-purpose) to run a sub-agent in another folder."
             )
+        runtime = self.runtime
+        agent_id = new_agent_id()
+        worktree = None
+        if request.isolation == "worktree":
+            worktree = await runtime._create_worktree(agent_id, parent)
+        try:
+            return self._build_run(request, parent_ctx, parent, agent_id, worktree)
+        except BaseException:
+            if worktree is not None:
+                from catui.worktree.cleanup import finish_worktree
+
+                with contextlib.suppress(Exception):
+                    await finish_worktree(worktree, runtime._state())
+            raise
+
+    def _build_run(
+        self, request: SpawnRequest, parent_ctx: ToolContext, parent: Session, agent_id: str, worktree: Any
+    ) -> SubagentRun:
         runtime, definition = self.runtime, self.definition
         from catui.config.flags import background_tasks_disabled
 
         wants_async = bool(request.run_in_background or definition.background)
         is_async = (wants_async and runtime.background_launcher is not None
                     and not background_tasks_disabled(runtime.deps.env))
-        agent_id = new_agent_id()
         model = ChildModel(model_id=parent.config.model, reason="parent", requested="inherit")
+        cwd, root, permissions, note = Path(parent_ctx.cwd), Path(parent_ctx.project_root), parent_ctx.permissions, None
+        if worktree is not None:
+            cwd = root = Path(worktree.path)
+            permissions = _confined_to(worktree, parent_ctx)
+            note = worktree_note(Path(parent_ctx.cwd), cwd)
         inherited, first_message = build_fork_messages(
-            parent.messages, request.prompt, definition.forks_parent_context
+            parent.messages, request.prompt, definition.forks_parent_context, note=note
         )
-        cwd = Path(parent_ctx.cwd)
         ctx = ToolContext(
             cwd=cwd,
-            project_root=Path(parent_ctx.project_root),
-            permissions=parent_ctx.permissions,
+            project_root=root,
+            permissions=permissions,
             agent_id=agent_id,
             agent_type=definition.agent_type,
             interactive=parent_ctx.interactive,
             services=dict(parent_ctx.services),
         )
-        transcript, transcript_path = runtime._transcript(parent, agent_id, definition, request, cwd, None, model)
+        transcript, transcript_path = runtime._transcript(parent, agent_id, definition, request, cwd, worktree,
+                                                          model)
         from catui.hooks.install import child_hooks
 
         config = SessionConfig(
@@ -238,6 +280,7 @@ class ForkSpawner:
             model=model,
             parent_ctx=parent_ctx,
             transcript_path=transcript_path,
+            worktree=worktree,
             is_async=is_async,
         )
         telemetry = runtime.deps.telemetry
@@ -258,6 +301,17 @@ class ForkSpawner:
             )
         runtime.runs[agent_id] = run
         return run
+
+
+def _confined_to(worktree: Any, parent_ctx: ToolContext) -> Any:
+    """The parent's permissions with the worktree in place of the main checkout's folders."""
+    from catui.worktree.guard import ensure_inside
+
+    permissions = parent_ctx.permissions
+    git_root = getattr(worktree, "git_root", None)
+    main_roots = [parent_ctx.project_root, *([git_root] if git_root else [])]
+    others = [d for d in permissions.working_directories if not any(ensure_inside(d, r) for r in main_roots)]
+    return permissions.with_working_directories(Path(worktree.path), *others)
 
 
 def install_fork(runtime: SubagentRuntime, settings: Any, env: Any) -> ForkSpawner | None:
