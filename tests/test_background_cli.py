@@ -20,6 +20,7 @@ import pytest
 
 from catui.state.db import StateDB
 from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.cli_env import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD_S = 30  # a broken scenario fails here instead of hanging (not a timing assertion)
@@ -32,19 +33,6 @@ def repo(tmp_path: Path) -> Path:
     (folder / "main.py").write_text("print('hi')\n", encoding="utf-8")
     subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True)
     return folder
-
-
-def cli_env(tmp_path: Path, server: Any, **extra: str) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path / "home"),
-        "CATUI_HOME": str(tmp_path / "catui-home"),
-        "PYTHONPATH": str(ROOT / "src"),
-        "CATUI_MAX_RETRIES": "1",
-        "CATUI_RETRY_BASE_MS": "1",
-        **server.env("test"),
-        **extra,
-    }
 
 
 def catui(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

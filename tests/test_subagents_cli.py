@@ -10,7 +10,6 @@ against what Claude Code 2.1.92 was observed to do.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.cli_env import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SONNET, HAIKU, OPUS = "claude-sonnet-4-6", "claude-haiku-4-5-20251001", "claude-opus-4-6"
@@ -49,18 +49,9 @@ def run_cli(tmp_path: Path, server: AnthropicTestServer, prompt: str, *args: str
     repo = tmp_path / "repo"
     if not repo.exists():
         make_repo(tmp_path)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path / "home"),
-        "CATUI_HOME": str(tmp_path / "catui-home"),
-        "PYTHONPATH": str(ROOT / "src"),
-        "CATUI_MAX_RETRIES": "1",
-        "CATUI_RETRY_BASE_MS": "1",
-        **server.env("test"),
-    }
     return subprocess.run(
         [sys.executable, "-m", "catui", "-p", prompt, *args],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=60,
+        cwd=repo, env=cli_env(tmp_path, server), capture_output=True, text=True, timeout=60,
     )
 
 

@@ -22,15 +22,7 @@ from catui.session.transcript import TranscriptWriter
 from catui.subagents.install import install_subagents
 from catui.tools.base import ToolContext
 from catui.tools.registry import builtin_tools
-
-
-class StaticRegistry:
-    def __init__(self, agents: list[AgentDefinition]) -> None:
-        self.active = agents
-        self.version = 1
-
-    def get(self, name: str) -> AgentDefinition | None:
-        return next((a for a in self.active if a.agent_type == name), None)
+from tests.support.static_registry import StaticRegistry
 
 
 def git_repo(path: Path) -> Path:

@@ -27,6 +27,7 @@ from catui.subagents.tool_filter import (
     tool_summary,
 )
 from catui.tools.base import Tool, ToolInput, ToolResult
+from tests.support.static_registry import StaticRegistry
 
 MAIN_TOOLS = [
     "Agent", "AskUserQuestion", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode",
@@ -54,15 +55,6 @@ def make_tool(tool_name: str) -> Tool:
 
 def tools_named(names: list[str]) -> list[Tool]:
     return [make_tool(n) for n in names]
-
-
-class StaticRegistry:
-    def __init__(self, agents: list[AgentDefinition]) -> None:
-        self.active = agents
-        self.version = 1
-
-    def get(self, name: str) -> AgentDefinition | None:
-        return next((a for a in self.active if a.agent_type == name), None)
 
 
 # ---------------------------------------------------------------- tools
