@@ -20,8 +20,7 @@ as a bug), because editors on Windows add it invisibly.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from catui.agents.flat_yaml import read_flat_frontmatter
 from catui.agents.simple_yaml import analyse_simple_yaml, parse_simple_yaml
@@ -46,9 +45,8 @@ FrontmatterStatus = Literal["ok", "ok_hash_prequoted", "ok_after_quote_retry", "
 BOM = "\ufeff"
 
 
-@dataclass(frozen=True)
-class ParsedMarkdown:
-    """The result of splitting a Markdown file into frontmatter and body."""
+class ParsedMarkdown(NamedTuple):
+    """The result of splitting a Markdown file into frontmatter and body (immutable; a tuple is cheap to build)."""
 
     frontmatter: dict[str, Any]
     body: str
