@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -33,7 +31,16 @@ import pytest
 
 from catui.models.accumulate import MessageAccumulator
 from catui.models.scripted import RequestView, ScriptEngine, ScriptNoMatchError
-from tests.support.loopback import Fault, LoopbackServer, RecordedRequest, StreamWriter, sleep_ms, sse_lines
+from tests.support.loopback import (
+    Fault,
+    LoopbackServer,
+    RecordedRequest,
+    StreamWriter,
+    serve_until_terminated,
+    sleep_ms,
+    sse_lines,
+    started_servers,
+)
 
 __all__ = ["AnthropicTestServer", "Fault", "RecordedRequest", "anthropic_server"]
 
@@ -144,17 +151,7 @@ class AnthropicTestServer(LoopbackServer):
 @pytest.fixture
 def anthropic_server() -> Iterator[Callable[..., AnthropicTestServer]]:
     """A factory fixture: ``anthropic_server(script, **options)`` starts a server; all stop after the test."""
-    started: list[AnthropicTestServer] = []
-
-    def factory(script: Any = None, **options: Any) -> AnthropicTestServer:
-        server = AnthropicTestServer(script, **options)
-        server.start()
-        started.append(server)
-        return server
-
-    yield factory
-    for server in started:
-        server.stop()
+    yield from started_servers(AnthropicTestServer)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -167,14 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     server = AnthropicTestServer(args.script, port=args.port, require_key=args.require_key).start()
     print(json.dumps({"url": server.url}), flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        stop.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    serve_until_terminated(server)
 
 
 if __name__ == "__main__":

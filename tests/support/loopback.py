@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import collections
 import json
+import signal
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from catui.models.scripted import ScriptEngine
 
@@ -313,3 +314,34 @@ def sse_lines(pairs: Iterable[tuple[str | None, Any]]) -> Iterator[bytes]:
 def sleep_ms(ms: int) -> None:
     if ms > 0:
         time.sleep(ms / 1000.0)
+
+
+ServerT = TypeVar("ServerT", bound=LoopbackServer)
+
+
+def started_servers(make: Callable[..., ServerT]) -> Iterator[Callable[..., ServerT]]:
+    """The body of a factory fixture: yields ``factory(script, **options)``, which makes a server with
+    ``make``, starts it and returns it; every server it started is stopped when the fixture ends."""
+    started: list[ServerT] = []
+
+    def factory(script: Any = None, **options: Any) -> ServerT:
+        server = make(script, **options)
+        server.start()
+        started.append(server)
+        return server
+
+    yield factory
+    for server in started:
+        server.stop()
+
+
+def serve_until_terminated(server: LoopbackServer) -> None:
+    """Keep a started server running until SIGTERM or Ctrl-C, then stop it (the servers' command lines)."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -30,7 +28,15 @@ import pytest
 
 from catui.models.accumulate import MessageAccumulator
 from catui.models.scripted import RequestView, ScriptEngine, ScriptNoMatchError
-from tests.support.loopback import Fault, LoopbackServer, RecordedRequest, StreamWriter, sleep_ms
+from tests.support.loopback import (
+    Fault,
+    LoopbackServer,
+    RecordedRequest,
+    StreamWriter,
+    serve_until_terminated,
+    sleep_ms,
+    started_servers,
+)
 
 __all__ = ["Fault", "OpenAITestServer", "openai_server", "request_view"]
 
@@ -278,17 +284,7 @@ def _thirds(text: str) -> list[str]:
 @pytest.fixture
 def openai_server() -> Iterator[Callable[..., OpenAITestServer]]:
     """A factory fixture: ``server = openai_server(script, **options)``; every server stops after the test."""
-    started: list[OpenAITestServer] = []
-
-    def factory(script: Any = None, **options: Any) -> OpenAITestServer:
-        server = OpenAITestServer(script, **options)
-        server.start()
-        started.append(server)
-        return server
-
-    yield factory
-    for server in started:
-        server.stop()
+    yield from started_servers(OpenAITestServer)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -298,14 +294,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     server = OpenAITestServer(args.script, port=args.port).start()
     print(json.dumps({"url": server.url, "base_url": f"{server.url}/v1"}), flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        stop.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    serve_until_terminated(server)
 
 
 if __name__ == "__main__":
