@@ -499,6 +499,13 @@ def test_plain_frontmatter_does_not_import_the_yaml_parser(tmp_path: Path) -> No
 # -- the flat-frontmatter reader (agents/flat_yaml.py) against the YAML route ------------------------
 
 
+def _flat_route(raw: str) -> tuple[object, bool] | None:
+    from catui.agents.flat_yaml import read_flat_frontmatter
+    from catui.agents.frontmatter import prequote_hash_values
+
+    return read_flat_frontmatter(prequote_hash_values(raw))
+
+
 def _yaml_route(raw: str) -> tuple[object, bool]:
     """What the general route gives for ``raw``: (mapping or "error", whether the quote-retry was needed).
 
@@ -553,13 +560,11 @@ def _flat_frontmatter(rng: random.Random) -> str:
 
 def test_flat_reader_agrees_with_the_yaml_route_on_generated_input() -> None:
     """Every block the flat reader accepts reads as the YAML route reads it, quote-retry included."""
-    from catui.agents.flat_yaml import read_flat_frontmatter
-
     rng = random.Random(1234)
     accepted = retried = 0
     for _ in range(8000):
         text = _flat_frontmatter(rng)
-        got = read_flat_frontmatter(text)
+        got = _flat_route(text)
         if got is None:
             continue
         accepted += 1
@@ -569,11 +574,9 @@ def test_flat_reader_agrees_with_the_yaml_route_on_generated_input() -> None:
 
 
 def test_flat_reader_agrees_with_the_yaml_route_on_corpus_and_tricky_input() -> None:
-    from catui.agents.flat_yaml import read_flat_frontmatter
-
     accepted = 0
     for raw in _frontmatters():
-        got = read_flat_frontmatter(raw)
+        got = _flat_route(raw)
         if got is not None:
             accepted += 1
             assert got == _yaml_route(raw), raw
@@ -587,6 +590,8 @@ def test_parse_markdown_takes_the_flat_path_with_the_same_statuses() -> None:
         "ok_after_quote_retry",
         "body\n",
     )
+    hashed = parse_markdown('---\nname: a\ndescription: Fix "#1" #2: now\n---\n')
+    assert (hashed.frontmatter, hashed.status) == ({"name": "a", "description": 'Fix "#1" #2: now'}, "ok_hash_prequoted")
     plain = parse_markdown('---\nname: a\ndescription: "x"\ntools: ["Read", Grep]\nmaxTurns: 3\n---\n')
     assert (plain.frontmatter, plain.status) == (
         {"name": "a", "description": "x", "tools": ["Read", "Grep"], "maxTurns": 3},

@@ -110,6 +110,9 @@ def _read(text: str) -> dict[str, Any]:
 def read_flat_frontmatter(text: str) -> tuple[dict[str, Any], bool] | None:
     """``(mapping, retried)`` for a block of flat ``key: value`` lines, else None (use the general readers).
 
+    ``text`` is the frontmatter after Claude Code's first step, ``prequote_hash_values`` (values
+    holding `` #`` double-quoted), as the general readers get it.
+
     ``retried`` is True when the mapping comes from Claude Code's quote-retry (a plain value held
     ``": "``); the values are then exactly what YAML reads after that quoting.
     """

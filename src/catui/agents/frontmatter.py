@@ -153,11 +153,11 @@ def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
         return ParsedMarkdown({}, text, "no_frontmatter")
     raw, body_start = found
     body = text[body_start:]
-    flat = read_flat_frontmatter(raw)
-    if flat is not None:
-        return ParsedMarkdown(flat[0], body, "ok_after_quote_retry" if flat[1] else "ok")
     prequoted = prequote_hash_values(raw)
-    status: FrontmatterStatus = "ok" if prequoted == raw else "ok_hash_prequoted"
+    status: FrontmatterStatus = "ok" if prequoted is raw or prequoted == raw else "ok_hash_prequoted"
+    flat = read_flat_frontmatter(prequoted)
+    if flat is not None:
+        return ParsedMarkdown(flat[0], body, "ok_after_quote_retry" if flat[1] else status)
     simple, colon_values_only = analyse_simple_yaml(prequoted)
     if simple is not None and not colon_values_only:
         return ParsedMarkdown(simple, body, status)
