@@ -31,6 +31,8 @@ BLOCK_TAGS = frozenset(
         "summary",
     }
 )
+# Bold and italic open and close with the same Markdown mark.
+EMPHASIS_MARKS = {"strong": "**", "b": "**", "em": "*", "i": "*"}
 VOID_TAGS = frozenset(
     {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"}
 )
@@ -89,10 +91,8 @@ class _Converter(HTMLParser):
             self.out.append("```\n")
         elif tag == "code" and not self.pre_depth:
             self.out.append("`")
-        elif tag in ("strong", "b"):
-            self.out.append("**")
-        elif tag in ("em", "i"):
-            self.out.append("*")
+        elif tag in EMPHASIS_MARKS:
+            self.out.append(EMPHASIS_MARKS[tag])
         elif tag == "a":
             href = attr.get("href")
             if href and self.base_url:
@@ -134,10 +134,8 @@ class _Converter(HTMLParser):
             self._block_break()
         elif tag == "code" and not self.pre_depth:
             self.out.append("`")
-        elif tag in ("strong", "b"):
-            self.out.append("**")
-        elif tag in ("em", "i"):
-            self.out.append("*")
+        elif tag in EMPHASIS_MARKS:
+            self.out.append(EMPHASIS_MARKS[tag])
         elif tag == "a":
             href = self.link_href.pop() if self.link_href else None
             self.out.append(f"]({href})" if href else "]")
