@@ -18,7 +18,7 @@ from catui.config.context import (
     memory_files,
     model_display_name,
 )
-from tests.support.user_home import isolated_home
+from tests.support.user_home import home_fixture  # noqa: F401 - provides the home fixture
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -26,11 +26,6 @@ def git(cwd: Path, *args: str) -> str:
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
     return done.stdout
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return isolated_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -11,12 +11,7 @@ import pytest
 
 from catui.config.settings import Settings, load_settings, merge_settings, settings_env
 from catui.errors import ConfigurationError
-from tests.support.user_home import isolated_home
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return isolated_home(tmp_path, monkeypatch)
+from tests.support.user_home import home_fixture  # noqa: F401 - provides the home fixture
 
 
 @pytest.fixture

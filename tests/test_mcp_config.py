@@ -11,12 +11,7 @@ import pytest
 from catui.config.settings import load_settings
 from catui.mcp.config import McpConfigError, collect_server_configs, normalize_name, parse_server_config
 from catui.mcp.tools import mcp_tool_name
-from tests.support.user_home import isolated_home
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return isolated_home(tmp_path, monkeypatch)
+from tests.support.user_home import home_fixture  # noqa: F401 - provides the home fixture
 
 
 @pytest.fixture

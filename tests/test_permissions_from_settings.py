@@ -12,12 +12,7 @@ from catui.config.settings import load_settings
 from catui.errors import ConfigurationError
 from catui.permissions.context import PermissionRequest
 from catui.permissions.from_settings import permission_context_from_settings
-from tests.support.user_home import isolated_home
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return isolated_home(tmp_path, monkeypatch)
+from tests.support.user_home import home_fixture  # noqa: F401 - provides the home fixture
 
 
 @pytest.fixture

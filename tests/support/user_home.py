@@ -16,3 +16,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CATUI_HOME", str(home / ".catui"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     return home
+
+
+@pytest.fixture(name="home")
+def home_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The ``home`` fixture: :func:`isolated_home` for one test (import ``home_fixture`` to use it)."""
+    return isolated_home(tmp_path, monkeypatch)
