@@ -55,6 +55,8 @@ class ParsedMarkdown(NamedTuple):
     error: str | None = None
     # True when the YAML parsed but was not a mapping (a list, a bare string …).
     not_a_mapping: bool = False
+    # Where the body begins in the text given to parse_markdown (0 when there is no frontmatter).
+    body_start: int = 0
 
 
 def find_frontmatter(text: str) -> tuple[str, int] | None:
@@ -144,32 +146,46 @@ def _parse_yaml(text: str) -> Any:
     return load_yaml12(text)
 
 
-def parse_markdown(text: str, *, strip_bom: bool = True) -> ParsedMarkdown:
-    """Split ``text`` into frontmatter (a dict, possibly empty) and body, following Claude Code's rules."""
+def parse_markdown(text: str, *, strip_bom: bool = True, with_body: bool = True) -> ParsedMarkdown:
+    """Split ``text`` into frontmatter (a dict, possibly empty) and body, following Claude Code's rules.
+
+    ``with_body=False`` leaves ``body`` empty (``body_start`` still says where it begins in ``text``):
+    a loader that trims the body anyway saves copying a large file's text twice.
+    """
+    offset = 0
     if strip_bom and text.startswith(BOM):
         text = text[1:]
+        offset = 1
     found = find_frontmatter(text)
     if found is None:
         return ParsedMarkdown({}, text, "no_frontmatter")
     raw, body_start = found
-    body = text[body_start:]
+    body = text[body_start:] if with_body else ""
+    data, status, error, not_a_mapping = parse_frontmatter_block(raw)
+    return ParsedMarkdown(data, body, status, error, not_a_mapping, body_start + offset)
+
+
+def parse_frontmatter_block(raw: str) -> tuple[dict[str, Any], FrontmatterStatus, str | None, bool]:
+    """(mapping, status, YAML error, not a mapping) for the text between the ``---`` lines."""
     prequoted = prequote_hash_values(raw)
     status: FrontmatterStatus = "ok" if prequoted is raw or prequoted == raw else "ok_hash_prequoted"
     flat = read_flat_frontmatter(prequoted)
     if flat is not None:
-        return ParsedMarkdown(flat[0], body, "ok_after_quote_retry" if flat[1] else status)
+        return flat[0], "ok_after_quote_retry" if flat[1] else status, None, False
     simple, colon_values_only = analyse_simple_yaml(prequoted)
     if simple is not None and not colon_values_only:
-        return ParsedMarkdown(simple, body, status)
+        return simple, status, None, False
     if simple is not None:
         # The first parse is certain to fail on a plain value holding ': '; go straight to the retry.
         retried = parse_simple_yaml(quote_problematic_values(prequoted))
         if retried is not None:
-            return ParsedMarkdown(retried, body, "ok_after_quote_retry")
-    return _parse_with_yaml(prequoted, body, status)
+            return retried, "ok_after_quote_retry", None, False
+    return _parse_with_yaml(prequoted, status)
 
 
-def _parse_with_yaml(prequoted: str, body: str, status: FrontmatterStatus) -> ParsedMarkdown:
+def _parse_with_yaml(
+    prequoted: str, status: FrontmatterStatus
+) -> tuple[dict[str, Any], FrontmatterStatus, str | None, bool]:
     """The full YAML parser, with Claude Code's quote retry; imported only for frontmatter that needs it."""
     import yaml
 
@@ -183,12 +199,12 @@ def _parse_with_yaml(prequoted: str, body: str, status: FrontmatterStatus) -> Pa
         try:
             data = _parse_yaml(quote_problematic_values(prequoted))
         except yaml.YAMLError:
-            return ParsedMarkdown({}, body, "yaml_error", error=message)
+            return {}, "yaml_error", message, False
         status = "ok_after_quote_retry"
     except RecursionError:
-        return ParsedMarkdown({}, body, "yaml_error", error="the YAML is nested too deeply")
+        return {}, "yaml_error", "the YAML is nested too deeply", False
     if data is None:
-        return ParsedMarkdown({}, body, status)
+        return {}, status, None, False
     if not isinstance(data, dict):
-        return ParsedMarkdown({}, body, status, not_a_mapping=True)
-    return ParsedMarkdown(data, body, status)
+        return {}, status, None, True
+    return data, status, None, False

@@ -33,10 +33,23 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY"
 _NOT_BLANK_RE = re.compile("[^\ufeff \t\r\n]")
 
 
-def _clean_body(body: str) -> str:
-    """The system prompt: the body, trimmed, with Windows line endings made plain."""
-    body = body.strip()
-    return body.replace("\r\n", "\n") if "\r" in body else body
+_WHITESPACE_RUN_RE = re.compile(r"\s*")  # \s on str is str.isspace(), what str.strip() removes
+
+
+def _prompt_from(text: str, start: int) -> str:
+    """The system prompt: ``text[start:]`` trimmed, with Windows line endings made plain.
+
+    One copy of the text instead of two (slice, then strip): bodies are most of a file.
+    """
+    start = _WHITESPACE_RUN_RE.match(text, start).end()  # type: ignore[union-attr]  # \s* always matches
+    end = len(text)
+    while end > start and text[end - 1].isspace():
+        end -= 1
+        if len(text) - end > 64:  # a long run of trailing white space: let strip() find its start
+            end = start + len(text[start:end].rstrip())
+            break
+    prompt = text[start:end]
+    return prompt.replace("\r\n", "\n") if "\r" in prompt else prompt
 
 
 class AgentFileError(Exception):
@@ -117,7 +130,7 @@ def load_markdown_agent(
     def warn(message: str) -> None:
         warnings.append(AgentWarning(path, message))
 
-    parsed = parse_markdown(text)
+    parsed = parse_markdown(text, with_body=False)
     status = parsed.status
     if status == "no_frontmatter":
         # An empty file has no frontmatter either; checked only here, off the common path.
@@ -175,7 +188,7 @@ def load_markdown_agent(
         data,
         agent_type=name,
         description=description.replace("\\n", "\n") if "\\n" in description else description,
-        prompt=_clean_body(parsed.body),
+        prompt=_prompt_from(text, parsed.body_start),
         source=source,
         base_dir=base_dir,
         filename=filename,
