@@ -272,6 +272,8 @@ TRICKY_FRONTMATTER = [
     "name: a\ndescription: Example: user: hi\nmodel: sonnet\n",
     "name: café\ndescription: 日本語の説明: です\n",
     "name: a\ndescription: nel\x85inside\n",
+    "name: a\ndescription: lone\rreturn\nmodel: x\n",
+    "name: a\ndescription: non-character\ufffe\n",
     "name: a\ndescription: |\n  line one\n\n  line three\n    indented\n\n\nmodel: x\n",
     "name: a\ndescription: |-\n  kept\n  lines\n",
     "name: a\ndescription: >\n  folded\n  text\n\n  para\n",

@@ -29,15 +29,20 @@ _ODD = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff"
 # First characters of a plain value that YAML gives a meaning (or that Claude Code's quoting regex
 # would skip over as white space): left to the general readers.
 _PLAIN_BAD_START = " \\-?:,\\[\\]{}#&*!|>'\"%@`\\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000"
-_FLAT_LINE_RE = re.compile(
-    r"\n*([A-Za-z_][A-Za-z0-9_-]*): +(?:"
-    rf'"([^"\\{_ODD}]*(?:\\[\\"][^"\\{_ODD}]*)*)"'  # double quotes, escapes \\ and \" only
-    rf"|'([^'{_ODD}]*)'"  # single quotes without '' inside
-    rf"|\[([^\[\]{{}}#:\\{_ODD}]*)\]"  # a one-line flow list of plain or simply quoted items
+# One alternative per line: a flat "key: value" line (groups 1-5), a blank line, or anything else
+# (group 6, which sends the block to the general readers). Quotes and brackets stay in their groups
+# so that an empty quoted value ("") differs from an alternative that did not match ("" in findall).
+_FLAT_LINES_RE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_-]*): +(?:"
+    rf'("[^"\\{_ODD}]*(?:\\[\\"][^"\\{_ODD}]*)*")'  # double quotes, escapes \\ and \" only
+    rf"|('[^'{_ODD}]*')"  # single quotes without '' inside
+    rf"|(\[[^\[\]{{}}#:\\{_ODD}]*\])"  # a one-line flow list of plain or simply quoted items
     rf"|([^{_PLAIN_BAD_START}{_ODD}][^{_ODD}]*)"  # a plain value (checked below)
     r")(?:\n|\Z)"
+    r"|\n"
+    r"|([^\n]+)\n?"
 )
-_NULL_KEYS = frozenset({"null", "Null", "NULL"})
+_TYPED_KEYS = frozenset(_CORE_BOOL) | {"null", "Null", "NULL"}
 
 
 class _ColonValue(Exception):
@@ -45,6 +50,7 @@ class _ColonValue(Exception):
 
 
 def _plain(value: str) -> Any:
+    """A plain value that is not an untyped string without special characters (the caller's fast case)."""
     if value[-1] == " ":
         value = value.rstrip(" ")
     if " #" in value or value[-1] == ":":
@@ -78,32 +84,37 @@ def _flow_items(inner: str) -> list[Any]:
 
 def _read(text: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    position = 0
-    end = len(text)
-    # match() at each line start, not finditer(): a search would scan the rest of a block that has
-    # already proved not to be flat.
-    match_line = _FLAT_LINE_RE.match
-    while position < end:
-        match = match_line(text, position)
-        if match is None:
-            if text[position:].strip("\n"):
-                raise _NotSimple
-            break
-        position = match.end()
-        key, double, single, flow, plain = match.groups()
-        if key in result or key in _CORE_BOOL or key in _NULL_KEYS:
-            raise _NotSimple  # a duplicate key is an error; a typed key is not a string
-        if plain is not None:
-            result[key] = _plain(plain)
-        elif double is not None:
+    typed_start = _TYPED_START
+    for key, double, single, flow, plain, other in _FLAT_LINES_RE.findall(text):
+        if plain:
+            if key in result or key in _TYPED_KEYS:
+                raise _NotSimple  # a duplicate key is an error; a typed key is not a string
+            # The usual value: an untyped string with nothing YAML would read differently.
+            if (
+                plain[-1] in " :"
+                or ": " in plain
+                or " #" in plain
+                or plain[0] in typed_start
+                or plain in _CORE_BOOL
+            ):
+                result[key] = _plain(plain)
+            else:
+                result[key] = plain
+        elif not key:
+            if other:
+                raise _NotSimple  # a line that is not "key: value" (indentation, comment, list item …)
+        elif key in result or key in _TYPED_KEYS:
+            raise _NotSimple
+        elif double:
+            double = double[1:-1]
             if "\\" in double:
                 # \x00 cannot occur (the regex refuses controls): a placeholder for the escaped backslash.
                 double = double.replace("\\\\", "\x00").replace('\\"', '"').replace("\x00", "\\")
             result[key] = double
-        elif single is not None:
-            result[key] = single
+        elif single:
+            result[key] = single[1:-1]
         else:
-            result[key] = _flow_items(flow)
+            result[key] = _flow_items(flow[1:-1])
     return result
 
 
@@ -116,7 +127,8 @@ def read_flat_frontmatter(text: str) -> tuple[dict[str, Any], bool] | None:
     ``retried`` is True when the mapping comes from Claude Code's quote-retry (a plain value held
     ``": "``); the values are then exactly what YAML reads after that quoting.
     """
-    if "\r" in text:
+    # Indented, list-item and comment lines are never flat: decline before the regex reads the block.
+    if "\r" in text or "\n " in text or "\n-" in text or "\n#" in text or text[:1] in (" ", "-", "#"):
         return None
     try:
         return _read(text), False

@@ -28,11 +28,10 @@ from typing import Any
 
 # Values are stripped of spaces afterwards: a lazy ".*?" before " *" is slow on long descriptions.
 _KEY_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\Z")
-_LIST_ITEM_RE = re.compile(r"- (.*)\Z")
 _PLAIN_UNSAFE_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Characters YAML treats specially (line breaks in YAML 1.1, non-printables, BOM, tabs): leave them to
 # the parser. \r is not in the class, so CRLF text stays on the fast path.
-_ODD_CHARACTERS_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\t]")
+_ODD_CHARACTERS_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\t]")
 _CORE_NULL_RE = re.compile(r"(?:~|null|Null|NULL)\Z")
 _CORE_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _CORE_INT_RE = re.compile(r"[-+]?[0-9]+\Z")
@@ -137,11 +136,6 @@ def _without_comment(value: str) -> str:
     return value[:cut].rstrip(" ")
 
 
-def _is_blank_or_comment(line: str) -> bool:
-    stripped = line.lstrip(" ")
-    return not stripped or stripped[0] == "#"
-
-
 def _is_plain_key(key: str) -> bool:
     # Keys YAML would type (numbers, booleans, null) are not simple strings.
     if key in _CORE_BOOL:
@@ -149,10 +143,6 @@ def _is_plain_key(key: str) -> bool:
     if key[0] in _TYPED_START:
         return not (key.isdigit() or _CORE_NULL_RE.match(key) or _OTHER_NUMBER_RE.match(key))
     return True
-
-
-def _indent_of(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
 
 
 def _is_plain_colon_value(value: str) -> bool:
@@ -168,36 +158,44 @@ class _Reader:
         if "\r" in text:
             lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         self.lines = lines
+        # Per line, computed once: the text after the indentation, the indentation, and whether the
+        # line is blank or a comment outside a block scalar.
+        self.rests = rests = [line.lstrip(" ") for line in lines]
+        self.indents = [len(line) - len(rest) for line, rest in zip(lines, rests, strict=True)]
+        self.skippable = [not rest or rest[0] == "#" for rest in rests]
         self.ends_with_newline = text.endswith("\n")
         self.pos = 0
         self.tolerate_colon_values = tolerate_colon_values
         self.saw_colon_value = False
 
     def _skip_blank(self) -> None:
-        lines = self.lines
-        while self.pos < len(lines) and _is_blank_or_comment(lines[self.pos]):
-            self.pos += 1
+        skippable = self.skippable
+        pos = self.pos
+        count = len(skippable)
+        while pos < count and skippable[pos]:
+            pos += 1
+        self.pos = pos
 
     def mapping(self, indent: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
         lines = self.lines
+        indents = self.indents
+        skippable = self.skippable
         count = len(lines)
         key_line = _KEY_LINE_RE.match
         while True:
             pos = self.pos
-            # A line starting with a key character is the common case; only others need a closer look.
-            while pos < count and (not lines[pos] or lines[pos][0] in " #") and _is_blank_or_comment(lines[pos]):
+            while pos < count and skippable[pos]:
                 pos += 1
             self.pos = pos
             if pos >= count:
                 return result
-            line = lines[pos]
-            current = len(line) - len(line.lstrip(" ")) if line[0] == " " else 0
+            current = indents[pos]
             if current < indent:
                 return result
             if current > indent:
                 raise _NotSimple
-            match = key_line(line, current)
+            match = key_line(lines[pos], current)
             if match is None:
                 raise _NotSimple
             key, value_text = match.group(1, 2)
@@ -227,11 +225,11 @@ class _Reader:
 
     def _nested(self, parent_indent: int) -> Any:
         self._skip_blank()
-        if self.pos >= len(self.lines):
+        pos = self.pos
+        if pos >= len(self.lines):
             return None
-        line = self.lines[self.pos]
-        indent = _indent_of(line)
-        rest = line[indent:]
+        indent = self.indents[pos]
+        rest = self.rests[pos]
         is_item = rest == "-" or rest.startswith("- ")
         if indent < parent_indent or (indent == parent_indent and not is_item):
             return None
@@ -241,61 +239,71 @@ class _Reader:
 
     def _list(self, indent: int) -> list[Any]:
         items: list[Any] = []
+        lines, rests, indents, skippable = self.lines, self.rests, self.indents, self.skippable
+        count = len(lines)
         while True:
-            self._skip_blank()
-            if self.pos >= len(self.lines):
+            pos = self.pos
+            while pos < count and skippable[pos]:
+                pos += 1
+            self.pos = pos
+            if pos >= count:
                 return items
-            line = self.lines[self.pos]
-            current = _indent_of(line)
+            current = indents[pos]
             if current < indent:
                 return items
             if current > indent:
                 raise _NotSimple
-            match = _LIST_ITEM_RE.match(line, current)
-            if match is None:
+            rest = rests[pos]
+            if rest[:2] != "- ":
                 raise _NotSimple
-            raw = match.group(1)
+            raw = rest[2:]
             text = raw.strip(" ")
-            if text and raw[0] != " " and _KEY_LINE_RE.match(text):
+            if text and raw[0] != " " and ":" in text and _KEY_LINE_RE.match(text):
                 # "- key: value": a mapping whose keys line up two columns in; read it as if the
                 # dash were a space.
-                self.lines[self.pos] = " " * (current + 2) + text
+                lines[pos] = " " * (current + 2) + text
+                rests[pos] = text
+                indents[pos] = current + 2
                 items.append(self.mapping(current + 2))
                 continue
-            text = _without_comment(text) if text else text
+            if "#" in text:
+                text = _without_comment(text)
             if not text:
                 raise _NotSimple  # "-" alone or "- # note": a null item, or a nested block below
             items.append(_scalar(text))
-            self.pos += 1
+            self.pos = pos + 1
 
     def _block_scalar(self, parent_indent: int, header: str) -> str:
         folded, strip_final = _BLOCK_HEADERS[header]
-        lines = self.lines
-        if self.pos >= len(lines) or not lines[self.pos].strip(" "):
+        lines, rests, indents = self.lines, self.rests, self.indents
+        count = len(lines)
+        pos = self.pos
+        if pos >= count or not rests[pos]:
             raise _NotSimple  # empty block or leading blank lines: rare, and subtle
-        width = _indent_of(lines[self.pos])
+        width = indents[pos]
         if width <= parent_indent:
             raise _NotSimple
         content: list[str | None] = []  # None = an empty line
-        while self.pos < len(lines):
-            line = lines[self.pos]
-            if not line.strip(" "):
-                if line:  # a line of spaces only: whether it is content depends on its length
+        while pos < count:
+            rest = rests[pos]
+            if not rest:
+                if lines[pos]:  # a line of spaces only: whether it is content depends on its length
                     raise _NotSimple
                 content.append(None)
-                self.pos += 1
+                pos += 1
                 continue
-            current = _indent_of(line)
+            current = indents[pos]
             if current < width:
-                if line[current] == "#":
+                if rest[0] == "#":
                     raise _NotSimple  # a comment ending the block: leave its chomping to the parser
                 break
-            text = line[width:]
+            text = lines[pos][width:]
             if folded and (current > width or text.endswith(" ")):
                 raise _NotSimple
             content.append(text)
-            self.pos += 1
-        if self.pos >= len(lines) and not self.ends_with_newline:
+            pos += 1
+        self.pos = pos
+        if pos >= count and not self.ends_with_newline:
             raise _NotSimple  # the last line has no line break to keep or strip
         while content and content[-1] is None:
             content.pop()
@@ -319,6 +327,8 @@ class _Reader:
 def _read(text: str, *, tolerate_colon_values: bool) -> tuple[dict[str, Any] | None, bool]:
     if _ODD_CHARACTERS_RE.search(text):
         return None, False
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return None, False  # a lone \r is a line break to YAML, not text: the parser decides
     reader = _Reader(text, tolerate_colon_values=tolerate_colon_values)
     try:
         return reader.mapping(0), reader.saw_colon_value
