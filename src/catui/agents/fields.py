@@ -70,6 +70,11 @@ KNOWN_MODEL_ALIASES: frozenset[str] = frozenset(
 
 Warn = Callable[[str], None]
 
+# Keys handled before the rest of coerce_fields' checks (plus the ones the loaders read themselves).
+_COMMON_KEYS: frozenset[str] = frozenset(
+    {"name", "description", "prompt", "tools", "disallowedTools", "model", "color"}
+)
+
 
 def model_is_known(model: str) -> bool:
     """True for an alias, a ``claude-…`` id, a ``provider:model`` spec or a provider path like ``us.anthropic…``."""
@@ -122,6 +127,8 @@ def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) 
             out["color"] = color
         else:
             warn(f"color {color!r} is not one of {', '.join(AGENT_COLORS)}; ignored")
+    if data.keys() <= _COMMON_KEYS:
+        return out  # most files: none of the fields below is present
 
     if "effort" in data and data["effort"] is not None:
         effort = data["effort"]
