@@ -68,6 +68,21 @@ def find_frontmatter(text: str) -> tuple[str, int] | None:
     """
     if not text.startswith("---"):
         return None
+    if text[3:4] == "\n" and text[4:5] not in _JS_SPACE_CHARS:
+        # The usual "---\n" then a key: the block starts right after that line break.
+        end = text.find("---", 4)
+        if end < 0:
+            return None
+        body_start = end + 3
+        if (
+            text[body_start : body_start + 1] == "\n"
+            and text[body_start + 1 : body_start + 2] not in _JS_SPACE_CHARS
+        ):
+            return text[4:end], body_start + 1
+        length = len(text)
+        while body_start < length and text[body_start] in _JS_SPACE_CHARS:
+            body_start += 1
+        return text[4:end], body_start
     length = len(text)
     position = 3
     while position < length and text[position] in _JS_SPACE_CHARS:
