@@ -599,3 +599,75 @@ def test_parse_markdown_takes_the_flat_path_with_the_same_statuses() -> None:
         {"name": "a", "description": "x", "tools": ["Read", "Grep"], "maxTurns": 3},
         "ok",
     )
+
+
+# -- the bytes path (load_markdown_agent_bytes) against decoding the whole file ----------------------
+
+
+def _outcome(load):  # type: ignore[no-untyped-def]
+    from catui.agents.markdown import AgentFileError
+
+    try:
+        result = load()
+    except AgentFileError as exc:
+        return ("unreadable", str(exc))
+    definition = result.definition
+    fields = None if definition is None else {k: v for k, v in definition.__dict__.items()}
+    return fields, result.error, [w.to_dict() for w in result.warnings], result.not_an_agent
+
+
+def _same_either_way(data: bytes) -> bool:
+    """True when the bytes path took its shortcut; asserts it matches decoding the text first."""
+    from catui.agents.markdown import (
+        _split_plain_file,
+        decode_agent_file,
+        load_markdown_agent,
+        load_markdown_agent_bytes,
+    )
+
+    options = {"path": "/p/dir/agent.md", "source": "projectSettings", "base_dir": "/p"}
+    got = _outcome(lambda: load_markdown_agent_bytes(data, **options))
+    expected = _outcome(lambda: load_markdown_agent(decode_agent_file(data), **options))
+    assert got == expected, data
+    return _split_plain_file(data) is not None
+
+
+def test_bytes_path_equals_the_text_path_on_edge_cases_and_mutations() -> None:
+    cases = [
+        agent_file().encode(),
+        agent_file(body="\n\n  Prompt with edges.\t\n\n").encode(),
+        agent_file(body="\u3000Ideographic space first\u3000").encode(),
+        agent_file(body="\x1c\x1dseparators\x1e\x1f").encode(),
+        agent_file(body="ends with an emoji 🚀").encode(),
+        agent_file(body="\r\nCRLF body\r\nline two\r\n").encode(),
+        agent_file(body="").encode(),
+        agent_file(body="\n" * 100 + "far below").encode(),
+        agent_file(body="x" + " " * 100).encode(),
+        agent_file(description="café ✅").encode(),
+        b"---\n---\n",
+        b"---\nname: a\ndescription: d\n---",
+        b"---\nname: a\ndescription: d\n--- trailing on the line\nbody",
+        b"---\n\nname: a\ndescription: d\n---\nbody",
+        b"---\n name: a\n---\nbody",
+        b"\xef\xbb\xbf---\nname: a\ndescription: d\n---\nbody",
+        b"---\nname: a\ndescription: d\xff\n---\nbody",
+        b"---\nname: a\ndescription: d\n---\nbody \xc3",
+        b"---\nname: a\ndescription: d\n---\n\xc2\xa0body\xc2\xa0",
+        b"---\nname: a\ndescription: d\n---\n\xc2\x85body",
+        b"---\nname: a\n---\nno description",
+        b"plain Markdown, no frontmatter",
+        b"",
+    ]
+    shortcut = sum(_same_either_way(case) for case in cases)
+    rng = random.Random(11)
+    pieces = [b"\n", b"\r\n", b" ", b"\t", b"\x1c", b"\xc2\xa0", b"\xe3\x80\x80", b"\xff", b"\xc3", b"---", b"\xef\xbb\xbf"]  # fmt: skip
+    for _ in range(3000):
+        data = bytearray(agent_file(body=rng.choice(["Prompt.", "P 🚀", "", "a\r\nb"])).encode())
+        for _ in range(rng.randint(1, 3)):
+            at = rng.choice([0, 4, len(data) - 1, len(data), rng.randint(0, len(data))])
+            data[at:at] = rng.choice(pieces)
+        shortcut += _same_either_way(bytes(data))
+    assert shortcut > 300  # the shortcut is exercised, not just the fallback
+    if CORPUS.is_dir():
+        corpus = sorted((CORPUS / "agents").rglob("*.md"))
+        assert sum(_same_either_way(path.read_bytes()) for path in corpus) > len(corpus) // 2

@@ -24,7 +24,7 @@ from catui.agents.definition import (
     fields_are_checked,
 )
 from catui.agents.fields import KNOWN_KEYS, coerce_fields, extra_fields
-from catui.agents.frontmatter import BOM, ParsedMarkdown, parse_markdown
+from catui.agents.frontmatter import BOM, parse_frontmatter_block, parse_markdown
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
 
@@ -69,6 +69,11 @@ class MarkdownLoadResult:
 
 def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
     """The file's text (UTF-8, BOM kept for the parser to handle). Raises AgentFileError."""
+    return decode_agent_file(read_agent_bytes(path, size_hint=size_hint))
+
+
+def read_agent_bytes(path: str | Path, *, size_hint: int | None = None) -> bytes:
+    """The file's bytes, at most MAX_AGENT_FILE_BYTES of them. Raises AgentFileError."""
     try:
         size = size_hint if size_hint is not None else os.stat(path).st_size
         if size > MAX_AGENT_FILE_BYTES:
@@ -101,6 +106,11 @@ def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
         raise AgentFileError(
             f"file is larger than {MAX_AGENT_FILE_BYTES:,} bytes, the limit for agent definitions"
         )
+    return data
+
+
+def decode_agent_file(data: bytes) -> str:
+    """The text of a definition file's bytes. Raises AgentFileError naming the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -109,9 +119,50 @@ def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
         ) from None
 
 
-def _yaml_failure(parsed: ParsedMarkdown) -> str:
+# ASCII bytes that JavaScript's \s matches (find_frontmatter's skips), and those str.strip() removes.
+_JS_SPACE_BYTES = frozenset(b"\t\n\v\f\r ")
+_STRIP_BYTES = frozenset(b"\t\n\v\f\r\x1c\x1d\x1e\x1f ")
+
+
+def _split_plain_file(data: bytes) -> tuple[str, str] | None:
+    """(frontmatter block, prompt) straight from the bytes of a file in the usual shape, else None.
+
+    Decoding only the block and the trimmed body saves decoding the whole file and then copying its
+    body (most of a file) again. The usual shape: no BOM, ``---`` and a line break, a key on the next
+    line, and only ASCII white space where the block ends and around the body; anything else (and any
+    byte that is not UTF-8) returns None, and the caller decodes the whole text the general way.
+    """
+    if data[:4] != b"---\n" or len(data) < 5 or data[4] in _JS_SPACE_BYTES or data[4] >= 0x80:
+        return None
+    end = data.find(b"---", 4)
+    if end < 0:
+        return None
+    length = len(data)
+    start = end + 3
+    # find_frontmatter's body start, then str.strip()'s trimming (a superset of those ASCII spaces).
+    while start < length and data[start] in _STRIP_BYTES:
+        start += 1
+        if start - end > 64:
+            return None  # a long run of blank lines: rare enough for the general path
+    stop = length
+    while stop > start and data[stop - 1] in _STRIP_BYTES:
+        stop -= 1
+        if length - stop > 64:
+            return None
+    # A non-ASCII byte at either edge may be Unicode white space: the general path decides.
+    if start < stop and (data[start] >= 0x80 or data[stop - 1] >= 0x80):
+        return None
+    try:
+        raw = data[4:end].decode("utf-8")
+        prompt = str(memoryview(data)[start:stop], "utf-8")
+    except UnicodeDecodeError:
+        return None
+    return raw, (prompt.replace("\r\n", "\n") if "\r" in prompt else prompt)
+
+
+def _yaml_failure(error: str | None) -> str:
     return (
-        f"the frontmatter is not valid YAML ({parsed.error}); quote values that contain ': ' or '#', "
+        f"the frontmatter is not valid YAML ({error}); quote values that contain ': ' or '#', "
         'e.g. description: "..."'
     )
 
@@ -125,14 +176,8 @@ def load_markdown_agent(
 ) -> MarkdownLoadResult:
     """One standalone agent file (Claude Code's ``parseAgentFromMarkdown``)."""
     result = MarkdownLoadResult()
-    warnings = result.warnings
-
-    def warn(message: str) -> None:
-        warnings.append(AgentWarning(path, message))
-
     parsed = parse_markdown(text, with_body=False)
-    status = parsed.status
-    if status == "no_frontmatter":
+    if parsed.status == "no_frontmatter":
         # An empty file has no frontmatter either; checked only here, off the common path.
         if _NOT_BLANK_RE.search(text) is None:
             result.error = (
@@ -140,15 +185,69 @@ def load_markdown_agent(
             )
             return result
         result.not_an_agent = True
-        warn("not an agent definition (no '---' frontmatter block at the top); ignored")
+        result.warnings.append(
+            AgentWarning(path, "not an agent definition (no '---' frontmatter block at the top); ignored")
+        )
         return result
     if text[:1] == BOM:
-        warn("starts with a UTF-8 byte-order mark; catui ignores it (Claude Code would skip this file)")
+        result.warnings.append(
+            AgentWarning(
+                path,
+                "starts with a UTF-8 byte-order mark; catui ignores it (Claude Code would skip this file)",
+            )
+        )
+    return _agent_from_frontmatter(
+        result,
+        (parsed.frontmatter, parsed.status, parsed.error, parsed.not_a_mapping),
+        lambda: _prompt_from(text, parsed.body_start),
+        path=path,
+        source=source,
+        base_dir=base_dir,
+    )
+
+
+def load_markdown_agent_bytes(
+    data: bytes,
+    *,
+    path: str,
+    source: AgentSource,
+    base_dir: str = "",
+) -> MarkdownLoadResult:
+    """``load_markdown_agent`` for a file's bytes (``read_agent_bytes``). Raises AgentFileError if not UTF-8."""
+    split = _split_plain_file(data)
+    if split is None:
+        return load_markdown_agent(decode_agent_file(data), path=path, source=source, base_dir=base_dir)
+    raw, prompt = split
+    return _agent_from_frontmatter(
+        MarkdownLoadResult(),
+        parse_frontmatter_block(raw),
+        lambda: prompt,
+        path=path,
+        source=source,
+        base_dir=base_dir,
+    )
+
+
+def _agent_from_frontmatter(
+    result: MarkdownLoadResult,
+    parsed: tuple[dict[str, Any], str, str | None, bool],
+    prompt: Callable[[], str],
+    *,
+    path: str,
+    source: AgentSource,
+    base_dir: str,
+) -> MarkdownLoadResult:
+    """The checks and the definition once the frontmatter is parsed (``parse_frontmatter_block``'s tuple)."""
+    data, status, yaml_error, not_a_mapping = parsed
+    warnings = result.warnings
+
+    def warn(message: str) -> None:
+        warnings.append(AgentWarning(path, message))
+
     if status == "yaml_error":
-        result.error = _yaml_failure(parsed)
+        result.error = _yaml_failure(yaml_error)
         return result
-    data = parsed.frontmatter
-    if parsed.not_a_mapping:
+    if not_a_mapping:
         result.error = "the frontmatter is not a YAML mapping of 'key: value' lines"
         return result
     if status == "ok_after_quote_retry":
@@ -188,7 +287,7 @@ def load_markdown_agent(
         data,
         agent_type=name,
         description=description.replace("\\n", "\n") if "\\n" in description else description,
-        prompt=_prompt_from(text, parsed.body_start),
+        prompt=prompt(),
         source=source,
         base_dir=base_dir,
         filename=filename,

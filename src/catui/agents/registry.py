@@ -281,27 +281,31 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
         if not scan.files:
             continue
         # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
-        from catui.agents.markdown import AgentFileError, load_markdown_agent, read_agent_file
+        from catui.agents.markdown import AgentFileError, load_markdown_agent_bytes, read_agent_bytes
 
         base_dir = str(folder)
+        previous = state.previous_files.get
+        files, origins, add_agent = state.files, state.origins, state.agents.append
         for scanned in scan.files:
             path = scanned.path
             key: _FileCacheKey = (source, scanned.mtime_ns, scanned.size)
-            cached = state.previous_files.get(path)
+            cached = previous(path)
             if cached is not None and cached[0] == key:
                 result = cached[1]  # unchanged since the last load: no need to read or parse it again
             else:
                 try:
-                    text = read_agent_file(scanned.path, size_hint=scanned.size)
-                except AgentFileError as exc:
+                    data = read_agent_bytes(path, size_hint=scanned.size)
+                    result = load_markdown_agent_bytes(data, path=path, source=source, base_dir=base_dir)
+                except AgentFileError as exc:  # unreadable, too large or not UTF-8
                     state.failed_files.append(FailedFile(path, str(exc)))
                     continue
-                result = load_markdown_agent(text, path=path, source=source, base_dir=base_dir)
-            state.files[path] = (key, result)
-            state.warnings.extend(result.warnings)
-            if result.definition is not None:
-                state.agents.append(result.definition)
-                state.origins[id(result.definition)] = path
+            files[path] = (key, result)
+            if result.warnings:
+                state.warnings.extend(result.warnings)
+            definition = result.definition
+            if definition is not None:
+                add_agent(definition)
+                origins[id(definition)] = path
             elif result.error is not None:
                 state.failed_files.append(FailedFile(path, result.error))
 
