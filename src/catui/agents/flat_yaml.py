@@ -43,6 +43,10 @@ _FLAT_LINES_RE = re.compile(
     r"|([^\n]+)\n?"
 )
 _TYPED_KEYS = frozenset(_CORE_BOOL) | {"null", "Null", "NULL"}
+# What Claude Code's quote-retry looks for (frontmatter.quote_problematic_values): its key pattern,
+# and the special characters of its value pattern (the other alternative, ": ", is tested apart).
+_RETRY_KEY_RE = re.compile(r"[a-zA-Z_-]+\Z")
+_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]")
 
 
 class _ColonValue(Exception):
@@ -82,15 +86,24 @@ def _flow_items(inner: str) -> list[Any]:
     return items
 
 
-def _read(text: str) -> dict[str, Any]:
+def _read(lines: list[tuple[str, ...]], *, retried: bool) -> dict[str, Any]:
+    """The mapping from ``_FLAT_LINES_RE.findall`` rows; ``retried`` reads them as after the quote-retry.
+
+    Claude Code's retry (``quote_problematic_values``) double-quotes, verbatim, the value of every
+    line whose key has only letters, ``_`` and ``-`` and whose unquoted value holds ``: `` or one of
+    ``{}[]*&#!|>%@```. Read after that quoting, such a value is its text as written (trailing spaces
+    and brackets included); every other line reads as usual.
+    """
     result: dict[str, Any] = {}
     typed_start = _TYPED_START
-    for key, double, single, flow, plain, other in _FLAT_LINES_RE.findall(text):
+    for key, double, single, flow, plain, other in lines:
         if plain:
             if key in result or key in _TYPED_KEYS:
                 raise _NotSimple  # a duplicate key is an error; a typed key is not a string
+            if retried and (": " in plain or _SPECIAL_RE.search(plain)) and _RETRY_KEY_RE.match(key):
+                result[key] = plain
             # The usual value: an untyped string with nothing YAML would read differently.
-            if (
+            elif (
                 plain[-1] in " :"
                 or ": " in plain
                 or " #" in plain
@@ -113,6 +126,8 @@ def _read(text: str) -> dict[str, Any]:
             result[key] = double
         elif single:
             result[key] = single[1:-1]
+        elif retried and _RETRY_KEY_RE.match(key):
+            result[key] = flow  # "[a, b]" holds '[': quoted by the retry, so it is text
         else:
             result[key] = _flow_items(flow[1:-1])
     return result
@@ -130,15 +145,14 @@ def read_flat_frontmatter(text: str) -> tuple[dict[str, Any], bool] | None:
     # Indented, list-item and comment lines are never flat: decline before the regex reads the block.
     if "\r" in text or "\n " in text or "\n-" in text or "\n#" in text or text[:1] in (" ", "-", "#"):
         return None
+    lines = _FLAT_LINES_RE.findall(text)
     try:
-        return _read(text), False
+        return _read(lines, retried=False), False
     except _NotSimple:
         return None
     except _ColonValue:
         pass
-    from catui.agents.frontmatter import quote_problematic_values
-
     try:
-        return _read(quote_problematic_values(text)), True
+        return _read(lines, retried=True), True
     except (_NotSimple, _ColonValue):
-        return None
+        return None  # e.g. a value with ': ' that the retry does not quote: a YAML error
