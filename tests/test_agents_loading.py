@@ -671,3 +671,17 @@ def test_bytes_path_equals_the_text_path_on_edge_cases_and_mutations() -> None:
     if CORPUS.is_dir():
         corpus = sorted((CORPUS / "agents").rglob("*.md"))
         assert sum(_same_either_way(path.read_bytes()) for path in corpus) > len(corpus) // 2
+
+
+def test_read_agent_bytes_reads_the_whole_file_when_the_size_hint_is_stale(tmp_path: Path) -> None:
+    """The registry passes the scan's stat size; a file that grew or shrank since is still read whole."""
+    from catui.agents.markdown import AgentFileError, read_agent_bytes
+
+    path = tmp_path / "a.md"
+    content = agent_file(body="x" * 100_000).encode()
+    path.write_bytes(content)
+    for hint in (0, 3, len(content) - 1, len(content), len(content) + 50):
+        assert read_agent_bytes(path, size_hint=hint) == content
+    path.write_bytes(b"y" * (MAX_AGENT_FILE_BYTES + 10))
+    with pytest.raises(AgentFileError, match="larger than"):
+        read_agent_bytes(path, size_hint=10)
