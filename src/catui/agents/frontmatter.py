@@ -118,6 +118,8 @@ def prequote_hash_values(text: str) -> str:
         return text
     lines = text.split("\n")
     for i, line in enumerate(lines):
+        if " #" not in line:
+            continue  # the value cannot hold " #" either (most lines: skip the regex)
         match = _SIMPLE_LINE_RE.match(line)
         if not match:
             continue
