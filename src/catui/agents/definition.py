@@ -340,6 +340,50 @@ def construct_checked(fields: dict[str, Any]) -> AgentDefinition:
     return agent
 
 
+# The keys a Markdown loader always sets besides coerce_fields' output (their fields-set entries).
+_LOADED_FILE_KEYS: frozenset[str] = frozenset(
+    {"agent_type", "description", "prompt", "source", "base_dir", "filename", "plugin_name", "extra_fields"}
+)
+
+
+def construct_loaded_file(
+    fields: dict[str, Any],
+    agent_type: str,
+    description: str,
+    prompt: str,
+    source: str,
+    base_dir: str,
+    filename: str,
+) -> AgentDefinition:
+    """``construct_checked`` for a Markdown file's agent, without building an intermediate dict of its fields.
+
+    The caller guarantees what ``fields_are_checked`` would: ``fields`` passed it, ``agent_type`` has no
+    ``agent_name_problem``, the strings are ``str`` and ``source`` is one of AGENT_SOURCES. The result
+    equals ``construct_checked`` of the same values with ``plugin_name=None`` and no extra fields.
+    """
+    if _defaults_cache is None:
+        construct_checked({})  # fills the defaults cache
+    constants, factories = _defaults_cache  # type: ignore[misc]
+    values = constants.copy()
+    for name, factory in factories:
+        if name not in fields:
+            values[name] = factory()
+    values.update(fields)
+    values["agent_type"] = agent_type
+    values["description"] = description
+    values["prompt"] = prompt
+    values["source"] = source
+    values["base_dir"] = base_dir
+    values["filename"] = filename
+    values["extra_fields"] = {}
+    agent = AgentDefinition.__new__(AgentDefinition)
+    _object_setattr(agent, "__dict__", values)
+    _object_setattr(agent, "__pydantic_fields_set__", _LOADED_FILE_KEYS.union(fields))
+    _object_setattr(agent, "__pydantic_extra__", None)
+    _object_setattr(agent, "__pydantic_private__", None)
+    return agent
+
+
 def _describe_errors(errors: list[Any]) -> list[str]:
     """Pydantic errors as ``field: message`` lines, one per field (a union's alternatives joined by 'or')."""
     by_field: dict[str, list[str]] = {}

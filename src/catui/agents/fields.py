@@ -71,7 +71,7 @@ KNOWN_MODEL_ALIASES: frozenset[str] = frozenset(
 Warn = Callable[[str], None]
 
 # Keys handled before the rest of coerce_fields' checks (plus the ones the loaders read themselves).
-_COMMON_KEYS: frozenset[str] = frozenset(
+COMMON_KEYS: frozenset[str] = frozenset(
     {"name", "description", "prompt", "tools", "disallowedTools", "model", "color"}
 )
 
@@ -127,7 +127,7 @@ def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) 
             out["color"] = color
         else:
             warn(f"color {color!r} is not one of {', '.join(AGENT_COLORS)}; ignored")
-    if data.keys() <= _COMMON_KEYS:
+    if data.keys() <= COMMON_KEYS:
         return out  # most files: none of the fields below is present
 
     if "effort" in data and data["effort"] is not None:

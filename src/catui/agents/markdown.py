@@ -21,9 +21,10 @@ from catui.agents.definition import (
     AgentSource,
     agent_name_problem,
     construct_checked,
+    construct_loaded_file,
     fields_are_checked,
 )
-from catui.agents.fields import KNOWN_KEYS, coerce_fields, extra_fields
+from catui.agents.fields import COMMON_KEYS, KNOWN_KEYS, coerce_fields, extra_fields
 from catui.agents.frontmatter import BOM, parse_frontmatter_block, parse_markdown
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
@@ -283,11 +284,38 @@ def _agent_from_frontmatter(
     dot = filename.rfind(".")
     if dot > 0 and filename[:dot].lstrip("."):  # os.path.splitext's rule: leading dots are not a suffix
         filename = filename[:dot]
+    description = description.replace("\\n", "\n") if "\\n" in description else description
+    prompt_text = prompt()
+    if data.keys() <= COMMON_KEYS and source != "plugin":
+        # The usual file: only the common fields, so no extra fields and nothing plugin-specific.
+        # coerce_fields checks and warns as ever; the definition is then built without the generic
+        # path's intermediate dicts (what build_definition would produce, field for field).
+        fields = coerce_fields(data, warn)
+        if fields_are_checked(fields) and type(prompt_text) is str and source in AGENT_SOURCES:
+            result.definition = construct_loaded_file(
+                fields, name, description, prompt_text, source, base_dir, filename
+            )
+            return result
+        fields.update(
+            agent_type=name,
+            description=description,
+            prompt=prompt_text,
+            source=source,
+            base_dir=base_dir,
+            filename=filename,
+            plugin_name=None,
+            extra_fields={},
+        )
+        try:
+            result.definition = AgentDefinition.from_checked_dict(fields)
+        except ConfigurationError as exc:
+            result.error = str(exc)
+        return result
     result.definition = build_definition(
         data,
         agent_type=name,
-        description=description.replace("\\n", "\n") if "\\n" in description else description,
-        prompt=prompt(),
+        description=description,
+        prompt=prompt_text,
         source=source,
         base_dir=base_dir,
         filename=filename,
