@@ -354,12 +354,14 @@ def construct_loaded_file(
     source: str,
     base_dir: str,
     filename: str,
+    extra_fields: dict[str, Any],
 ) -> AgentDefinition:
     """``construct_checked`` for a Markdown file's agent, without building an intermediate dict of its fields.
 
     The caller guarantees what ``fields_are_checked`` would: ``fields`` passed it, ``agent_type`` has no
-    ``agent_name_problem``, the strings are ``str`` and ``source`` is one of AGENT_SOURCES. The result
-    equals ``construct_checked`` of the same values with ``plugin_name=None`` and no extra fields.
+    ``agent_name_problem``, the strings are ``str``, ``source`` is one of AGENT_SOURCES and
+    ``extra_fields`` has only ``str`` keys. The result
+    equals ``construct_checked`` of the same values with ``plugin_name=None``.
     """
     if _defaults_cache is None:
         construct_checked({})  # fills the defaults cache
@@ -375,7 +377,7 @@ def construct_loaded_file(
     values["source"] = source
     values["base_dir"] = base_dir
     values["filename"] = filename
-    values["extra_fields"] = {}
+    values["extra_fields"] = extra_fields
     agent = AgentDefinition.__new__(AgentDefinition)
     _object_setattr(agent, "__dict__", values)
     _object_setattr(agent, "__pydantic_fields_set__", _LOADED_FILE_KEYS.union(fields))

@@ -24,7 +24,7 @@ from catui.agents.definition import (
     construct_loaded_file,
     fields_are_checked,
 )
-from catui.agents.fields import COMMON_KEYS, KNOWN_KEYS, coerce_fields, extra_fields
+from catui.agents.fields import KNOWN_KEYS, coerce_fields, extra_fields
 from catui.agents.frontmatter import BOM, parse_frontmatter_block, parse_markdown
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
@@ -286,43 +286,28 @@ def _agent_from_frontmatter(
         filename = filename[:dot]
     description = description.replace("\\n", "\n") if "\\n" in description else description
     prompt_text = prompt()
-    if data.keys() <= COMMON_KEYS and source != "plugin":
-        # The usual file: only the common fields, so no extra fields and nothing plugin-specific.
-        # coerce_fields checks and warns as ever; the definition is then built without the generic
-        # path's intermediate dicts (what build_definition would produce, field for field).
-        fields = coerce_fields(data, warn)
-        if fields_are_checked(fields) and type(prompt_text) is str and source in AGENT_SOURCES:
-            result.definition = construct_loaded_file(
-                fields, name, description, prompt_text, source, base_dir, filename
-            )
-            return result
-        fields.update(
-            agent_type=name,
-            description=description,
-            prompt=prompt_text,
-            source=source,
-            base_dir=base_dir,
-            filename=filename,
-            plugin_name=None,
-            extra_fields={},
+    # build_definition's steps, without its intermediate dicts when the checks pass (the usual case).
+    fields = coerce_fields(data, warn, plugin=source == "plugin")
+    extras = extra_fields(data, warn) if not KNOWN_KEYS.issuperset(data) else {}
+    if fields_are_checked(fields) and type(prompt_text) is str and source in AGENT_SOURCES:
+        result.definition = construct_loaded_file(
+            fields, name, description, prompt_text, source, base_dir, filename, extras
         )
-        try:
-            result.definition = AgentDefinition.from_checked_dict(fields)
-        except ConfigurationError as exc:
-            result.error = str(exc)
         return result
-    result.definition = build_definition(
-        data,
+    fields.update(
         agent_type=name,
         description=description,
         prompt=prompt_text,
         source=source,
         base_dir=base_dir,
         filename=filename,
-        warn=warn,
-        on_error=lambda message: setattr(result, "error", message),
-        name_checked=True,
+        plugin_name=None,
+        extra_fields=extras,
     )
+    try:
+        result.definition = AgentDefinition.from_checked_dict(fields)
+    except ConfigurationError as exc:
+        result.error = str(exc)
     return result
 
 
