@@ -685,3 +685,26 @@ def test_read_agent_bytes_reads_the_whole_file_when_the_size_hint_is_stale(tmp_p
     path.write_bytes(b"y" * (MAX_AGENT_FILE_BYTES + 10))
     with pytest.raises(AgentFileError, match="larger than"):
         read_agent_bytes(path, size_hint=10)
+
+
+def test_common_field_values_always_pass_the_strict_check() -> None:
+    """The Markdown loader skips fields_are_checked for files with only COMMON_KEYS: coerce_fields' values
+    for those keys must pass it whatever the input (tool strings and lists, models, colours)."""
+    from catui.agents.definition import fields_are_checked
+    from catui.agents.fields import COMMON_KEYS, coerce_fields
+
+    tool_values: list[object] = [
+        None, "", " ", ",", "Read", "Read, Grep", " Read ,, Grep ", "Agent(a, b), Read", "Bash( x , y )",
+        "(", ")", "( )", "Read\u00a0Grep", "Read\u2003, Grep", "*", "Read, *", [], ["Read", " ", ""],
+        ["Read, Grep", 3, None, True], [" "], {"Read": True}, 12, True, "\u3000", "a(\u00a0)b",
+    ]  # fmt: skip
+    models: list[object] = [None, "", " ", "sonnet", " Sonnet ", "INHERIT", " inherit ", "x:y", 5, [], "\u00a0haiku"]  # fmt: skip
+    colors: list[object] = [None, "blue", "Blue", "", 3, "orange"]
+    assert {"name", "description", "prompt", "tools", "disallowedTools", "model", "color"} == COMMON_KEYS
+    for tools in tool_values:
+        for model in models:
+            for color in colors:
+                data = {"name": "a", "description": "d", "tools": tools, "disallowedTools": tools}
+                data.update(model=model, color=color, prompt="p")
+                fields = coerce_fields(data, lambda message: None)
+                assert fields_are_checked(fields), (tools, model, color, fields)

@@ -71,6 +71,8 @@ KNOWN_MODEL_ALIASES: frozenset[str] = frozenset(
 Warn = Callable[[str], None]
 
 # Keys handled before the rest of coerce_fields' checks (plus the ones the loaders read themselves).
+# For data with only these keys, coerce_fields returns values that pass fields_are_checked (the Markdown
+# loader relies on it; tests/test_agents_loading.py checks it).
 COMMON_KEYS: frozenset[str] = frozenset(
     {"name", "description", "prompt", "tools", "disallowedTools", "model", "color"}
 )

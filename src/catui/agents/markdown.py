@@ -24,7 +24,7 @@ from catui.agents.definition import (
     construct_loaded_file,
     fields_are_checked,
 )
-from catui.agents.fields import KNOWN_KEYS, coerce_fields, extra_fields
+from catui.agents.fields import COMMON_KEYS, KNOWN_KEYS, coerce_fields, extra_fields
 from catui.agents.frontmatter import BOM, parse_frontmatter_block, parse_markdown
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
@@ -289,7 +289,13 @@ def _agent_from_frontmatter(
     # build_definition's steps, without its intermediate dicts when the checks pass (the usual case).
     fields = coerce_fields(data, warn, plugin=source == "plugin")
     extras = extra_fields(data, warn) if not KNOWN_KEYS.issuperset(data) else {}
-    if fields_are_checked(fields) and type(prompt_text) is str and source in AGENT_SOURCES:
+    # With only the common keys, coerce_fields' values are valid by construction (tool lists without blank
+    # names, a trimmed model, a known colour), so the strict re-check can be skipped.
+    if (
+        (data.keys() <= COMMON_KEYS or fields_are_checked(fields))
+        and type(prompt_text) is str
+        and source in AGENT_SOURCES
+    ):
         result.definition = construct_loaded_file(
             fields, name, description, prompt_text, source, base_dir, filename, extras
         )
