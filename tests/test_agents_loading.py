@@ -708,3 +708,18 @@ def test_common_field_values_always_pass_the_strict_check() -> None:
                 data.update(model=model, color=color, prompt="p")
                 fields = coerce_fields(data, lambda message: None)
                 assert fields_are_checked(fields), (tools, model, color, fields)
+
+
+def test_tool_string_split_equals_the_separator_regex_for_every_character() -> None:
+    """split_outside_parens splits with str.split(); it must cut exactly where ``[,\\s]+`` would."""
+    import re
+    import sys
+
+    from catui.agents.tool_lists import split_outside_parens
+
+    separators = re.compile(r"[,\s]+")
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF or code == ord("("):  # surrogates; "(" takes the parentheses path
+            continue
+        text = f"a{chr(code)}b,,{chr(code)}c"
+        assert split_outside_parens(text) == [item for item in separators.split(text) if item], hex(code)
