@@ -723,3 +723,17 @@ def test_tool_string_split_equals_the_separator_regex_for_every_character() -> N
             continue
         text = f"a{chr(code)}b,,{chr(code)}c"
         assert split_outside_parens(text) == [item for item in separators.split(text) if item], hex(code)
+
+
+def test_a_loaded_definition_is_a_normal_pydantic_model(tmp_path: Path) -> None:
+    """Definitions built without validation still copy, dump and compare like validated ones."""
+    from catui.agents.definition import AgentDefinition
+
+    agent = load(agent_file(extra="tools: Read, Grep\nmodel: sonnet\ncategory: review\n")).definition
+    assert agent is not None
+    copied = agent.model_copy(update={"model": "opus"})
+    assert (copied.model, copied.tools, agent.model) == ("opus", ["Read", "Grep"], "sonnet")
+    assert "model" in copied.model_fields_set
+    validated = AgentDefinition(**agent.model_dump(exclude={"system_prompt_builder"}))
+    assert validated == agent
+    assert agent.model_dump(exclude_unset=True)["extra_fields"] == {"category": "review"}

@@ -380,7 +380,9 @@ def construct_loaded_file(
     values["extra_fields"] = extra_fields
     agent = AgentDefinition.__new__(AgentDefinition)
     _object_setattr(agent, "__dict__", values)
-    _object_setattr(agent, "__pydantic_fields_set__", _LOADED_FILE_KEYS.union(fields))
+    fields_set = set(_LOADED_FILE_KEYS)  # a mutable set, as pydantic's copies expect
+    fields_set.update(fields)
+    _object_setattr(agent, "__pydantic_fields_set__", fields_set)
     _object_setattr(agent, "__pydantic_extra__", None)
     _object_setattr(agent, "__pydantic_private__", None)
     return agent
