@@ -350,9 +350,13 @@ def _report_duplicates(state: _LoadState) -> None:
 
 def _report_unknown_tools(state: _LoadState) -> None:
     known = known_tool_names()
+    all_known = known.issuperset
     for agent in state.agents:
         tools, disallowed = agent.tools, agent.disallowed_tools
-        if (not tools and not disallowed) or agent.source == "built-in":
+        # The usual case, answered by one set operation each: every entry is a bare, known tool name.
+        if (not tools or all_known(tools)) and (not disallowed or all_known(disallowed)):
+            continue
+        if agent.source == "built-in":
             continue
         for field_name, entries in (("tools", tools), ("disallowedTools", disallowed)):
             unknown = unknown_tool_names(entries, known)

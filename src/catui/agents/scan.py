@@ -44,7 +44,7 @@ class Fingerprint:
         return any(stat_key(path) != key for path, key in self.entries.items())
 
 
-@dataclass
+@dataclass(slots=True)
 class ScannedFile:
     """A Markdown file found under a root, with its folder parts relative to that root."""
 
@@ -120,6 +120,7 @@ def _walk(
                 fingerprint.record(entry.path, (st.st_mtime_ns, st.st_size))
             _walk(entry.path, (*parts, entry.name), visited, result, fingerprint)
         elif entry.name.endswith(".md") and stat_module.S_ISREG(st.st_mode):
+            path = entry.path
             if fingerprint is not None:
-                fingerprint.record(entry.path, (st.st_mtime_ns, st.st_size))
-            result.files.append(ScannedFile(entry.path, parts, st.st_size, st.st_mtime_ns))
+                fingerprint.entries[path] = (st.st_mtime_ns, st.st_size)  # record() without the call
+            result.files.append(ScannedFile(path, parts, st.st_size, st.st_mtime_ns))
