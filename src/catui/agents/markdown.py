@@ -31,6 +31,8 @@ from catui.errors import ConfigurationError
 
 MAX_AGENT_FILE_BYTES = 1024 * 1024
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_SEP = os.sep
+_NO_ALTSEP = os.altsep is None  # POSIX: the file name is what follows the last os.sep
 _NOT_BLANK_RE = re.compile("[^\ufeff \t\r\n]")
 
 
@@ -223,7 +225,7 @@ def load_markdown_agent_bytes(
     return _agent_from_frontmatter(
         MarkdownLoadResult(),
         parse_frontmatter_block(raw),
-        lambda: prompt,
+        prompt,
         path=path,
         source=source,
         base_dir=base_dir,
@@ -233,13 +235,16 @@ def load_markdown_agent_bytes(
 def _agent_from_frontmatter(
     result: MarkdownLoadResult,
     parsed: tuple[dict[str, Any], str, str | None, bool],
-    prompt: Callable[[], str],
+    prompt: str | Callable[[], str],
     *,
     path: str,
     source: AgentSource,
     base_dir: str,
 ) -> MarkdownLoadResult:
-    """The checks and the definition once the frontmatter is parsed (``parse_frontmatter_block``'s tuple)."""
+    """The checks and the definition once the frontmatter is parsed (``parse_frontmatter_block``'s tuple).
+
+    ``prompt`` is the system prompt, or a function computing it (called only for a valid agent).
+    """
     data, status, yaml_error, not_a_mapping = parsed
     warnings = result.warnings
 
@@ -281,19 +286,20 @@ def _agent_from_frontmatter(
         return result
 
     # The file name without folder and extension ("reviewer" for ".../reviewer.md").
-    filename = path[path.rfind(os.sep) + 1 :] if os.altsep is None else os.path.basename(path)
+    filename = path[path.rfind(_SEP) + 1 :] if _NO_ALTSEP else os.path.basename(path)
     dot = filename.rfind(".")
     if dot > 0 and filename[:dot].lstrip("."):  # os.path.splitext's rule: leading dots are not a suffix
         filename = filename[:dot]
     description = description.replace("\\n", "\n") if "\\n" in description else description
-    prompt_text = prompt()
+    prompt_text = prompt if type(prompt) is str else prompt()  # type: ignore[operator]
     # build_definition's steps, without its intermediate dicts when the checks pass (the usual case).
+    common = data.keys() <= COMMON_KEYS
     fields = coerce_fields(data, warn, plugin=source == "plugin")
-    extras = extra_fields(data, warn) if not KNOWN_KEYS.issuperset(data) else {}
+    extras = {} if common or KNOWN_KEYS.issuperset(data) else extra_fields(data, warn)
     # With only the common keys, coerce_fields' values are valid by construction (tool lists without blank
     # names, a trimmed model, a known colour), so the strict re-check can be skipped.
     if (
-        (data.keys() <= COMMON_KEYS or fields_are_checked(fields))
+        (common or fields_are_checked(fields))
         and type(prompt_text) is str
         and source in AGENT_SOURCES
     ):
