@@ -737,3 +737,4 @@ def test_a_loaded_definition_is_a_normal_pydantic_model(tmp_path: Path) -> None:
     validated = AgentDefinition(**agent.model_dump(exclude={"system_prompt_builder"}))
     assert validated == agent
     assert agent.model_dump(exclude_unset=True)["extra_fields"] == {"category": "review"}
+    assert AgentDefinition.__new__ is object.__new__  # construct_loaded_file calls object.__new__ directly

@@ -307,6 +307,7 @@ def fields_are_checked(fields: dict[str, Any]) -> bool:
 
 
 _object_setattr = object.__setattr__
+_object_new = object.__new__
 # (constant defaults, fields with a default factory) of AgentDefinition, computed on first use.
 _defaults_cache: tuple[dict[str, Any], list[tuple[str, Callable[[], Any]]]] | None = None
 
@@ -360,15 +361,15 @@ def construct_loaded_file(
 
     The caller guarantees what ``fields_are_checked`` would: ``fields`` passed it, ``agent_type`` has no
     ``agent_name_problem``, the strings are ``str``, ``source`` is one of AGENT_SOURCES and
-    ``extra_fields`` has only ``str`` keys. The result
-    equals ``construct_checked`` of the same values with ``plugin_name=None``.
+    ``extra_fields`` has only ``str`` keys. The result equals ``construct_checked`` of the same values
+    with ``plugin_name=None``.
     """
     if _defaults_cache is None:
         construct_checked({})  # fills the defaults cache
     constants, factories = _defaults_cache  # type: ignore[misc]
     values = constants.copy()
     for name, factory in factories:
-        if name not in fields:
+        if name not in fields and name != "extra_fields":  # extra_fields is set below
             values[name] = factory()
     values.update(fields)
     values["agent_type"] = agent_type
@@ -378,7 +379,7 @@ def construct_loaded_file(
     values["base_dir"] = base_dir
     values["filename"] = filename
     values["extra_fields"] = extra_fields
-    agent = AgentDefinition.__new__(AgentDefinition)
+    agent = _object_new(AgentDefinition)  # BaseModel has no __new__ of its own: object's, without the lookup
     _object_setattr(agent, "__dict__", values)
     fields_set = set(_LOADED_FILE_KEYS)  # a mutable set, as pydantic's copies expect
     fields_set.update(fields)
