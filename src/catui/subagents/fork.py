@@ -28,8 +28,7 @@ from catui.session.session import Session, SessionConfig
 from catui.subagents.ids import new_agent_id
 from catui.subagents.models import ChildModel
 from catui.subagents.resolve import AgentSpawnError
-from catui.subagents.runtime import SpawnRequest, SubagentRun, SubagentRuntime
-from catui.telemetry.events import AGENT_TOOL_SELECTED
+from catui.subagents.runtime import SpawnRequest, SubagentRun, SubagentRuntime, record_agent_selected
 from catui.tools.base import ToolContext, ToolResult
 
 FORK_AGENT_TYPE = "fork"
@@ -283,22 +282,7 @@ class ForkSpawner:
             worktree=worktree,
             is_async=is_async,
         )
-        telemetry = runtime.deps.telemetry
-        if telemetry is not None:
-            telemetry.record(
-                AGENT_TOOL_SELECTED,
-                {
-                    "agent_type": definition.agent_type,
-                    "model": model.model_id,
-                    "model_reason": model.reason,
-                    "source": definition.source,
-                    "color": definition.color,
-                    "is_built_in_agent": definition.is_built_in,
-                    "is_resume": False,
-                    "is_async": is_async,
-                    "is_fork": True,
-                },
-            )
+        record_agent_selected(runtime.deps.telemetry, definition, model, is_async=is_async, is_fork=True)
         runtime.runs[agent_id] = run
         return run
 

@@ -457,21 +457,7 @@ class SubagentRuntime:
             worktree=worktree,
             is_async=is_async,
         )
-        if deps.telemetry is not None:
-            deps.telemetry.record(
-                AGENT_TOOL_SELECTED,
-                {
-                    "agent_type": definition.agent_type,
-                    "model": model.model_id,
-                    "model_reason": model.reason,
-                    "source": definition.source,
-                    "color": definition.color,
-                    "is_built_in_agent": definition.is_built_in,
-                    "is_resume": False,
-                    "is_async": is_async,
-                    "is_fork": False,
-                },
-            )
+        record_agent_selected(deps.telemetry, definition, model, is_async=is_async, is_fork=False)
         self.runs[agent_id] = run
         return run
 
@@ -946,3 +932,25 @@ def _failure_text(run: SubagentRun, end: ResultEvent | None) -> str | None:
     if run.session.last_stop_reason == "aborted" or run.parent_ctx.abort.is_set():
         return f"{who} was interrupted before it finished."
     return f"{who} failed: {end.result}"
+
+
+def record_agent_selected(
+    telemetry: Telemetry | None, definition: AgentDefinition, model: ChildModel, *, is_async: bool, is_fork: bool
+) -> None:
+    """The ``catui_agent_tool_selected`` record (spec 16), with why the model was chosen."""
+    if telemetry is None:
+        return
+    telemetry.record(
+        AGENT_TOOL_SELECTED,
+        {
+            "agent_type": definition.agent_type,
+            "model": model.model_id,
+            "model_reason": model.reason,
+            "source": definition.source,
+            "color": definition.color,
+            "is_built_in_agent": definition.is_built_in,
+            "is_resume": False,
+            "is_async": is_async,
+            "is_fork": is_fork,
+        },
+    )
