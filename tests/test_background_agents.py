@@ -102,11 +102,13 @@ def project(tmp_path: Path) -> Path:
 
 
 def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], gates: Gates, *,
-             env: dict[str, str] | None = None, write_transcript: bool = True) -> AgentApp:
+             env: dict[str, str] | None = None, write_transcript: bool = True,
+             worker: dict[str, Any] | None = None, permission_mode: str | None = None) -> AgentApp:
     script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": WORKER},
-                         extra_tools=[GateTool(gates)], env=env or {}, write_transcript=write_transcript)
+    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": worker or WORKER},
+                         extra_tools=[GateTool(gates)], env=env or {}, write_transcript=write_transcript,
+                         permission_mode=permission_mode)
     return build_app(options)
 
 
@@ -641,10 +643,7 @@ async def test_background_agent_in_a_worktree_reports_the_kept_worktree(tmp_path
         {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate wt open"},
          "content": [{"type": "text", "text": "Left a change."}]},
     ]
-    script = tmp_path / "wt-script.yaml"
-    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    app = build_app(RunOptions(cwd=repo, model=f"scripted:{script}", flag_agents={"worker": worker},
-                               extra_tools=[GateTool(gates)], permission_mode="acceptEdits"))
+    app = make_app(tmp_path, repo, turns, gates, worker=worker, permission_mode="acceptEdits")
     driver = Driver(app)
     await gates.wait_entered("wt")
     [end] = launched(driver.events)

@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from catui.app import RunOptions, build_app
 from catui.session.events import ToolEndEvent
 from catui.state.db import StateDB
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
@@ -27,7 +25,6 @@ from tests.test_background_agents import (
     NOTIFICATION_RE,
     Driver,
     Gates,
-    GateTool,
     _isolated,  # noqa: F401  (autouse fixture: CATUI_HOME and HOME in tmp)
     agent_call,
     make_app,
@@ -233,10 +230,7 @@ async def test_an_agent_resumed_from_disk_continues_in_the_worktree_it_kept(
     ]
 
     def app_for(turns: list[dict[str, Any]]) -> Any:
-        script = tmp_path / f"wt-{len(list(tmp_path.glob('wt-*.yaml')))}.yaml"
-        script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-        return build_app(RunOptions(cwd=repo, model=f"scripted:{script}", flag_agents={"worker": worker},
-                                    extra_tools=[GateTool(gates)], permission_mode="acceptEdits"))
+        return make_app(tmp_path, repo, turns, gates, worker=worker, permission_mode="acceptEdits")
 
     first = app_for(first_turns)
     driver = Driver(first)
@@ -296,10 +290,7 @@ async def test_an_agent_resumed_in_memory_reports_the_worktree_it_kept_again(
         {"match": {"system_contains": "You are the worker agent", "last_user_contains": "gate wt open"},
          "content": [{"type": "text", "text": "Left a change."}]},
     ]
-    script = tmp_path / "mem.yaml"
-    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    app = build_app(RunOptions(cwd=repo, model=f"scripted:{script}", flag_agents={"worker": worker},
-                               extra_tools=[GateTool(gates)], permission_mode="acceptEdits"))
+    app = make_app(tmp_path, repo, turns, gates, worker=worker, permission_mode="acceptEdits")
     driver = Driver(app)
     await gates.wait_entered("wt")
     [end] = [e for e in driver.events if isinstance(e, ToolEndEvent) and e.name == "Agent"]
