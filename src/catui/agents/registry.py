@@ -281,24 +281,35 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
         if not scan.files:
             continue
         # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
-        from catui.agents.markdown import AgentFileError, load_markdown_agent_bytes, read_agent_bytes
+        from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, read_agent_bytes
 
-        base_dir = str(folder)
         previous = state.previous_files.get
         files, origins, add_agent = state.files, state.origins, state.agents.append
+        # Files unchanged since the last load keep their result; the others are read first and then
+        # parsed as one batch (load_markdown_agent_batch works stage by stage, which is faster).
+        keyed: list[tuple[str, _FileCacheKey, Any]] = []
+        to_parse: list[tuple[str, bytes]] = []
         for scanned in scan.files:
             path = scanned.path
             key: _FileCacheKey = (source, scanned.mtime_ns, scanned.size)
             cached = previous(path)
             if cached is not None and cached[0] == key:
-                result = cached[1]  # unchanged since the last load: no need to read or parse it again
-            else:
-                try:
-                    data = read_agent_bytes(path, size_hint=scanned.size)
-                    result = load_markdown_agent_bytes(data, path=path, source=source, base_dir=base_dir)
-                except AgentFileError as exc:  # unreadable, too large or not UTF-8
-                    state.failed_files.append(FailedFile(path, str(exc)))
-                    continue
+                keyed.append((path, key, cached[1]))
+                continue
+            try:
+                to_parse.append((path, read_agent_bytes(path, size_hint=scanned.size)))
+            except AgentFileError as exc:  # unreadable or too large
+                keyed.append((path, key, exc))
+                continue
+            keyed.append((path, key, None))
+        parsed = iter(load_markdown_agent_batch(to_parse, source=source, base_dir=str(folder)))
+        del to_parse  # the files' bytes: most of the memory a load needs
+        for path, key, result in keyed:
+            if result is None:
+                result = next(parsed)
+            elif isinstance(result, AgentFileError):
+                state.failed_files.append(FailedFile(path, str(result)))
+                continue
             files[path] = (key, result)
             if result.warnings:
                 state.warnings.extend(result.warnings)
