@@ -275,42 +275,48 @@ def _load_plugins(plugin_dirs: Sequence[str], cwd: Path, state: _LoadState) -> N
 
 
 def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadState) -> None:
+    fingerprint = state.fingerprint
     for folder in folders:
-        scan = scan_markdown_files(folder, state.fingerprint)
+        scan = scan_markdown_files(folder, fingerprint, stat_files=False)
         state.warnings.extend(scan.warnings)
         if not scan.files:
             continue
         # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
-        from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, read_agent_bytes
+        from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, stat_and_read_agent_file
 
         previous = state.previous_files.get
         files, origins, add_agent = state.files, state.origins, state.agents.append
         # Files unchanged since the last load keep their result; the others are read first and then
         # parsed as one batch (load_markdown_agent_batch works stage by stage, which is faster).
-        keyed: list[tuple[str, _FileCacheKey, Any]] = []
+        keyed: list[tuple[str, _FileCacheKey | None, Any]] = []
         to_parse: list[tuple[str, bytes]] = []
         for scanned in scan.files:
             path = scanned.path
-            key: _FileCacheKey = (source, scanned.mtime_ns, scanned.size)
             cached = previous(path)
-            if cached is not None and cached[0] == key:
-                keyed.append((path, key, cached[1]))
-                continue
             try:
-                to_parse.append((path, read_agent_bytes(path, size_hint=scanned.size)))
+                mtime_ns, size, data = stat_and_read_agent_file(
+                    path, cached[0][1:] if cached is not None and cached[0][0] == source else None
+                )
             except AgentFileError as exc:  # unreadable or too large
-                keyed.append((path, key, exc))
+                fingerprint.record(path)
+                keyed.append((path, None, exc))
                 continue
+            fingerprint.entries[path] = (mtime_ns, size)
+            key: _FileCacheKey = (source, mtime_ns, size)
+            if data is None:  # unchanged since the last load: no need to read or parse it again
+                keyed.append((path, key, cached[1]))  # type: ignore[index]  # data is None only with a cache hit
+                continue
+            to_parse.append((path, data))
             keyed.append((path, key, None))
         parsed = iter(load_markdown_agent_batch(to_parse, source=source, base_dir=str(folder)))
         del to_parse  # the files' bytes: most of the memory a load needs
-        for path, key, result in keyed:
-            if result is None:
-                result = next(parsed)
-            elif isinstance(result, AgentFileError):
+        for path, file_key, result in keyed:
+            if file_key is None:  # the file could not be read; result is the AgentFileError saying why
                 state.failed_files.append(FailedFile(path, str(result)))
                 continue
-            files[path] = (key, result)
+            if result is None:
+                result = next(parsed)
+            files[path] = (file_key, result)
             if result.warnings:
                 state.warnings.extend(result.warnings)
             definition = result.definition

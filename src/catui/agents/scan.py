@@ -60,8 +60,16 @@ class ScanResult:
     warnings: list[AgentWarning] = field(default_factory=list)
 
 
-def scan_markdown_files(root: Path, fingerprint: Fingerprint | None = None) -> ScanResult:
-    """Every ``*.md`` file under ``root`` (sorted, recursive). A missing root gives an empty result."""
+def scan_markdown_files(
+    root: Path, fingerprint: Fingerprint | None = None, *, stat_files: bool = True
+) -> ScanResult:
+    """Every ``*.md`` file under ``root`` (sorted, recursive). A missing root gives an empty result.
+
+    With ``stat_files`` False, regular files are recognised from the directory entry alone (no
+    ``stat`` call unless the entry is a symbolic link), their ``size`` is -1 and ``mtime_ns`` 0, and
+    they are not added to ``fingerprint``: the caller stats each file when it opens it
+    (``markdown.stat_and_read_agent_file``) and records it then. Folders are always recorded.
+    """
     result = ScanResult()
     root_str = str(root)
     if fingerprint is not None:
@@ -76,7 +84,7 @@ def scan_markdown_files(root: Path, fingerprint: Fingerprint | None = None) -> S
         )
         return result
     visited: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
-    _walk(root_str, (), visited, result, fingerprint)
+    _walk(root_str, (), visited, result, fingerprint, stat_files)
     return result
 
 
@@ -86,6 +94,7 @@ def _walk(
     visited: set[tuple[int, int]],
     result: ScanResult,
     fingerprint: Fingerprint | None,
+    stat_files: bool,
 ) -> None:
     try:
         with os.scandir(folder) as iterator:
@@ -93,7 +102,12 @@ def _walk(
     except OSError as exc:
         result.warnings.append(AgentWarning(folder, f"cannot list this folder: {exc.strerror or exc}"))
         return
+    files = result.files
     for entry in entries:
+        if not stat_files and entry.name.endswith(".md") and entry.is_file():
+            # The directory entry's type answers without a system call (one stat for a symbolic link).
+            files.append(ScannedFile(entry.path, parts, -1))
+            continue
         try:
             st = entry.stat(follow_symlinks=True)
         except OSError:
@@ -118,9 +132,9 @@ def _walk(
                 )
             if fingerprint is not None:
                 fingerprint.record(entry.path, (st.st_mtime_ns, st.st_size))
-            _walk(entry.path, (*parts, entry.name), visited, result, fingerprint)
+            _walk(entry.path, (*parts, entry.name), visited, result, fingerprint, stat_files)
         elif entry.name.endswith(".md") and stat_module.S_ISREG(st.st_mode):
             path = entry.path
             if fingerprint is not None:
                 fingerprint.entries[path] = (st.st_mtime_ns, st.st_size)  # record() without the call
-            result.files.append(ScannedFile(path, parts, st.st_size, st.st_mtime_ns))
+            files.append(ScannedFile(path, parts, st.st_size, st.st_mtime_ns))
