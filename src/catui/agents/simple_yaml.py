@@ -28,6 +28,7 @@ from typing import Any
 
 # Values are stripped of spaces afterwards: a lazy ".*?" before " *" is slow on long descriptions.
 _KEY_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\Z")
+_KEY_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*\Z")
 _PLAIN_UNSAFE_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Characters YAML treats specially (line breaks in YAML 1.1, non-printables, BOM, tabs): leave them to
 # the parser. \r is not in the class, so CRLF text stays on the fast path.
@@ -150,64 +151,135 @@ def _is_plain_colon_value(value: str) -> bool:
     return ": " in value and value[0] not in _PLAIN_UNSAFE_START
 
 
+# Printable ASCII plus the two line-break characters: what the fast path accepts in ASCII text.
+_PLAIN_ASCII_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r"
+# First characters after which a plain value may be something other than its own text (typed, quoted,
+# a flow collection …): _scalar decides. Any other value without ':' and '#' is a string as it is.
+_NOT_TEXT_START = _PLAIN_UNSAFE_START | _TYPED_START
+
+# Where a block scalar's content ends, one compiled pattern per (content indentation, folded?).
+# Literal content: the first line break not followed by an empty line or by a line indented at least
+# that much with something besides spaces (so a line of spaces only stops it, as does the end of the
+# text after a final line break); one search finds it without visiting the lines in Python.
+# Folded content: a run of lines that are empty or indented exactly that much without trailing spaces
+# (more-indented or trailing-space lines change how YAML folds them, so they stop the run and the
+# caller declines), each ending with a line break.
+_BLOCK_END_RES: dict[tuple[int, bool], re.Pattern[str]] = {}
+_FOLDED_BREAKS_RE = re.compile(r"\n(\n*)")
+
+
+def _block_end_re(width: int, folded: bool) -> re.Pattern[str]:
+    pattern = _BLOCK_END_RES.get((width, folded))
+    if pattern is None:
+        if folded:
+            pattern = re.compile(rf"(?:(?: {{{width}}}[^ \n](?:.*[^ \n])?)?\n)*")
+        else:
+            pattern = re.compile(rf"\n(?! {{{width}}} *[^ \n]|\n)")
+        _BLOCK_END_RES[width, folded] = pattern
+    return pattern
+
+
+def _fold_breaks(match: re.Match[str]) -> str:
+    # One line break between two lines becomes a space; n + 1 breaks (n empty lines) become n.
+    return match.group(1) or " "
+
+
+def _has_only_plain_characters(text: str) -> bool:
+    """False when ``text`` holds a character of _ODD_CHARACTERS_RE (which makes the caller decline).
+
+    The regex costs a few nanoseconds per character; these checks give the same answer faster.
+    """
+    if text.isascii():
+        # Deleting every allowed byte leaves exactly the ASCII characters the regex rejects.
+        return not text.encode("ascii").translate(None, _PLAIN_ASCII_BYTES)
+    # Every character the regex rejects is non-printable (categories Cc, Cf, Cn, Zl, Zp), so printable
+    # text (line breaks aside) has none of them; other non-printables (no-break spaces …) need the regex.
+    if text.replace("\n", " ").isprintable():
+        return True
+    return _ODD_CHARACTERS_RE.search(text) is None
+
+
 class _Reader:
-    """Reads the lines of one frontmatter block; each method raises _NotSimple on anything unusual."""
+    """Reads the lines of one frontmatter block; each method raises _NotSimple on anything unusual.
+
+    ``pos`` is the index of the next line to read. A line's indentation and content are computed when
+    a method looks at it, not up front: the lines of block scalars (often most of a block, shell
+    scripts in ``hooks:``) are never looked at one by one but matched by a regex on the text.
+    """
 
     def __init__(self, text: str, *, tolerate_colon_values: bool) -> None:
-        lines = text.split("\n")
-        if "\r" in text:
-            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-        self.lines = lines
-        # Per line, computed once: the text after the indentation, the indentation, and whether the
-        # line is blank or a comment outside a block scalar.
-        self.rests = rests = [line.lstrip(" ") for line in lines]
-        self.indents = [len(line) - len(rest) for line, rest in zip(lines, rests, strict=True)]
-        self.skippable = [not rest or rest[0] == "#" for rest in rests]
-        self.ends_with_newline = text.endswith("\n")
+        self.text = text
+        self.lines = text.split("\n")
         self.pos = 0
+        # A line index and where that line starts in the text, moved forward as block scalars are
+        # read (the reader only goes forward, so summing the lengths in between is enough).
+        self.known_line = 0
+        self.known_offset = 0
         self.tolerate_colon_values = tolerate_colon_values
         self.saw_colon_value = False
-
-    def _skip_blank(self) -> None:
-        skippable = self.skippable
-        pos = self.pos
-        count = len(skippable)
-        while pos < count and skippable[pos]:
-            pos += 1
-        self.pos = pos
 
     def mapping(self, indent: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
         lines = self.lines
-        indents = self.indents
-        skippable = self.skippable
         count = len(lines)
-        key_line = _KEY_LINE_RE.match
+        not_text_start = _NOT_TEXT_START
+        pos = self.pos
         while True:
-            pos = self.pos
-            while pos < count and skippable[pos]:
+            # The next line that is not blank or a comment (the same loop is inlined in _list: a
+            # method call per line costs more than the rest of the work on a typical line).
+            while pos < count:
+                line = lines[pos]
+                rest = line.lstrip(" ")
+                if rest and rest[0] != "#":
+                    break
                 pos += 1
-            self.pos = pos
-            if pos >= count:
+            else:
+                self.pos = pos
                 return result
-            current = indents[pos]
-            if current < indent:
-                return result
-            if current > indent:
+            current = len(line) - len(rest)
+            if current != indent:
+                self.pos = pos
+                if current < indent:
+                    return result
                 raise _NotSimple
-            match = key_line(lines[pos], current)
-            if match is None:
+            # _KEY_LINE_RE, without running a regex over the (often long) value: the key ends at the
+            # first ':' (no key character is one), which ends the line or is followed by a space.
+            key, colon, value_text = rest.partition(":")
+            if not colon or not ((key.isalnum() and key.isascii()) or _KEY_RE.match(key)):
                 raise _NotSimple
-            key, value_text = match.group(1, 2)
+            if value_text:
+                if value_text[0] != " ":
+                    raise _NotSimple
+                value_text = value_text[1:]
+            if key in result or ((key in _CORE_BOOL or key[0] in _TYPED_START) and not _is_plain_key(key)):
+                raise _NotSimple
+            pos += 1
             if value_text:
                 value_text = value_text.strip(" ")
                 if "#" in value_text:
                     value_text = _without_comment(value_text)
-            else:
-                value_text = ""
-            if key in result or ((key in _CORE_BOOL or key[0] in _TYPED_START) and not _is_plain_key(key)):
-                raise _NotSimple
-            self.pos = pos + 1
+                if value_text:
+                    # The usual values: text that YAML reads as itself (one-character searches, at
+                    # memchr speed, rule out ': ', ' #' and a final ':'), or such text in double quotes.
+                    first = value_text[0]
+                    if (
+                        first not in not_text_start
+                        and ":" not in value_text
+                        and "#" not in value_text
+                        and value_text not in _CORE_BOOL
+                    ):
+                        result[key] = value_text
+                        continue
+                    if (
+                        first == '"'
+                        and value_text[-1] == '"'
+                        and len(value_text) > 1
+                        and "\\" not in value_text
+                        and value_text.count('"') == 2
+                    ):
+                        result[key] = value_text[1:-1]
+                        continue
+            self.pos = pos
             if not value_text:
                 result[key] = self._nested(indent)
             elif value_text in _BLOCK_HEADERS:
@@ -222,14 +294,23 @@ class _Reader:
                         raise
                     self.saw_colon_value = True
                     result[key] = value_text
+            pos = self.pos
 
     def _nested(self, parent_indent: int) -> Any:
-        self._skip_blank()
+        lines = self.lines
+        count = len(lines)
         pos = self.pos
-        if pos >= len(self.lines):
+        while pos < count:
+            line = lines[pos]
+            rest = line.lstrip(" ")
+            if rest and rest[0] != "#":
+                break
+            pos += 1
+        else:
+            self.pos = pos
             return None
-        indent = self.indents[pos]
-        rest = self.rests[pos]
+        self.pos = pos
+        indent = len(line) - len(rest)
         is_item = rest == "-" or rest.startswith("- ")
         if indent < parent_indent or (indent == parent_indent and not is_item):
             return None
@@ -239,96 +320,118 @@ class _Reader:
 
     def _list(self, indent: int) -> list[Any]:
         items: list[Any] = []
-        lines, rests, indents, skippable = self.lines, self.rests, self.indents, self.skippable
+        lines = self.lines
         count = len(lines)
+        not_text_start = _NOT_TEXT_START
+        pos = self.pos
         while True:
-            pos = self.pos
-            while pos < count and skippable[pos]:
+            while pos < count:
+                line = lines[pos]
+                rest = line.lstrip(" ")
+                if rest and rest[0] != "#":
+                    break
                 pos += 1
-            self.pos = pos
-            if pos >= count:
+            else:
+                self.pos = pos
                 return items
-            current = indents[pos]
-            if current < indent:
-                return items
-            if current > indent:
+            current = len(line) - len(rest)
+            if current != indent:
+                self.pos = pos
+                if current < indent:
+                    return items
                 raise _NotSimple
-            rest = rests[pos]
             if rest[:2] != "- ":
                 raise _NotSimple
-            raw = rest[2:]
-            text = raw.strip(" ")
-            if text and raw[0] != " " and ":" in text and _KEY_LINE_RE.match(text):
-                # "- key: value": a mapping whose keys line up two columns in; read it as if the
-                # dash were a space.
-                lines[pos] = " " * (current + 2) + text
-                rests[pos] = text
-                indents[pos] = current + 2
-                items.append(self.mapping(current + 2))
-                continue
+            text = rest[2:]
+            if text[:1] != " ":
+                if ":" in text and _KEY_LINE_RE.match(text):
+                    # "- key: value": a mapping whose keys line up two columns in; read the line as if
+                    # the dash were a space (same length, so the line offsets stay right).
+                    lines[pos] = line[:current] + "  " + text
+                    self.pos = pos
+                    items.append(self.mapping(current + 2))
+                    pos = self.pos
+                    continue
+                if text[-1:] == " ":
+                    text = text.rstrip(" ")
+            else:
+                text = text.strip(" ")
             if "#" in text:
                 text = _without_comment(text)
             if not text:
                 raise _NotSimple  # "-" alone or "- # note": a null item, or a nested block below
-            items.append(_scalar(text))
-            self.pos = pos + 1
+            if (
+                text[0] not in not_text_start
+                and ":" not in text
+                and "#" not in text
+                and text not in _CORE_BOOL
+            ):
+                items.append(text)  # the usual item: text that YAML reads as itself
+            else:
+                items.append(_scalar(text))
+            pos += 1
+
+    def _line_offset(self, pos: int) -> int:
+        """Where line ``pos`` starts in the text (``pos`` is never before the last known line)."""
+        known = self.known_line
+        offset = self.known_offset
+        if pos != known:
+            offset += sum(map(len, self.lines[known:pos])) + (pos - known)
+            self.known_line = pos
+            self.known_offset = offset
+        return offset
 
     def _block_scalar(self, parent_indent: int, header: str) -> str:
         folded, strip_final = _BLOCK_HEADERS[header]
-        lines, rests, indents = self.lines, self.rests, self.indents
-        count = len(lines)
+        lines = self.lines
         pos = self.pos
-        if pos >= count or not rests[pos]:
+        if pos >= len(lines):
+            raise _NotSimple
+        first = lines[pos]
+        first_rest = first.lstrip(" ")
+        if not first_rest:
             raise _NotSimple  # empty block or leading blank lines: rare, and subtle
-        width = indents[pos]
+        width = len(first) - len(first_rest)
         if width <= parent_indent:
             raise _NotSimple
-        content: list[str | None] = []  # None = an empty line
-        while pos < count:
-            rest = rests[pos]
-            if not rest:
-                if lines[pos]:  # a line of spaces only: whether it is content depends on its length
-                    raise _NotSimple
-                content.append(None)
-                pos += 1
-                continue
-            current = indents[pos]
-            if current < width:
-                if rest[0] == "#":
-                    raise _NotSimple  # a comment ending the block: leave its chomping to the parser
-                break
-            text = lines[pos][width:]
-            if folded and (current > width or text.endswith(" ")):
-                raise _NotSimple
-            content.append(text)
-            pos += 1
-        self.pos = pos
-        if pos >= count and not self.ends_with_newline:
-            raise _NotSimple  # the last line has no line break to keep or strip
-        while content and content[-1] is None:
-            content.pop()
+        text = self.text
+        start = self._line_offset(pos)
         if folded:
-            parts: list[str] = []
-            empty_run = 0
-            for item in content:
-                if item is None:
-                    empty_run += 1
-                    continue
-                if parts:
-                    parts.append("\n" * empty_run if empty_run else " ")
-                parts.append(item)
-                empty_run = 0
-            body = "".join(parts)
+            run = _block_end_re(width, True).match(text, start)
+            end = run.end() if run else start  # the pattern matches the empty string: never None
         else:
-            body = "\n".join("" if item is None else item for item in content)
+            found = _block_end_re(width, False).search(text, start)
+            if found is None:
+                raise _NotSimple  # the content runs into the end of the text without a line break
+            end = found.start() + 1
+        end_pos = pos + text.count("\n", start, end)
+        if end_pos < len(lines):
+            # The line that stopped the run: fine if it is less indented and not a comment; anything
+            # else is content the pattern refused (spaces only, more-indented or trailing-space folded
+            # lines, a last line without a line break) or a comment whose chomping the parser decides.
+            stop = lines[end_pos]
+            stop_rest = stop.lstrip(" ")
+            if stop and (not stop_rest or len(stop) - len(stop_rest) >= width or stop_rest[0] == "#"):
+                raise _NotSimple
+        self.pos = end_pos
+        self.known_line = end_pos
+        self.known_offset = end
+        # Each content line starts with the indentation or is empty: cutting it after every line break
+        # dedents them all; the trailing empty lines go (clip or strip chomping).
+        body = text[start + width : end].replace("\n" + " " * width, "\n").rstrip("\n")
+        if folded:
+            body = _FOLDED_BREAKS_RE.sub(_fold_breaks, body)
         return body if strip_final else body + "\n"
 
 
 def _read(text: str, *, tolerate_colon_values: bool) -> tuple[dict[str, Any] | None, bool]:
-    if _ODD_CHARACTERS_RE.search(text):
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None, False  # a lone \r is a line break to YAML, not text: the parser decides
+        # Every \r ends a line, where the reader used to drop it: the same as dropping it up front.
+        text = text.replace("\r\n", "\n")
+    if not _has_only_plain_characters(text):
         return None, False
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
-        return None, False  # a lone \r is a line break to YAML, not text: the parser decides
     reader = _Reader(text, tolerate_colon_values=tolerate_colon_values)
     try:
         return reader.mapping(0), reader.saw_colon_value
