@@ -179,6 +179,23 @@ def _block_end_re(width: int, folded: bool) -> re.Pattern[str]:
     return pattern
 
 
+# A run of list items at one indentation, each ending with a line break, whose text is plain (no ':'
+# or '#', no space at either end, not starting with a quote) or quoted without escapes, quotes or
+# anything after the closing quote: the common block list, read in one match instead of line by line.
+# Any other line (a comment, a "- key: value" item, a last line without a line break …) ends the run
+# and is read by the general loop. One compiled pattern per indentation.
+_ITEM_RUN_RES: dict[int, re.Pattern[str]] = {}
+
+
+def _item_run_re(indent: int) -> re.Pattern[str]:
+    pattern = _ITEM_RUN_RES.get(indent)
+    if pattern is None:
+        pattern = _ITEM_RUN_RES[indent] = re.compile(
+            rf"""(?: {{{indent}}}- (?:[^ \n#:'"](?:[^\n#:]*[^ \n#:])?|"[^"\\\n]*"|'[^'\n]*')\n)+"""
+        )
+    return pattern
+
+
 def _fold_breaks(match: re.Match[str]) -> str:
     # One line break between two lines becomes a space; n + 1 breaks (n empty lines) become n.
     return match.group(1) or " "
@@ -199,61 +216,86 @@ def _has_only_plain_characters(text: str) -> bool:
     return _ODD_CHARACTERS_RE.search(text) is None
 
 
+# Keys already seen to match _KEY_LINE_RE's key and to be untyped strings (not a number, boolean or
+# null): one set lookup instead of those checks on every key line. Bounded, as keys come from files.
+_PLAIN_KEYS: set[str] = set()
+_PLAIN_KEYS_LIMIT = 4096
+
+
+def _is_plain_key_text(key: str) -> bool:
+    """True when ``key`` is what _KEY_LINE_RE accepts as a key and YAML reads as a string."""
+    if key in _PLAIN_KEYS:
+        return True
+    if not _KEY_RE.match(key) or ((key in _CORE_BOOL or key[0] in _TYPED_START) and not _is_plain_key(key)):
+        return False
+    if len(_PLAIN_KEYS) < _PLAIN_KEYS_LIMIT:
+        _PLAIN_KEYS.add(key)
+    return True
+
+
 class _Reader:
     """Reads the lines of one frontmatter block; each method raises _NotSimple on anything unusual.
 
-    ``pos`` is the index of the next line to read. A line's indentation and content are computed when
-    a method looks at it, not up front: the lines of block scalars (often most of a block, shell
-    scripts in ``hooks:``) are never looked at one by one but matched by a regex on the text.
+    ``pos`` is where the next line starts in the text. Lines are cut out of the text only when a
+    method reads them: the lines of block scalars (often most of a block, shell scripts in ``hooks:``)
+    are never visited one by one but found by one regex search and dedented with one replace.
     """
+
+    __slots__ = ("text", "size", "pos", "tolerate_colon_values", "saw_colon_value")
 
     def __init__(self, text: str, *, tolerate_colon_values: bool) -> None:
         self.text = text
-        self.lines = text.split("\n")
+        self.size = len(text)
         self.pos = 0
-        # A line index and where that line starts in the text, moved forward as block scalars are
-        # read (the reader only goes forward, so summing the lengths in between is enough).
-        self.known_line = 0
-        self.known_offset = 0
         self.tolerate_colon_values = tolerate_colon_values
         self.saw_colon_value = False
 
-    def mapping(self, indent: int) -> dict[str, Any]:
+    def mapping(self, indent: int, first: str | None = None) -> dict[str, Any]:
+        """The mapping whose keys are at ``indent``; ``first`` is its first line's text when the caller
+        has already read that line (a ``- key: value`` list item), which starts at ``pos``."""
         result: dict[str, Any] = {}
-        lines = self.lines
-        count = len(lines)
+        text = self.text
+        size = self.size
+        find = text.find
         not_text_start = _NOT_TEXT_START
         pos = self.pos
         while True:
-            # The next line that is not blank or a comment (the same loop is inlined in _list: a
-            # method call per line costs more than the rest of the work on a typical line).
-            while pos < count:
-                line = lines[pos]
-                rest = line.lstrip(" ")
-                if rest and rest[0] != "#":
-                    break
-                pos += 1
-            else:
-                self.pos = pos
-                return result
-            current = len(line) - len(rest)
-            if current != indent:
-                self.pos = pos
-                if current < indent:
+            if first is None:
+                # The next line that is not blank or a comment (inlined in each reading method: a
+                # method call per line costs more than the rest of the work on a typical line).
+                while pos < size:
+                    stop = find("\n", pos)
+                    if stop < 0:
+                        stop = size
+                    rest = text[pos:stop].lstrip(" ")
+                    if rest and rest[0] != "#":
+                        break
+                    pos = stop + 1
+                else:
+                    self.pos = pos
                     return result
-                raise _NotSimple
-            # _KEY_LINE_RE, without running a regex over the (often long) value: the key ends at the
-            # first ':' (no key character is one), which ends the line or is followed by a space.
-            key, colon, value_text = rest.partition(":")
-            if not colon or not ((key.isalnum() and key.isascii()) or _KEY_RE.match(key)):
-                raise _NotSimple
-            if value_text:
-                if value_text[0] != " ":
+                current = stop - pos - len(rest)
+                if current != indent:
+                    self.pos = pos
+                    if current < indent:
+                        return result
                     raise _NotSimple
-                value_text = value_text[1:]
-            if key in result or ((key in _CORE_BOOL or key[0] in _TYPED_START) and not _is_plain_key(key)):
+            else:
+                rest = first
+                first = None
+                stop = find("\n", pos)
+                if stop < 0:
+                    stop = size
+            # _KEY_LINE_RE without a regex over the (often long) value: the key ends at the first
+            # ':' (no key character is one), which ends the line or is followed by a space.
+            key, colon, value_text = rest.partition(": ")
+            if not colon:
+                if rest[-1] != ":":
+                    raise _NotSimple
+                key = rest[:-1]
+            if key in result or not _is_plain_key_text(key):
                 raise _NotSimple
-            pos += 1
+            pos = stop + 1
             if value_text:
                 value_text = value_text.strip(" ")
                 if "#" in value_text:
@@ -261,9 +303,9 @@ class _Reader:
                 if value_text:
                     # The usual values: text that YAML reads as itself (one-character searches, at
                     # memchr speed, rule out ': ', ' #' and a final ':'), or such text in double quotes.
-                    first = value_text[0]
+                    initial = value_text[0]
                     if (
-                        first not in not_text_start
+                        initial not in not_text_start
                         and ":" not in value_text
                         and "#" not in value_text
                         and value_text not in _CORE_BOOL
@@ -271,7 +313,7 @@ class _Reader:
                         result[key] = value_text
                         continue
                     if (
-                        first == '"'
+                        initial == '"'
                         and value_text[-1] == '"'
                         and len(value_text) > 1
                         and "\\" not in value_text
@@ -297,20 +339,22 @@ class _Reader:
             pos = self.pos
 
     def _nested(self, parent_indent: int) -> Any:
-        lines = self.lines
-        count = len(lines)
+        text = self.text
+        size = self.size
         pos = self.pos
-        while pos < count:
-            line = lines[pos]
-            rest = line.lstrip(" ")
+        while pos < size:
+            stop = text.find("\n", pos)
+            if stop < 0:
+                stop = size
+            rest = text[pos:stop].lstrip(" ")
             if rest and rest[0] != "#":
                 break
-            pos += 1
+            pos = stop + 1
         else:
             self.pos = pos
             return None
         self.pos = pos
-        indent = len(line) - len(rest)
+        indent = stop - pos - len(rest)
         is_item = rest == "-" or rest.startswith("- ")
         if indent < parent_indent or (indent == parent_indent and not is_item):
             return None
@@ -320,21 +364,27 @@ class _Reader:
 
     def _list(self, indent: int) -> list[Any]:
         items: list[Any] = []
-        lines = self.lines
-        count = len(lines)
+        text = self.text
+        size = self.size
+        find = text.find
         not_text_start = _NOT_TEXT_START
+        item_run = _item_run_re(indent).match
+        try_run = True
         pos = self.pos
         while True:
-            while pos < count:
-                line = lines[pos]
-                rest = line.lstrip(" ")
+            while pos < size:
+                stop = find("\n", pos)
+                if stop < 0:
+                    stop = size
+                rest = text[pos:stop].lstrip(" ")
                 if rest and rest[0] != "#":
                     break
-                pos += 1
+                pos = stop + 1
+                try_run = True
             else:
                 self.pos = pos
                 return items
-            current = len(line) - len(rest)
+            current = stop - pos - len(rest)
             if current != indent:
                 self.pos = pos
                 if current < indent:
@@ -342,60 +392,63 @@ class _Reader:
                 raise _NotSimple
             if rest[:2] != "- ":
                 raise _NotSimple
-            text = rest[2:]
-            if text[:1] != " ":
-                if ":" in text and _KEY_LINE_RE.match(text):
-                    # "- key: value": a mapping whose keys line up two columns in; read the line as if
-                    # the dash were a space (same length, so the line offsets stay right).
-                    lines[pos] = line[:current] + "  " + text
+            # A run of simple items is read in one match; after a line that ends one, the next
+            # attempt waits for a comment or blank line (lines with comments are usually all alike).
+            run = item_run(text, pos) if try_run else None
+            if run is not None:
+                end = run.end()
+                cut = indent + 2
+                for item in text[pos : end - 1].split("\n"):
+                    item = item[cut:]
+                    initial = item[0]
+                    if initial == '"' or initial == "'":
+                        items.append(item[1:-1])
+                    elif initial not in not_text_start and item not in _CORE_BOOL:
+                        items.append(item)  # no ':' or '#' inside: the pattern refuses them
+                    else:
+                        items.append(_scalar(item))
+                pos = end
+                continue
+            try_run = False
+            item = rest[2:]
+            if item[:1] != " ":
+                if item[-1:] == " ":
+                    item = item.rstrip(" ")
+                if ":" in item and _KEY_LINE_RE.match(item):
+                    # "- key: value": a mapping whose keys line up two columns in, starting with
+                    # this line read as if the dash were a space.
                     self.pos = pos
-                    items.append(self.mapping(current + 2))
+                    items.append(self.mapping(current + 2, item))
                     pos = self.pos
                     continue
-                if text[-1:] == " ":
-                    text = text.rstrip(" ")
             else:
-                text = text.strip(" ")
-            if "#" in text:
-                text = _without_comment(text)
-            if not text:
+                item = item.strip(" ")
+            if "#" in item:
+                item = _without_comment(item)
+            if not item:
                 raise _NotSimple  # "-" alone or "- # note": a null item, or a nested block below
-            if (
-                text[0] not in not_text_start
-                and ":" not in text
-                and "#" not in text
-                and text not in _CORE_BOOL
-            ):
-                items.append(text)  # the usual item: text that YAML reads as itself
+            if item[0] not in not_text_start and ":" not in item and "#" not in item and item not in _CORE_BOOL:
+                items.append(item)  # the usual item: text that YAML reads as itself
             else:
-                items.append(_scalar(text))
-            pos += 1
-
-    def _line_offset(self, pos: int) -> int:
-        """Where line ``pos`` starts in the text (``pos`` is never before the last known line)."""
-        known = self.known_line
-        offset = self.known_offset
-        if pos != known:
-            offset += sum(map(len, self.lines[known:pos])) + (pos - known)
-            self.known_line = pos
-            self.known_offset = offset
-        return offset
+                items.append(_scalar(item))
+            pos = stop + 1
 
     def _block_scalar(self, parent_indent: int, header: str) -> str:
         folded, strip_final = _BLOCK_HEADERS[header]
-        lines = self.lines
-        pos = self.pos
-        if pos >= len(lines):
-            raise _NotSimple
-        first = lines[pos]
-        first_rest = first.lstrip(" ")
+        text = self.text
+        size = self.size
+        start = self.pos
+        if start >= size:
+            raise _NotSimple  # the header ends the text
+        stop = text.find("\n", start)
+        if stop < 0:
+            stop = size
+        first_rest = text[start:stop].lstrip(" ")
         if not first_rest:
             raise _NotSimple  # empty block or leading blank lines: rare, and subtle
-        width = len(first) - len(first_rest)
+        width = stop - start - len(first_rest)
         if width <= parent_indent:
             raise _NotSimple
-        text = self.text
-        start = self._line_offset(pos)
         if folded:
             run = _block_end_re(width, True).match(text, start)
             end = run.end() if run else start  # the pattern matches the empty string: never None
@@ -404,18 +457,17 @@ class _Reader:
             if found is None:
                 raise _NotSimple  # the content runs into the end of the text without a line break
             end = found.start() + 1
-        end_pos = pos + text.count("\n", start, end)
-        if end_pos < len(lines):
+        if end < size:
             # The line that stopped the run: fine if it is less indented and not a comment; anything
             # else is content the pattern refused (spaces only, more-indented or trailing-space folded
             # lines, a last line without a line break) or a comment whose chomping the parser decides.
-            stop = lines[end_pos]
-            stop_rest = stop.lstrip(" ")
-            if stop and (not stop_rest or len(stop) - len(stop_rest) >= width or stop_rest[0] == "#"):
+            stop = text.find("\n", end)
+            if stop < 0:
+                stop = size
+            stop_rest = text[end:stop].lstrip(" ")
+            if stop > end and (not stop_rest or stop - end - len(stop_rest) >= width or stop_rest[0] == "#"):
                 raise _NotSimple
-        self.pos = end_pos
-        self.known_line = end_pos
-        self.known_offset = end
+        self.pos = end
         # Each content line starts with the indentation or is empty: cutting it after every line break
         # dedents them all; the trailing empty lines go (clip or strip chomping).
         body = text[start + width : end].replace("\n" + " " * width, "\n").rstrip("\n")
