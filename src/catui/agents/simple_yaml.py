@@ -77,6 +77,8 @@ def _scalar(value: str, *, in_flow: bool = False) -> Any:
     if value in _CORE_BOOL:
         return _CORE_BOOL[value]
     if first in _TYPED_START:  # only these can begin a null or a number
+        if value.isdigit() and value.isascii():
+            return int(value, 10)  # the common number, without the regexes
         if _CORE_NULL_RE.match(value):
             return None
         if _CORE_INT_RE.match(value):
@@ -151,7 +153,7 @@ def _is_plain_colon_value(value: str) -> bool:
     return ": " in value and value[0] not in _PLAIN_UNSAFE_START
 
 
-# Printable ASCII plus the two line-break characters: what the fast path accepts in ASCII text.
+# Printable ASCII plus the two line-break characters: the characters the odd-character check lets through.
 _PLAIN_ASCII_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r"
 # First characters after which a plain value may be something other than its own text (typed, quoted,
 # a flow collection …): _scalar decides. Any other value without ':' and '#' is a string as it is.
@@ -204,16 +206,13 @@ def _fold_breaks(match: re.Match[str]) -> str:
 def _has_only_plain_characters(text: str) -> bool:
     """False when ``text`` holds a character of _ODD_CHARACTERS_RE (which makes the caller decline).
 
-    The regex costs a few nanoseconds per character; these checks give the same answer faster.
+    The regex costs a few nanoseconds per character, on text that is mostly printable ASCII. Deleting
+    the printable ASCII bytes and line breaks from the UTF-8 encoding (C loops, under a nanosecond a
+    character) leaves the encodings of every other character, whole and in order: the regex then
+    reads only those (none, usually).
     """
-    if text.isascii():
-        # Deleting every allowed byte leaves exactly the ASCII characters the regex rejects.
-        return not text.encode("ascii").translate(None, _PLAIN_ASCII_BYTES)
-    # Every character the regex rejects is non-printable (categories Cc, Cf, Cn, Zl, Zp), so printable
-    # text (line breaks aside) has none of them; other non-printables (no-break spaces …) need the regex.
-    if text.replace("\n", " ").isprintable():
-        return True
-    return _ODD_CHARACTERS_RE.search(text) is None
+    others = text.encode("utf-8", "surrogatepass").translate(None, _PLAIN_ASCII_BYTES)
+    return not others or _ODD_CHARACTERS_RE.search(others.decode("utf-8", "surrogatepass")) is None
 
 
 # Keys already seen to match _KEY_LINE_RE's key and to be untyped strings (not a number, boolean or
@@ -239,28 +238,40 @@ class _Reader:
     ``pos`` is where the next line starts in the text. Lines are cut out of the text only when a
     method reads them: the lines of block scalars (often most of a block, shell scripts in ``hooks:``)
     are never visited one by one but found by one regex search and dedented with one replace.
+
+    A method that stops at a line it has read (less indented than its own lines) leaves it in
+    ``rest`` (the text after the indentation), ``stop`` (where the line ends) and ``indent``, so
+    that its caller goes on with it instead of reading it again; ``rest`` is None otherwise.
     """
 
-    __slots__ = ("text", "size", "pos", "tolerate_colon_values", "saw_colon_value")
+    __slots__ = ("indent", "pos", "rest", "saw_colon_value", "size", "stop", "text", "tolerate_colon_values")
 
     def __init__(self, text: str, *, tolerate_colon_values: bool) -> None:
         self.text = text
         self.size = len(text)
         self.pos = 0
+        self.rest: str | None = None
+        self.stop = 0
+        self.indent = 0
         self.tolerate_colon_values = tolerate_colon_values
         self.saw_colon_value = False
 
-    def mapping(self, indent: int, first: str | None = None) -> dict[str, Any]:
-        """The mapping whose keys are at ``indent``; ``first`` is its first line's text when the caller
-        has already read that line (a ``- key: value`` list item), which starts at ``pos``."""
+    def mapping(self, indent: int) -> dict[str, Any]:
+        """The mapping whose keys are at ``indent``, from ``pos`` (or the line left in ``rest``)."""
         result: dict[str, Any] = {}
         text = self.text
         size = self.size
         find = text.find
         not_text_start = _NOT_TEXT_START
+        plain_keys = _PLAIN_KEYS
         pos = self.pos
+        rest = self.rest
+        if rest is not None:
+            stop = self.stop
+            current = self.indent
+            self.rest = None
         while True:
-            if first is None:
+            if rest is None:
                 # The next line that is not blank or a comment (inlined in each reading method: a
                 # method call per line costs more than the rest of the work on a typical line).
                 while pos < size:
@@ -275,17 +286,11 @@ class _Reader:
                     self.pos = pos
                     return result
                 current = stop - pos - len(rest)
-                if current != indent:
-                    self.pos = pos
-                    if current < indent:
-                        return result
-                    raise _NotSimple
-            else:
-                rest = first
-                first = None
-                stop = find("\n", pos)
-                if stop < 0:
-                    stop = size
+            if current != indent:
+                if current < indent:
+                    self.pos, self.rest, self.stop, self.indent = pos, rest, stop, current
+                    return result
+                raise _NotSimple
             # _KEY_LINE_RE without a regex over the (often long) value: the key ends at the first
             # ':' (no key character is one), which ends the line or is followed by a space.
             key, colon, value_text = rest.partition(": ")
@@ -293,21 +298,21 @@ class _Reader:
                 if rest[-1] != ":":
                     raise _NotSimple
                 key = rest[:-1]
-            if key in result or not _is_plain_key_text(key):
+            if key in result or (key not in plain_keys and not _is_plain_key_text(key)):
                 raise _NotSimple
             pos = stop + 1
+            rest = None
             if value_text:
                 value_text = value_text.strip(" ")
                 if "#" in value_text:
                     value_text = _without_comment(value_text)
-                if value_text:
+                elif value_text:
                     # The usual values: text that YAML reads as itself (one-character searches, at
-                    # memchr speed, rule out ': ', ' #' and a final ':'), or such text in double quotes.
+                    # memchr speed, rule out ': ' and a final ':'), or such text in double quotes.
                     initial = value_text[0]
                     if (
                         initial not in not_text_start
                         and ":" not in value_text
-                        and "#" not in value_text
                         and value_text not in _CORE_BOOL
                     ):
                         result[key] = value_text
@@ -321,57 +326,31 @@ class _Reader:
                     ):
                         result[key] = value_text[1:-1]
                         continue
-            self.pos = pos
-            if not value_text:
-                result[key] = self._nested(indent)
-            elif value_text in _BLOCK_HEADERS:
-                result[key] = self._block_scalar(indent, value_text)
-            elif value_text[0] == "[" and value_text[-1] == "]":
-                result[key] = _flow_list(value_text)
-            else:
-                try:
-                    result[key] = _scalar(value_text)
-                except _NotSimple:
-                    if not (self.tolerate_colon_values and indent == 0 and _is_plain_colon_value(value_text)):
-                        raise
-                    self.saw_colon_value = True
-                    result[key] = value_text
-            pos = self.pos
-
-    def _nested(self, parent_indent: int) -> Any:
-        text = self.text
-        size = self.size
-        pos = self.pos
-        while pos < size:
-            stop = text.find("\n", pos)
-            if stop < 0:
-                stop = size
-            rest = text[pos:stop].lstrip(" ")
-            if rest and rest[0] != "#":
-                break
-            pos = stop + 1
-        else:
-            self.pos = pos
-            return None
-        self.pos = pos
-        indent = stop - pos - len(rest)
-        is_item = rest == "-" or rest.startswith("- ")
-        if indent < parent_indent or (indent == parent_indent and not is_item):
-            return None
-        if indent == parent_indent:  # "key:" then "- item" at the key's own indentation
-            raise _NotSimple
-        return self._list(indent) if is_item else self.mapping(indent)
-
-    def _list(self, indent: int) -> list[Any]:
-        items: list[Any] = []
-        text = self.text
-        size = self.size
-        find = text.find
-        not_text_start = _NOT_TEXT_START
-        item_run = _item_run_re(indent).match
-        try_run = True
-        pos = self.pos
-        while True:
+            if value_text:
+                self.pos = pos
+                if value_text in _BLOCK_HEADERS:
+                    result[key] = self._block_scalar(indent, value_text)
+                    pos = self.pos
+                    rest = self.rest
+                    if rest is not None:
+                        stop = self.stop
+                        current = self.indent
+                        self.rest = None
+                elif value_text[0] == "[" and value_text[-1] == "]":
+                    result[key] = _flow_list(value_text)
+                else:
+                    try:
+                        result[key] = _scalar(value_text)
+                    except _NotSimple:
+                        if not (
+                            self.tolerate_colon_values and indent == 0 and _is_plain_colon_value(value_text)
+                        ):
+                            raise
+                        self.saw_colon_value = True
+                        result[key] = value_text
+                continue
+            # "key:" alone: a nested list or mapping if the next line is more indented (or an item at
+            # the same indentation, which is refused), else null.
             while pos < size:
                 stop = find("\n", pos)
                 if stop < 0:
@@ -380,14 +359,59 @@ class _Reader:
                 if rest and rest[0] != "#":
                     break
                 pos = stop + 1
-                try_run = True
             else:
-                self.pos = pos
-                return items
+                result[key] = None
+                rest = None
+                continue
             current = stop - pos - len(rest)
+            is_item = rest == "-" or rest.startswith("- ")
+            if current < indent or (current == indent and not is_item):
+                result[key] = None
+                continue
+            if current == indent:  # "key:" then "- item" at the key's own indentation
+                raise _NotSimple
+            self.pos, self.rest, self.stop, self.indent = pos, rest, stop, current
+            result[key] = self._list(current) if is_item else self.mapping(current)
+            pos = self.pos
+            rest = self.rest
+            if rest is not None:
+                stop = self.stop
+                current = self.indent
+                self.rest = None
+
+    def _list(self, indent: int) -> list[Any]:
+        """The block list whose dashes are at ``indent``, from ``pos`` (or the line left in ``rest``)."""
+        items: list[Any] = []
+        text = self.text
+        size = self.size
+        find = text.find
+        not_text_start = _NOT_TEXT_START
+        item_run = _item_run_re(indent).match
+        try_run = True
+        pos = self.pos
+        rest = self.rest
+        if rest is not None:
+            stop = self.stop
+            current = self.indent
+            self.rest = None
+        while True:
+            if rest is None:
+                while pos < size:
+                    stop = find("\n", pos)
+                    if stop < 0:
+                        stop = size
+                    rest = text[pos:stop].lstrip(" ")
+                    if rest and rest[0] != "#":
+                        break
+                    pos = stop + 1
+                    try_run = True
+                else:
+                    self.pos = pos
+                    return items
+                current = stop - pos - len(rest)
             if current != indent:
-                self.pos = pos
                 if current < indent:
+                    self.pos, self.rest, self.stop, self.indent = pos, rest, stop, current
                     return items
                 raise _NotSimple
             if rest[:2] != "- ":
@@ -408,32 +432,45 @@ class _Reader:
                     else:
                         items.append(_scalar(item))
                 pos = end
+                rest = None
                 continue
             try_run = False
             item = rest[2:]
+            rest = None
             if item[:1] != " ":
                 if item[-1:] == " ":
                     item = item.rstrip(" ")
                 if ":" in item and _KEY_LINE_RE.match(item):
                     # "- key: value": a mapping whose keys line up two columns in, starting with
                     # this line read as if the dash were a space.
-                    self.pos = pos
-                    items.append(self.mapping(current + 2, item))
+                    self.pos, self.rest, self.stop, self.indent = pos, item, stop, indent + 2
+                    items.append(self.mapping(indent + 2))
                     pos = self.pos
+                    rest = self.rest
+                    if rest is not None:
+                        stop = self.stop
+                        current = self.indent
+                        self.rest = None
                     continue
             else:
                 item = item.strip(" ")
+            pos = stop + 1
             if "#" in item:
                 item = _without_comment(item)
             if not item:
                 raise _NotSimple  # "-" alone or "- # note": a null item, or a nested block below
-            if item[0] not in not_text_start and ":" not in item and "#" not in item and item not in _CORE_BOOL:
+            if (
+                item[0] not in not_text_start
+                and ":" not in item
+                and "#" not in item
+                and item not in _CORE_BOOL
+            ):
                 items.append(item)  # the usual item: text that YAML reads as itself
             else:
                 items.append(_scalar(item))
-            pos = stop + 1
 
     def _block_scalar(self, parent_indent: int, header: str) -> str:
+        """A block scalar's value, its content starting at ``pos``; leaves the line after it in ``rest``."""
         folded, strip_final = _BLOCK_HEADERS[header]
         text = self.text
         size = self.size
@@ -457,6 +494,7 @@ class _Reader:
             if found is None:
                 raise _NotSimple  # the content runs into the end of the text without a line break
             end = found.start() + 1
+        self.pos = end
         if end < size:
             # The line that stopped the run: fine if it is less indented and not a comment; anything
             # else is content the pattern refused (spaces only, more-indented or trailing-space folded
@@ -464,10 +502,12 @@ class _Reader:
             stop = text.find("\n", end)
             if stop < 0:
                 stop = size
-            stop_rest = text[end:stop].lstrip(" ")
-            if stop > end and (not stop_rest or stop - end - len(stop_rest) >= width or stop_rest[0] == "#"):
-                raise _NotSimple
-        self.pos = end
+            if stop > end:
+                stop_rest = text[end:stop].lstrip(" ")
+                current = stop - end - len(stop_rest)
+                if not stop_rest or current >= width or stop_rest[0] == "#":
+                    raise _NotSimple
+                self.rest, self.stop, self.indent = stop_rest, stop, current
         # Each content line starts with the indentation or is empty: cutting it after every line break
         # dedents them all; the trailing empty lines go (clip or strip chomping).
         body = text[start + width : end].replace("\n" + " " * width, "\n").rstrip("\n")
