@@ -167,6 +167,9 @@ _NOT_TEXT_START = _PLAIN_UNSAFE_START | _TYPED_START
 # (more-indented or trailing-space lines change how YAML folds them, so they stop the run and the
 # caller declines), each ending with a line break.
 _BLOCK_END_RES: dict[tuple[int, bool], re.Pattern[str]] = {}
+# Indentations come from files: patterns for deeper ones are compiled when needed (re keeps its own
+# bounded cache) rather than kept here for ever.
+_CACHED_INDENT_LIMIT = 64
 _FOLDED_BREAKS_RE = re.compile(r"\n(\n*)")
 
 
@@ -177,7 +180,8 @@ def _block_end_re(width: int, folded: bool) -> re.Pattern[str]:
             pattern = re.compile(rf"(?:(?: {{{width}}}[^ \n](?:.*[^ \n])?)?\n)*")
         else:
             pattern = re.compile(rf"\n(?! {{{width}}} *[^ \n]|\n)")
-        _BLOCK_END_RES[width, folded] = pattern
+        if width <= _CACHED_INDENT_LIMIT:
+            _BLOCK_END_RES[width, folded] = pattern
     return pattern
 
 
@@ -192,9 +196,11 @@ _ITEM_RUN_RES: dict[int, re.Pattern[str]] = {}
 def _item_run_re(indent: int) -> re.Pattern[str]:
     pattern = _ITEM_RUN_RES.get(indent)
     if pattern is None:
-        pattern = _ITEM_RUN_RES[indent] = re.compile(
+        pattern = re.compile(
             rf"""(?: {{{indent}}}- (?:[^ \n#:'"](?:[^\n#:]*[^ \n#:])?|"[^"\\\n]*"|'[^'\n]*')\n)+"""
         )
+        if indent <= _CACHED_INDENT_LIMIT:
+            _ITEM_RUN_RES[indent] = pattern
     return pattern
 
 
