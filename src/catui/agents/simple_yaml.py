@@ -156,7 +156,8 @@ def _is_plain_colon_value(value: str) -> bool:
 # Printable ASCII plus the two line-break characters: the characters the odd-character check lets through.
 _PLAIN_ASCII_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r"
 # First characters after which a plain value may be something other than its own text (typed, quoted,
-# a flow collection …): _scalar decides. Any other value without ':' and '#' is a string as it is.
+# a flow collection …): _scalar decides. Any other value without ':' and '#' is a string as it is, or
+# one of _CORE_BOOL's booleans.
 _NOT_TEXT_START = _PLAIN_UNSAFE_START | _TYPED_START
 
 # Where a block scalar's content ends, one compiled pattern per (content indentation, folded?).
@@ -269,6 +270,7 @@ class _Reader:
         size = self.size
         find = text.find
         not_text_start = _NOT_TEXT_START
+        core_bool = _CORE_BOOL.get
         plain_keys = _PLAIN_KEYS
         pos = self.pos
         rest = self.rest
@@ -313,15 +315,11 @@ class _Reader:
                 if "#" in value_text:
                     value_text = _without_comment(value_text)
                 elif value_text:
-                    # The usual values: text that YAML reads as itself (one-character searches, at
-                    # memchr speed, rule out ': ' and a final ':'), or such text in double quotes.
+                    # The usual values: text that YAML reads as itself or as a boolean (one-character
+                    # searches, at memchr speed, rule out ': ' and a final ':'), or text in double quotes.
                     initial = value_text[0]
-                    if (
-                        initial not in not_text_start
-                        and ":" not in value_text
-                        and value_text not in _CORE_BOOL
-                    ):
-                        result[key] = value_text
+                    if initial not in not_text_start and ":" not in value_text:
+                        result[key] = core_bool(value_text, value_text)
                         continue
                     if (
                         initial == '"'
@@ -392,6 +390,7 @@ class _Reader:
         size = self.size
         find = text.find
         not_text_start = _NOT_TEXT_START
+        core_bool = _CORE_BOOL.get
         item_run = _item_run_re(indent).match
         try_run = True
         pos = self.pos
@@ -433,8 +432,8 @@ class _Reader:
                     initial = item[0]
                     if initial == '"' or initial == "'":
                         items.append(item[1:-1])
-                    elif initial not in not_text_start and item not in _CORE_BOOL:
-                        items.append(item)  # no ':' or '#' inside: the pattern refuses them
+                    elif initial not in not_text_start:
+                        items.append(core_bool(item, item))  # no ':' or '#' inside: the pattern refuses them
                     else:
                         items.append(_scalar(item))
                 pos = end
@@ -465,13 +464,10 @@ class _Reader:
                 item = _without_comment(item)
             if not item:
                 raise _NotSimple  # "-" alone or "- # note": a null item, or a nested block below
-            if (
-                item[0] not in not_text_start
-                and ":" not in item
-                and "#" not in item
-                and item not in _CORE_BOOL
-            ):
-                items.append(item)  # the usual item: text that YAML reads as itself
+            if item[0] not in not_text_start and ":" not in item and "#" not in item:
+                items.append(
+                    core_bool(item, item)
+                )  # the usual item: text that YAML reads as itself (or a boolean)
             else:
                 items.append(_scalar(item))
 
