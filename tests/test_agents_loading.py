@@ -654,13 +654,17 @@ def test_bytes_path_equals_the_text_path_on_edge_cases_and_mutations() -> None:
         b"---\nname: a\ndescription: d\n---\nbody \xc3",
         b"---\nname: a\ndescription: d\n---\n\xc2\xa0body\xc2\xa0",
         b"---\nname: a\ndescription: d\n---\n\xc2\x85body",
+        "---\nname: a\ndescription: d\n---\n\n中文开头，中文结尾\n".encode(),
+        "---\nname: a\ndescription: d\n---\n\ufeffbody after a BOM".encode(),
+        "---\nname: a\ndescription: d\n---\n\u2028body\u2029".encode(),
+        "---\nname: a\ndescription: d\n---\nbody\u3000\n".encode(),
         b"---\nname: a\n---\nno description",
         b"plain Markdown, no frontmatter",
         b"",
     ]
     shortcut = sum(_same_either_way(case) for case in cases)
     rng = random.Random(11)
-    pieces = [b"\n", b"\r\n", b" ", b"\t", b"\x1c", b"\xc2\xa0", b"\xe3\x80\x80", b"\xff", b"\xc3", b"---", b"\xef\xbb\xbf"]  # fmt: skip
+    pieces = [b"\n", b"\r\n", b" ", b"\t", b"\x1c", b"\xc2\xa0", b"\xe3\x80\x80", b"\xff", b"\xc3", b"---", b"\xef\xbb\xbf", "中".encode(), b"\xc2\x85", b"\xe2\x80\xa8"]  # fmt: skip
     for _ in range(3000):
         data = bytearray(agent_file(body=rng.choice(["Prompt.", "P 🚀", "", "a\r\nb"])).encode())
         for _ in range(rng.randint(1, 3)):
@@ -671,6 +675,39 @@ def test_bytes_path_equals_the_text_path_on_edge_cases_and_mutations() -> None:
     if CORPUS.is_dir():
         corpus = sorted((CORPUS / "agents").rglob("*.md"))
         assert sum(_same_either_way(path.read_bytes()) for path in corpus) > len(corpus) // 2
+
+
+def test_batch_loading_equals_loading_file_by_file() -> None:
+    """load_markdown_agent_batch (the registry's stage-by-stage path) gives each file's own outcome."""
+    from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, load_markdown_agent_bytes
+
+    batch = [
+        ("/p/a.md", agent_file().encode()),
+        ("/p/b.md", b"---\nname: b\ndescription: d\xff\n---\nbody"),  # not UTF-8
+        ("/p/c.md", "---\nname: c\ndescription: d\n---\n中文".encode()),
+        ("/p/d.md", b"---\nname: d\n---\nno description"),
+        ("/p/e.md", b"plain Markdown, no frontmatter"),
+        ("/p/f.md", b"\xef\xbb\xbf---\nname: f\ndescription: d\n---\nbody"),
+    ]
+    if CORPUS.is_dir():
+        batch += [(str(path), path.read_bytes()) for path in sorted((CORPUS / "agents").rglob("*.md"))[:300]]
+    results = load_markdown_agent_batch(batch, source="projectSettings", base_dir="/p")
+    assert len(results) == len(batch)
+    for (path, data), result in zip(batch, results, strict=True):
+        try:
+            expected = load_markdown_agent_bytes(data, path=path, source="projectSettings", base_dir="/p")
+        except AgentFileError as exc:
+            assert result.definition is None and result.error == str(exc)
+            continue
+        got_fields = None if result.definition is None else result.definition.__dict__
+        want_fields = None if expected.definition is None else expected.definition.__dict__
+        assert (got_fields, result.error, result.warnings, result.not_an_agent) == (
+            want_fields,
+            expected.error,
+            expected.warnings,
+            expected.not_an_agent,
+        ), path
+    assert results[1].error is not None and "not UTF-8" in results[1].error
 
 
 def test_read_agent_bytes_reads_the_whole_file_when_the_size_hint_is_stale(tmp_path: Path) -> None:

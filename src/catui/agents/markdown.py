@@ -190,13 +190,17 @@ def _split_plain_file(data: bytes) -> tuple[str, str] | None:
         stop -= 1
         if length - stop > 64:
             return None
-    # A non-ASCII byte at either edge may be Unicode white space: the general path decides.
-    if start < stop and (data[start] >= 0x80 or data[stop - 1] >= 0x80):
-        return None
     try:
         raw = data[4:end].decode("utf-8")
         prompt = str(memoryview(data)[start:stop], "utf-8")
     except UnicodeDecodeError:
+        return None
+    # A non-ASCII character at either edge may be Unicode white space (or, at the start, the BOM that
+    # find_frontmatter skips too): then the general path trims. Most such files start with CJK text.
+    if start < stop and (
+        (data[start] >= 0x80 and (prompt[0].isspace() or prompt[0] == BOM))
+        or (data[stop - 1] >= 0x80 and prompt[-1].isspace())
+    ):
         return None
     # Searching the bytes is cheaper than searching the text (often two bytes a character once decoded).
     return raw, (prompt.replace("\r\n", "\n") if b"\r" in data and "\r" in prompt else prompt)
