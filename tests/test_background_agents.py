@@ -26,6 +26,7 @@ from catui.session.events import Event, ResultEvent, SystemEvent, ToolEndEvent
 from catui.state.db import StateDB
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.services import TeamMembership, ToolServices
 
 GUARD_S = 20  # a broken scenario fails here instead of hanging (not a timing assertion)
 WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.", "tools": ["Gate", "Read"]}
@@ -369,7 +370,7 @@ async def test_background_all_foreground_is_ctrl_b(tmp_path: Path, project: Path
     gates = Gates()
     turns = [NOTED, *parent_turns([agent_call("fg", background=False)], after="Carrying on."), *worker_turns("fg")]
     app = make_app(tmp_path, project, turns, gates)
-    runtime = app.services["subagents"]
+    runtime = app.services.subagents.runtime
     assert await runtime.background_all_foreground() == []
     driver = Driver(app)
     await gates.wait_entered("fg")
@@ -474,14 +475,14 @@ async def test_send_message_queue_resume_mailbox_and_unknown(tmp_path: Path, pro
     await until(lambda: len(driver.results()) == 1)
     reply = next(e for e in driver.events if isinstance(e, ToolEndEvent) and e.name == "SendMessage")
     assert reply.content == '{"success":true,"message":"Message queued for delivery to scout at its next tool round."}'
-    manager = app.services["background"]
+    manager = app.services.subagents.messaging
     agent_id = manager.names.live("scout")
     assert agent_id is not None and StateDB(project).names(app.session.session_id) == {"scout": agent_id}
     gates.gate("scout").set()
     await driver.done()
     [note] = parent_notifications(app)
     assert note["result"] == "Handled the tests too."
-    child_messages = manager.finished_runs[agent_id].messages
+    child_messages = app.services.subagents.live.finished[agent_id].messages
     reminder = json.dumps(child_messages[2])
     assert "coordinator sent you a message" in reminder and "Also look at the tests." in reminder
     assert manager.names.live("scout") is None and StateDB(project).names(app.session.session_id) == {}
@@ -512,19 +513,19 @@ async def test_send_message_queue_resume_mailbox_and_unknown(tmp_path: Path, pro
 
 
 async def test_team_rules_and_disabled_background(tmp_path: Path, project: Path) -> None:
-    from catui.subagents.background import (
+    from catui.subagents.run import SpawnRequest
+    from catui.subagents.team_rules import (
         IN_PROCESS_TEAMMATE_NO_BACKGROUND,
         TEAMMATE_CANNOT_SPAWN_TEAMMATE,
         TEAMS_NOT_BUILT,
         team_rules,
     )
-    from catui.subagents.runtime import SpawnRequest
 
     ctx = ToolContext(cwd=project, project_root=project)
     named = SpawnRequest(description="d", prompt="p", name="helper", team_name="crew")
     refusal = team_rules(named, ctx)
     assert refusal is not None and refusal.content == TEAMS_NOT_BUILT and refusal.is_error
-    teammate = ToolContext(cwd=project, project_root=project, services={"team_name": "crew", "in_process_teammate": True})
+    teammate = ToolContext(cwd=project, project_root=project, services=ToolServices(team=TeamMembership("crew")))
     refusal = team_rules(SpawnRequest(description="d", prompt="p", name="x"), teammate)
     assert refusal is not None and refusal.content == TEAMMATE_CANNOT_SPAWN_TEAMMATE
     refusal = team_rules(SpawnRequest(description="d", prompt="p", run_in_background=True), teammate)
@@ -682,7 +683,7 @@ async def test_send_message_resumes_a_finished_agent_after_a_restart(tmp_path: P
     assert output.exists() is background  # a foreground agent has only its session transcript
 
     second = make_app(tmp_path, project, [resumed_turn, NOTED], Gates())
-    assert second.services["background"].finished_runs == {}
+    assert second.services.subagents.live.finished == {}
     from catui.tools.base import CURRENT_TOOL_USE_ID
 
     token = CURRENT_TOOL_USE_ID.set("toolu_send")
@@ -710,7 +711,7 @@ async def test_send_message_resumes_a_finished_agent_after_a_restart(tmp_path: P
 
 
 async def test_resuming_from_disk_refuses_clearly(tmp_path: Path, project: Path) -> None:
-    from catui.subagents.background import resumable_history
+    from catui.subagents.resume_state import resumable_history
 
     app = make_app(tmp_path, project, [NOTED], Gates())
     tool = SendMessageTool()
@@ -844,8 +845,8 @@ async def test_a_message_queued_during_the_last_request_is_not_lost(tmp_path: Pa
     await gates.wait_entered("late")
     [end] = launched(driver.events)
     agent_id = end.data["agentId"]
-    manager = app.services["background"]
-    child = manager._active[agent_id].session
+    manager = app.services.subagents.background
+    child = manager.running_run(agent_id).session
     held = HeldFinalRequest(child.config.provider)
     child.config.provider = held
     gates.gate("late").set()

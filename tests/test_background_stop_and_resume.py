@@ -84,15 +84,15 @@ async def test_task_stop_stops_one_foreground_agent_and_the_rest_carry_on(tmp_pa
     await gates.wait_entered("a")
     await gates.wait_entered("b")
     ids = started_ids(driver)
-    runtime = app.services["subagents"]
-    assert set(runtime.foreground) == {ids["Job a"], ids["Job b"]}
+    runtime = app.services.subagents.runtime
+    assert set(runtime.foreground_ids()) == {ids["Job a"], ids["Job b"]}
 
     stop = await asyncio.wait_for(TaskStopTool().call(TaskStopInput(task_id=ids["Job a"]), app.session.ctx),
                                   GUARD_S)
     assert not stop.is_error, stop.content
     assert f"Stopped agent {ids['Job a']} (Job a)" in str(stop.content) and stop.data["status"] == "stopped"
     assert gates.cancelled == ["a"]  # the child was aborted in the middle of its tool call
-    assert set(runtime.foreground) == {ids["Job b"]}
+    assert set(runtime.foreground_ids()) == {ids["Job b"]}
     stopped_at = time.time()
 
     gates.gate("b").set()  # the sibling was not touched: it finishes normally
@@ -136,8 +136,8 @@ async def test_stopping_a_foreground_agent_without_background_tasks(tmp_path: Pa
     driver = Driver(app)
     await gates.wait_entered("a")
     [agent_id] = started_ids(driver).values()
-    runtime = app.services["subagents"]
-    assert runtime.foreground_hook is None
+    runtime = app.services.subagents.runtime
+    assert runtime.foreground.handover is None and runtime.launcher is None
     stopped = await asyncio.wait_for(runtime.stop_foreground(agent_id), GUARD_S)
     assert stopped is not None and stopped.stop_requested
     assert await runtime.stop_foreground(agent_id) is None  # no longer running
@@ -298,7 +298,7 @@ async def test_an_agent_resumed_in_memory_reports_the_worktree_it_kept_again(
     worktree = Path(json.loads((repo / ".catui" / "tasks" / f"{agent_id}.meta.json").read_text())["worktreePath"])
     (worktree / "change.txt").write_text("changed\n", encoding="utf-8")
     await driver.done()
-    assert agent_id in app.services["background"].finished_runs
+    assert agent_id in app.services.subagents.live.finished
     reply = await send_message(app, agent_id, "Carry on, please.")
     assert not reply.is_error, reply.content
     note = await next_note(app)

@@ -268,7 +268,7 @@ echo "$input" | grep -q '"source": "startup"' && echo "Branch policy: never push
 async def test_no_hooks_means_no_runner_on_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, {})
     assert app.session.config.hooks is None
-    assert install_hooks(app) is app.services["hooks"]
+    assert install_hooks(app) is app.services.hooks
     await app.aclose()
 
 

@@ -75,9 +75,9 @@ async def test_the_model_calls_mcp_tools_under_the_permission_rules(tmp_path: Pa
          ]},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "All done."}]},
     ])
-    manager = app.services.get("mcp") or install_mcp(app)
+    manager = app.services.mcp or install_mcp(app)
     assert isinstance(manager, McpManager)
-    assert app.session.ctx.services["mcp"] is manager
+    assert app.session.ctx.services.mcp is manager
     try:
         events = await run(app, "Use the MCP tools")
         ends = {e.tool_use_id: e for e in events if isinstance(e, ToolEndEvent)}
@@ -104,7 +104,7 @@ async def test_a_failed_server_leaves_the_session_working(tmp_path: Path) -> Non
     }, {"enableAllProjectMcpServers": True})
     app = make_app(tmp_path, project, [{"content": [{"type": "text", "text": "Still here."}]}])
     warnings: list[str] = []
-    manager = app.services.get("mcp") or install_mcp(app)
+    manager = app.services.mcp or install_mcp(app)
     assert manager is not None
     manager.on_warning = warnings.append
     try:
@@ -124,7 +124,7 @@ async def test_no_servers_means_no_manager(tmp_path: Path) -> None:
     app = make_app(tmp_path, project, [{"content": [{"type": "text", "text": "ok"}]}])
     try:
         assert install_mcp(app) is None
-        assert "mcp" not in app.services and "mcp" not in app.session.ctx.services
+        assert app.services.mcp is None and app.session.ctx.services.mcp is None
     finally:
         await app.aclose()
 
@@ -227,7 +227,7 @@ async def test_sub_agents_get_required_and_own_mcp_servers(tmp_path: Path) -> No
          "content": [{"type": "text", "text": "parent done"}]},
     ]}), encoding="utf-8")
     app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", write_transcript=False, flag_agents=agents))
-    manager = app.services.get("mcp") or install_mcp(app)
+    manager = app.services.mcp or install_mcp(app)
     assert manager is not None
     try:
         events = await run(app, "PARENT")

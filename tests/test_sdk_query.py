@@ -403,7 +403,7 @@ async def test_stop_task_and_background_tasks_report_clearly(project: Path, tmp_
     async with catui.CatuiClient(catui.CatuiOptions(model=f"scripted:{script}", cwd=project)) as client:
         with pytest.raises(catui.ConfigurationError, match="no background task with id 'nope'"):
             await client.stop_task("nope")
-        runtime = client._app.session.ctx.services.get("subagents")
+        runtime = client._app.session.ctx.services.subagents
         if hasattr(runtime, "background_all_foreground"):
             assert await client.background_tasks() == []
         else:
@@ -461,13 +461,8 @@ async def test_an_agent_definition_that_does_not_load_is_a_configuration_error(p
 
 def _require_background(client: catui.CatuiClient) -> None:
     app = client._app
-    runtime = app.session.ctx.services.get("subagents")
-    if (
-        getattr(runtime, "background_launcher", None) is None
-        or not hasattr(runtime, "background_all_foreground")
-        or not hasattr(app.tasks, "next_notification")
-    ):
-        pytest.skip("background agents are not in this build yet (no background launcher / next_notification)")
+    runtime = app.session.ctx.services.subagents
+    assert runtime is not None and runtime.launcher is not None, "background agents should be installed"
 
 
 async def _until(client: catui.CatuiClient, predicate: Any, received: list[Any]) -> Any:

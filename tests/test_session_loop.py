@@ -251,7 +251,7 @@ async def test_bash_sees_the_session_environment(tmp_path: Path) -> None:
         {"content": [{"type": "text", "text": "ok"}]},
     ]}
     session = make_session(tmp_path, script)
-    session.ctx.services["env"] = {"CATUI_TEST_VAR": "from-settings"}
+    session.ctx.services.env = {"CATUI_TEST_VAR": "from-settings"}
     await collect(session, "print it")
     assert "value=from-settings" in json.dumps(session.messages[2]["content"][0]["content"])
 

@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from catui.agents.builtin import builtin_agents
-from catui.app import AgentApp, RunOptions
+from catui.app import AgentApp, AppServices, RunOptions
+from catui.config.settings import Settings
 from catui.messages import Message, blocks_of
 from catui.models.base import ModelRequest
 from catui.models.resolve import create_provider, resolve_model
@@ -32,7 +33,7 @@ from catui.subagents.fork import (
     FORK_QUERY_SOURCE,
     FORK_RECURSION_ERROR,
     OTHER_CALL_PLACEHOLDER,
-    ForkSpawner,
+    ForkPlanner,
     build_fork_messages,
     current_turn_start,
     fork_agent_definition,
@@ -53,6 +54,9 @@ class StaticRegistry:
 
     def get(self, name: str) -> Any:
         return next((a for a in self.active if a.agent_type == name), None)
+
+    def reload_if_changed(self) -> bool:
+        return False
 
 
 class RecordingProvider:
@@ -90,9 +94,9 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str,
     session = Session(SessionConfig(provider=provider, model=resolved.model_id, tools=builtin_tools(),
                                     tool_context=ctx, session_id="s-1", transcript=transcript,
                                     system_prompt=[{"type": "text", "text": "PARENT SYSTEM PROMPT"}]))
-    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings={}, registry=StaticRegistry(),
+    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}), registry=StaticRegistry(),
                    tasks=None, project_root=repo, transcript_path=None, model_display="scripted",
-                   services={"env": dict(FORK_ON if env is None else env), "resolved_model": resolved})
+                   services=AppServices(env=dict(FORK_ON if env is None else env), resolved_model=resolved))
     install_subagents(app)
     return app, provider
 
@@ -213,8 +217,9 @@ async def test_turn_context_starts_at_the_last_real_prompt(tmp_path: Path, monke
     ]
     turns[1]["match"] = {"last_user_contains": "PARENT", "last_is_tool_result": False}
     app, provider = build(tmp_path, monkeypatch, turns)
-    runtime = app.services["subagents"]
-    runtime.fork_handler = ForkSpawner(runtime, fork_agent_definition("turn"))
+    runtime = app.services.subagents.runtime
+    runtime.fork = ForkPlanner(runtime.deps, runtime.planner.worktrees, background_available=False,
+                               definition=fork_agent_definition("turn"))
     await run(app, "EARLIER QUESTION")
     events = await run(app, "PARENT: look at notes")
     assert isinstance(events[-1], ResultEvent) and events[-1].result == "all done"
@@ -230,8 +235,9 @@ async def test_turn_context_starts_at_the_last_real_prompt(tmp_path: Path, monke
 
 async def test_no_parent_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app, provider = build(tmp_path, monkeypatch, PARENT_TURNS)
-    runtime = app.services["subagents"]
-    runtime.fork_handler = ForkSpawner(runtime, fork_agent_definition(None))
+    runtime = app.services.subagents.runtime
+    runtime.fork = ForkPlanner(runtime.deps, runtime.planner.worktrees, background_available=False,
+                               definition=fork_agent_definition(None))
     events = await run(app, "PARENT: look at notes")
     assert isinstance(events[-1], ResultEvent) and events[-1].result == "all done"
     child = next(r for r in provider.requests if is_fork_request(r))
@@ -270,7 +276,7 @@ async def test_switch_off_runs_general_purpose(tmp_path: Path, monkeypatch: pyte
         {"name": "gp", "match": {"first_user_contains": "GP JOB"}, "content": text("gp answer")},
         {"name": "parent-final", "match": {"last_user_contains": "gp answer"}, "content": text("all done")},
     ], env={})
-    assert app.services["subagents"].fork_handler is None
+    assert app.services.subagents.runtime.fork is None
     events = await run(app, "PARENT")
     assert isinstance(events[-1], ResultEvent) and events[-1].result == "all done"
     assert not any(is_fork_request(r) for r in provider.requests)
@@ -450,7 +456,7 @@ def test_the_switch_through_project_settings(tmp_path: Path, monkeypatch: pytest
     script = tmp_path / "script.yaml"
     script.write_text("turns: []\n")
     app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", env=env))
-    assert isinstance(app.services["subagents"].fork_handler, ForkSpawner) is on
+    assert isinstance(app.services.subagents.runtime.fork, ForkPlanner) is on
 
 
 async def test_fork_in_its_own_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

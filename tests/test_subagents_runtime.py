@@ -12,7 +12,8 @@ import yaml
 
 from catui.agents.builtin import builtin_agents
 from catui.agents.definition import AgentDefinition
-from catui.app import AgentApp, RunOptions
+from catui.app import AgentApp, AppServices, RunOptions
+from catui.config.settings import Settings
 from catui.messages import blocks_of
 from catui.models.resolve import create_provider, resolve_model
 from catui.permissions.context import PermissionContext
@@ -49,10 +50,10 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str,
     transcript = TranscriptWriter([tmp_path / "home" / "main.jsonl"], session_id="s-1", cwd=repo)
     session = Session(SessionConfig(provider=provider, model=resolved.model_id, tools=builtin_tools(),
                                     tool_context=ctx, session_id="s-1", transcript=transcript))
-    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings={},
+    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}),
                    registry=StaticRegistry([*builtin_agents(), *extra_agents]), tasks=None, project_root=repo,
                    transcript_path=None, model_display="scripted",
-                   services={"env": {}, "resolved_model": resolved})
+                   services=AppServices(env={}, resolved_model=resolved))
     install_subagents(app)
     return app, provider.engine  # type: ignore[attr-defined]
 
@@ -187,7 +188,7 @@ async def test_child_mode_is_capped_by_the_parent(tmp_path: Path, monkeypatch: p
         {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True},
          "content": [{"type": "text", "text": "done"}]},
     ], extra_agents=[bold], mode="acceptEdits")
-    runtime = app.services["subagents"]
+    runtime = app.services.subagents.runtime
     seen: list[str] = []
     original = runtime.prepare
 

@@ -14,6 +14,7 @@ from catui.permissions.context import PermissionContext
 from catui.tasks.registry import Task, TaskRegistry
 from catui.tools.base import ToolContext, ToolResult, schema_from_model
 from catui.tools.bash import BashInput, BashTool
+from catui.tools.services import ToolServices
 from catui.tools.task_output import TaskOutputInput, TaskOutputTool
 from catui.tools.task_stop import TaskStopInput, TaskStopTool
 
@@ -27,7 +28,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(cwd=project, project_root=project, services={"tasks": TaskRegistry(project)})
+    return ToolContext(cwd=project, project_root=project, services=ToolServices(tasks=TaskRegistry(project)))
 
 
 async def bash(ctx: ToolContext, command: str, **kw: object) -> ToolResult:
@@ -172,7 +173,7 @@ async def test_background_output_streams_and_blocking_times_out(ctx: ToolContext
 
     stopped = await TaskStopTool().call(TaskStopInput(task_id=task_id), ctx)
     assert not stopped.is_error and "killed" in text(stopped)
-    task = ctx.services["tasks"].get(task_id)
+    task = ctx.services.tasks.get(task_id)
     assert task.status == "killed" and task.done.is_set()
     pid = task.metadata["pid"]
     assert not pid_alive(pid)
@@ -259,7 +260,7 @@ async def test_bash_cwd_deleted_falls_back_to_project(ctx: ToolContext, project:
 async def test_registry_stop_all_kills_background_shells(ctx: ToolContext) -> None:
     first = await bash(ctx, "sleep 30", run_in_background=True)
     second = await bash(ctx, "sleep 30", run_in_background=True)
-    registry: TaskRegistry = ctx.services["tasks"]
+    registry: TaskRegistry = ctx.services.tasks
     stopped = await registry.stop_all()
     assert {t.id for t in stopped} == {first.data["background_task_id"], second.data["background_task_id"]}
     assert all(t.status == "killed" and not pid_alive(t.metadata["pid"]) for t in stopped)

@@ -318,7 +318,7 @@ async def test_plan_mode_enter_and_exit(ctx: ToolContext, tmp_path: Path) -> Non
     approved = await ExitPlanModeTool().call(args, ctx)
     assert not approved.is_error and approved.data["permission_mode"] == "default"
     assert asked[0]["plan"] == "1. do it\n" and asked[0]["allowedPrompts"] == [{"tool": "Bash", "prompt": "run tests"}]
-    assert ctx.services["plan_allowed_prompts"] == [{"tool": "Bash", "prompt": "run tests"}]
+    assert ctx.plan.allowed_prompts == [{"tool": "Bash", "prompt": "run tests"}]
     rejected = await ExitPlanModeTool().call(ExitPlanModeInput(), ctx)
     assert rejected.is_error and "permission_mode" not in rejected.data and rejected.data["approved"] is False
 

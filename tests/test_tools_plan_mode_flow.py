@@ -306,7 +306,7 @@ async def test_terminal_shows_the_plan_and_later_the_plans_allowed_prompts(tmp_p
     assert shown.index("PLAN-LINE") < shown.index("Approve this plan?")
 
     main_ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
-    main_ctx.services["plan_allowed_prompts"] = [{"tool": "Bash", "prompt": "run tests"}]
+    main_ctx.plan.allowed_prompts = [{"tool": "Bash", "prompt": "run tests"}]
     prompter = PermissionPrompter(screen, keys=None, editor=None, read_plain_line=lambda: read_line(),
                                   on_interrupt=lambda: None, main_context=lambda: main_ctx)
     request = PermissionRequest(tool_name="Bash", subject="pytest -q")

@@ -37,7 +37,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
         monkeypatch.delenv(name, raising=False)
     ids = itertools.chain([AGENT_ID, "b1234567890abcdef", "c1234567890abcdef"],
                           (f"f{n:02d}{'0' * 14}" for n in itertools.count()))
-    monkeypatch.setattr("catui.subagents.runtime.new_agent_id", lambda: next(ids))
+    monkeypatch.setattr("catui.subagents.plan.new_agent_id", lambda: next(ids))
     yield
     clear_provider_cache()
 
@@ -159,9 +159,9 @@ async def test_metadata_is_recorded_before_the_child_starts(tmp_path: Path) -> N
         {"match": {"first_user_contains": "CHILD JOB"}, "content": [{"type": "text", "text": "nothing to do"}]},
     ]
     app = make_app(tmp_path, repo, turns)
-    runtime = app.services["subagents"]
+    foreground = app.services.subagents.runtime.foreground
     seen: list[dict[str, Any] | None] = []
-    original = runtime.run_to_completion
+    original = foreground.run_to_completion
 
     async def check_first(run: Any) -> Any:
         db = StateDB(repo)  # what another process (a later start-up sweep) would read
@@ -169,7 +169,7 @@ async def test_metadata_is_recorded_before_the_child_starts(tmp_path: Path) -> N
         db.close()
         return await original(run)
 
-    runtime.run_to_completion = check_first
+    foreground.run_to_completion = check_first  # type: ignore[method-assign]
     events = await drive(app)
 
     [row] = seen

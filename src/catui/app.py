@@ -10,17 +10,36 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from catui.agents.registry import load_agent_registry
+from catui.config.context import environment_block, git_status_snapshot, load_project_memory
+from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
+from catui.hooks.install import close_hooks, install_hooks
+from catui.hooks.runner import HookRunner
+from catui.mcp.install import install_mcp
+from catui.models.resolve import ResolvedModel, create_provider, default_max_tokens, resolve_model
 from catui.paths import find_project_root, sessions_dir
+from catui.permissions.from_settings import permission_context_from_settings
+from catui.permissions.rules import denies_tool_outright
+from catui.session.prompt import context_block, main_system_prompt
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
+from catui.subagents.install import install_subagents
+from catui.tasks.registry import TaskRegistry
 from catui.tools.base import Tool, ToolContext
+from catui.tools.registry import builtin_tools
+from catui.tools.services import ToolServices
+from catui.worktree.cleanup import sweep_at_startup
+
+if TYPE_CHECKING:
+    from catui.mcp.manager import McpManager
+    from catui.subagents.install import SubagentSystem
 
 
 @dataclass
@@ -52,6 +71,24 @@ class RunOptions:
 
 
 @dataclass
+class AppServices:
+    """What the application's parts share, set as they are installed (build_app, hooks, MCP, sub-agents)."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    """The merged environment: os.environ, then the settings' ``env`` block, then the SDK's ``env`` option."""
+    context_block: dict[str, Any] | None = None
+    """The first user message's context reminder (CLAUDE.md / CATUI.md and the date)."""
+    resolved_model: ResolvedModel | None = None
+    subagents: SubagentSystem | None = None
+    hooks: HookRunner | None = None
+    mcp: McpManager | None = None
+    startup_warnings: list[str] = field(default_factory=list)
+    startup_hooks: list[Callable[[AgentApp], Awaitable[None]]] = field(default_factory=list)
+    session_end_done: bool = False
+    """SessionEnd hooks run once, whoever closes the app first."""
+
+
+@dataclass
 class AgentApp:
     """The main session and what it shares with its sub-agents."""
 
@@ -63,7 +100,7 @@ class AgentApp:
     project_root: Path
     transcript_path: Path | None
     model_display: str
-    services: dict[str, Any] = field(default_factory=dict)
+    services: AppServices = field(default_factory=AppServices)
 
     async def aclose(self, reason: str = "other") -> None:
         """Run SessionEnd hooks, stop background work and close providers.
@@ -71,13 +108,12 @@ class AgentApp:
         ``reason`` is what SessionEnd hooks are told: ``prompt_input_exit`` when a person
         left the interactive session, ``other`` otherwise.
         """
-        from catui.hooks.install import close_hooks
 
         await close_hooks(self, reason)
         closer = getattr(self.tasks, "shutdown", None)
         if closer is not None:
             await closer()
-        mcp = self.services.get("mcp")
+        mcp = self.services.mcp
         if mcp is not None:
             await mcp.aclose()
         await self.session.config.provider.aclose()
@@ -103,14 +139,6 @@ def git_branch(cwd: Path) -> str:
 
 def build_app(options: RunOptions) -> AgentApp:
     """Load settings, resolve the model, and assemble the main session. Raises ConfigurationError."""
-    from catui.agents.registry import load_agent_registry
-    from catui.config.context import environment_block, git_status_snapshot, load_project_memory
-    from catui.config.settings import load_settings, settings_env
-    from catui.models.resolve import create_provider, default_max_tokens, resolve_model
-    from catui.permissions.from_settings import permission_context_from_settings
-    from catui.session.prompt import context_block, main_system_prompt
-    from catui.tasks.registry import TaskRegistry
-    from catui.tools.registry import builtin_tools
 
     cwd = options.cwd.resolve()
     if not cwd.is_dir():
@@ -134,7 +162,6 @@ def build_app(options: RunOptions) -> AgentApp:
         add_dirs=options.add_dirs,
     )
 
-    from catui.config.settings import settings_files
 
     def settings_plugin_dirs() -> list[str]:
         # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
@@ -163,10 +190,12 @@ def build_app(options: RunOptions) -> AgentApp:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
         transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
 
-    ctx = ToolContext(cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive)
-    ctx.services["tasks"] = tasks
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
-    ctx.services["env"] = {**settings_env(settings), **(options.env or {})}
+    services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks)
+    ctx = ToolContext(
+        cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
+        services=services,
+    )
     usage_tracker = UsageTracker()
 
     tools = builtin_tools(interactive=options.interactive)
@@ -212,14 +241,12 @@ def build_app(options: RunOptions) -> AgentApp:
         transcript_path=transcript_path,
         model_display=resolved.display,
     )
-    app.services["context_block"] = context_block(
+    app.services.context_block = context_block(
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
-    app.services["env"] = env
-    app.services["resolved_model"] = resolved
-    _install_subagents(app)
-    from catui.hooks.install import install_hooks
-    from catui.mcp.install import install_mcp
+    app.services.env = env
+    app.services.resolved_model = resolved
+    install_subagents(app)
 
     install_hooks(app)
     install_mcp(app)
@@ -243,7 +270,6 @@ def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) 
 
 def _offers_search_tools(permissions: Any) -> bool:
     """Whether Glob and Grep survive the deny rules (a whole-tool deny removes a tool from the session)."""
-    from catui.permissions.rules import denies_tool_outright
 
     return not any(denies_tool_outright(rule, name) for rule in permissions.rules for name in ("Glob", "Grep"))
 
@@ -260,30 +286,21 @@ def _plugin_paths(settings: Mapping[str, Any]) -> list[str]:
     return paths
 
 
-def _install_subagents(app: AgentApp) -> None:
-    """Add the Agent tool (and SendMessage) once the sub-agent runtime exists."""
-    try:
-        from catui.subagents.install import install_subagents
-    except ImportError:
-        return
-    install_subagents(app)
-
-
 async def start_app(app: AgentApp) -> None:
     """Start-up work that needs the event loop: sweep stale worktrees, then any hooks others registered.
 
     Failures here never stop a run; they are reported as warnings on stderr by the CLI.
     """
-    from catui.worktree.cleanup import sweep_at_startup
 
     try:
         await sweep_at_startup(app.project_root)
     except Exception as exc:  # a broken sweep must not block the user's work
-        app.services.setdefault("startup_warnings", []).append(f"stale worktree sweep failed: {exc}")
-    for starter in list(app.services.get("startup_hooks", [])):
+        app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
+    for starter in list(app.services.startup_hooks):
         await starter(app)
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
     """The first user message: the context reminder, then the prompt verbatim."""
-    return [app.services["context_block"], {"type": "text", "text": prompt}]
+    blocks = [app.services.context_block] if app.services.context_block is not None else []
+    return [*blocks, {"type": "text", "text": prompt}]

@@ -59,3 +59,13 @@ def result_text(content: str | list[Block]) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def last_assistant_text(messages: list[Message]) -> str:
+    """The text of the latest assistant message that has any ("" when none has)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            text = "".join(str(b.get("text", "")) for b in blocks_of(message) if b.get("type") == "text")
+            if text:
+                return text
+    return ""

@@ -147,7 +147,7 @@ def _forget_unrequested_memory(app: Any, run_options: Any) -> None:
     if run_options.system_prompt is None and not sources & {"user", "project"}:
         from catui.session.prompt import context_block
 
-        app.services["context_block"] = context_block(None)
+        app.services.context_block = context_block(None)
 
 
 class CatuiClient:
@@ -306,9 +306,7 @@ class CatuiClient:
             raise ConfigurationError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
         ctx = app.session.ctx
         if mode == "plan" and ctx.permissions.mode != "plan":
-            from catui.tools.plan_file import PRE_PLAN_MODE_KEY
-
-            ctx.services[PRE_PLAN_MODE_KEY] = ctx.permissions.mode  # approving the plan returns to it
+            ctx.plan.mode_before_plan = ctx.permissions.mode  # approving the plan returns to it
         ctx.permissions = ctx.permissions.with_mode(mode)
 
     async def set_model(self, model: str | None = None) -> None:
@@ -318,7 +316,7 @@ class CatuiClient:
             raise ConfigurationError(f"set_model() needs a model name string or None, not {model!r}")
         from catui.models.resolve import create_provider, default_max_tokens, resolve_model
 
-        env = app.services.get("env") or {}
+        env = app.services.env
         merged = getattr(app.settings, "merged", {}) or {}
         try:
             resolved = resolve_model(model, merged, env)
@@ -331,12 +329,12 @@ class CatuiClient:
         config.provider = provider
         config.max_tokens = default_max_tokens(resolved.model_id)
         app.session.set_model(resolved.model_id)
-        app.services["resolved_model"] = resolved
+        app.services.resolved_model = resolved
         app.model_display = resolved.display
         # Sub-agents with model "inherit" follow the main agent's new model.
-        deps = getattr(app.services.get("subagents"), "deps", None)
-        if deps is not None and hasattr(deps, "parent_resolved"):
-            deps.parent_resolved = resolved
+        system = app.services.subagents
+        if system is not None:
+            system.runtime.deps.parent_resolved = resolved
 
     async def stop_task(self, task_id: str) -> None:
         """Stop a task by id: a background agent or shell command, or a sub-agent running in the foreground.
@@ -352,11 +350,10 @@ class CatuiClient:
                 raise KeyError(task_id)
             await tasks.stop(task_id)
         except KeyError:
-            runtime = app.session.ctx.services.get("subagents")
-            stop_foreground = getattr(runtime, "stop_foreground", None)
-            if isinstance(task_id, str) and stop_foreground is not None and await stop_foreground(task_id):
+            runtime = app.session.ctx.services.subagents
+            if isinstance(task_id, str) and runtime is not None and await runtime.stop_foreground(task_id):
                 return
-            running = list(getattr(runtime, "foreground", None) or {})
+            running = runtime.foreground_ids() if runtime is not None else []
             known = ", ".join([t.id for t in (tasks.list() if tasks is not None else [])] + running) or "none"
             raise ConfigurationError(
                 f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})"
@@ -374,8 +371,8 @@ class CatuiClient:
         the task ids of the agents moved.
         """
         app = self._require_app()
-        runtime = app.session.ctx.services.get("subagents")
-        mover = getattr(runtime, "background_all_foreground", None)
+        runtime = app.session.ctx.services.subagents
+        mover = runtime.background_all_foreground if runtime is not None else None
         if mover is None:
             raise CatuiError("background agents are not available in this catui build (no sub-agent runtime)")
         try:
@@ -496,7 +493,7 @@ class CatuiClient:
         session = app.session
         content = first_prompt_content(app, prompt) if from_user else prompt
         if from_user:
-            mcp = app.services.get("mcp")
+            mcp = app.services.mcp
             if mcp is not None:
                 await mcp.ready()  # the tool list is settled before the init message lists it
             self._outbox.put_nowait(self._init_message())
@@ -524,7 +521,7 @@ class CatuiClient:
             "cwd": str(session.ctx.cwd),
             "session_id": session.session_id,
             "tools": [t.name for t in session.tools],
-            "mcp_servers": app.services["mcp"].server_statuses() if app.services.get("mcp") is not None else [],
+            "mcp_servers": app.services.mcp.server_statuses() if app.services.mcp is not None else [],
             "model": session.config.model,
             "permissionMode": session.ctx.permissions.mode,
             "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
@@ -536,7 +533,7 @@ class CatuiClient:
                 for w in [
                     *getattr(app.settings, "warnings", []),
                     *getattr(app.registry, "warnings", []),
-                    *app.services.get("startup_warnings", []),
+                    *app.services.startup_warnings,
                 ]
             ],
         }

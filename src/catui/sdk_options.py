@@ -277,12 +277,10 @@ def _tool_use_id_of(ctx: ToolContext, tool_name: str, raw_input: dict[str, Any])
     its tool_use block, so identity finds it (equality when only one call of
     that tool matches). None when unsure.
     """
-    from catui.tools.base import CURRENT_TOOL_USE_ID
-
-    current = CURRENT_TOOL_USE_ID.get()
+    current = ctx.tool_use_id
     if current is not None:
         return current
-    session = ctx.services.get("session")
+    session = ctx.services.session
     messages = getattr(session, "messages", None) or []
     last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)
     if last is None or not isinstance(last.get("content"), list):

@@ -6,7 +6,7 @@ from catui.agents.definition import AgentDefinition
 
 
 class StaticRegistry:
-    """What the Agent tool and the sub-agent runtime read from a registry: ``active``, ``version``, ``get``."""
+    """What the Agent tool and the sub-agent runtime read from a registry (catui.tools.services.AgentCatalogue)."""
 
     def __init__(self, agents: list[AgentDefinition]) -> None:
         self.active = agents
@@ -14,3 +14,6 @@ class StaticRegistry:
 
     def get(self, name: str) -> AgentDefinition | None:
         return next((a for a in self.active if a.agent_type == name), None)
+
+    def reload_if_changed(self) -> bool:
+        return False  # nothing on disk to change

@@ -48,7 +48,7 @@ async def interactive_main(run_options: Any, prompt: str | None) -> int:
 
     app = build_app(run_options)
     await start_app(app)
-    for warning in [*app.settings.warnings, *app.services.get("startup_warnings", [])]:
+    for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         sys.stderr.write(f"catui: warning: {warning}\n")
     ui = InteractiveSession(app, stdin=sys.stdin, stdout=sys.stdout)
     try:
@@ -335,8 +335,8 @@ class InteractiveSession:
 
     def background_agents(self) -> None:
         """Ctrl-B: move the running foreground sub-agents to the background."""
-        runtime = self.app.session.ctx.services.get("subagents") or self.app.services.get("subagents")
-        move = getattr(runtime, "background_all_foreground", None)
+        runtime = self.app.session.ctx.services.subagents
+        move = runtime.background_all_foreground if runtime is not None else None
         if move is None:
             self.screen.print(self.screen.style("  Background agents are not available in this session.", "dim"))
             return

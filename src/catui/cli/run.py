@@ -104,7 +104,7 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     await start_app(app)
     settle_startup_objects()
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
-    for warning in [*app.settings.warnings, *app.services.get("startup_warnings", [])]:
+    for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)
     writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
     loop = asyncio.get_running_loop()
@@ -113,7 +113,7 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
             loop.add_signal_handler(sig, app.session.abort)
         except (NotImplementedError, RuntimeError):
             pass
-    mcp = app.services.get("mcp")
+    mcp = app.services.mcp
     if mcp is not None:
         # The tool list is fixed before the first request, so the init event can list MCP tools too.
         mcp.on_warning = lambda message: click.echo(f"catui: warning: {message}", err=True)

@@ -66,7 +66,7 @@ class StreamJsonWriter:
 
     def init(self) -> None:
         session = self.app.session
-        mcp = self.app.services.get("mcp")
+        mcp = self.app.services.mcp
         tools = [t.name for t in session.tools]
         if "Agent" in tools and "Task" not in tools:
             tools.append("Task")
@@ -81,7 +81,7 @@ class StreamJsonWriter:
                 "model": session.config.model,
                 "permissionMode": session.ctx.permissions.mode,
                 "slash_commands": [],
-                "apiKeySource": api_key_source(self.app.services.get("env") or {}),
+                "apiKeySource": api_key_source(self.app.services.env),
                 "claude_code_version": __version__,
                 "output_style": "default",
                 "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],

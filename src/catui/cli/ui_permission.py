@@ -150,10 +150,8 @@ class PermissionPrompter:
 
         They approve nothing by themselves (see docs/decisions.md); the person decides with them in view.
         """
-        from catui.tools.plan_file import ALLOWED_PROMPTS_KEY
-
         owner = self.main_context() if self.main_context is not None else ctx
-        prompts = [p.get("prompt", "") for p in owner.services.get(ALLOWED_PROMPTS_KEY) or [] if isinstance(p, dict)]
+        prompts = [p.get("prompt", "") for p in owner.plan.allowed_prompts if isinstance(p, dict)]
         if not prompts:
             return []
         return ["│ " + self.screen.style(f"The approved plan asked to run commands that: {'; '.join(prompts)}", "dim")]

@@ -38,7 +38,7 @@ def status_input(app: Any) -> dict[str, Any]:
     from catui import __version__
 
     session = app.session
-    resolved = app.services.get("resolved_model")
+    resolved = app.services.resolved_model
     return {
         "hook_event_name": "Status",
         "session_id": session.session_id,

@@ -4,7 +4,7 @@
 warnings with the other settings warnings, and gives the main session a
 :class:`HookRunner` when any hook is configured (none configured: the session
 keeps ``hooks=None`` and pays nothing). The runner is also left in
-``ctx.services["hooks"]`` so that the sub-agent runtime can build each
+``ctx.services.hooks`` so that the sub-agent runtime can build each
 child's runner with :func:`child_hooks`.
 """
 
@@ -16,15 +16,13 @@ from typing import Any
 from catui.hooks.config import HooksConfig, hooks_from_agent, hooks_from_settings
 from catui.hooks.runner import HookRunner
 
-SERVICE_NAME = "hooks"
-
 
 def install_hooks(app: Any) -> HookRunner:
-    """Create the main session's runner from ``app.settings``; returns it (also in ``app.services["hooks"]``).
+    """Create the main session's runner from ``app.settings``; returns it (also in ``app.services.hooks``).
 
     Calling it again returns the runner already installed.
     """
-    existing = app.services.get(SERVICE_NAME)
+    existing = app.services.hooks
     if isinstance(existing, HookRunner):
         return existing
     config = hooks_from_settings(app.settings)
@@ -32,7 +30,7 @@ def install_hooks(app: Any) -> HookRunner:
     if isinstance(warnings, list):
         warnings.extend(config.warnings)
     session = app.session
-    env = app.services.get("env")
+    env = app.services.env
     runner = HookRunner(
         config,
         session_id=session.session_id,
@@ -42,8 +40,8 @@ def install_hooks(app: Any) -> HookRunner:
         env=env,
     )
     runner.tool_aliases = lambda name: next((t.aliases for t in session.tools if t.name == name), ())
-    session.ctx.services[SERVICE_NAME] = runner
-    app.services[SERVICE_NAME] = runner
+    session.ctx.services.hooks = runner
+    app.services.hooks = runner
     if not config.is_empty:
         session.config.hooks = runner
     return runner
@@ -62,7 +60,7 @@ def child_hooks(
 ) -> HookRunner | None:
     """The runner for a sub-agent: the settings' hooks plus the definition's own, or None when there are none.
 
-    ``parent_runner`` is the main session's runner (``ctx.services["hooks"]``);
+    ``parent_runner`` is the main session's runner (``ctx.services.hooks``);
     without one, ``session_id`` / ``transcript_path`` / ``cwd`` describe the
     conversation. Hooks of plugin agents never arrive here (their loader drops them).
     """
@@ -118,10 +116,10 @@ def _child_runner(
 
 async def close_hooks(app: Any, reason: str = "other") -> None:
     """Run ``SessionEnd`` hooks (when the app closes) and wait for ``async`` hooks still running."""
-    runner = app.services.get(SERVICE_NAME)
+    runner = app.services.hooks
     if isinstance(runner, HookRunner):
-        if app.services.get("session_end_done"):
+        if app.services.session_end_done:
             return  # SessionEnd runs once, whoever closes first
-        app.services["session_end_done"] = True
+        app.services.session_end_done = True
         await runner.session_end(reason)
         await runner.wait_background()

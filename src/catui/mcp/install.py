@@ -2,8 +2,8 @@
 
 ``catui.app.build_app`` calls :func:`install_mcp` once the main session
 exists. When no server is configured nothing happens (and ``mcp`` is never
-imported). Otherwise the manager goes in ``app.services["mcp"]`` and the main
-session's ``ctx.services["mcp"]``; connections start at once when an event
+imported). Otherwise the manager goes in ``app.services.mcp`` and the main
+session's ``ctx.services.mcp``; connections start at once when an event
 loop is running (else at the first turn), and before the main session's first
 model request it waits for them, at most ``CATUI_MCP_TIMEOUT_MS`` (5 s by
 default), and appends the connected servers' tools to its tool list. The list
@@ -43,10 +43,10 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     options); they win over the files. Configuration problems are appended to
     ``app.settings.warnings``, where the CLI reports them.
     """
-    existing = app.services.get("mcp")
+    existing = app.services.mcp
     if existing is not None:
         return existing
-    env: dict[str, str] = dict(app.services.get("env") or os.environ)
+    env: dict[str, str] = dict(app.services.env or os.environ)
     options = getattr(app, "options", None)
     cwd = Path(getattr(options, "cwd", None) or app.project_root).resolve()
     found = collect_server_configs(
@@ -67,8 +67,8 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings)
     manager.ready_timeout_s = main_wait_seconds(env)
     session = app.session
-    app.services["mcp"] = manager
-    session.ctx.services["mcp"] = manager
+    app.services.mcp = manager
+    session.ctx.services.mcp = manager
 
     def add_tools(ready: McpManager) -> None:
         present = {t.name for t in session.tools}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from catui.errors import CatuiError, ProviderError
-from catui.messages import Block, Message, blocks_of, text_of, tool_result_block, tool_uses_of, user_message
+from catui.messages import Block, Message, text_of, tool_result_block, tool_uses_of, user_message
 from catui.messages import result_text as content_text
 from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelProvider, ModelRequest
@@ -143,6 +143,10 @@ class Session:
 
     def set_model(self, model: str) -> None:
         self.config.model = model
+
+    def is_running(self) -> bool:
+        """Whether a :meth:`run` is under way (events emitted now reach its consumer)."""
+        return self._queue is not None
 
     def abort(self) -> None:
         """Stop the current run as soon as possible; the run still ends with a ResultEvent."""
@@ -535,12 +539,3 @@ def format_validation_error(tool_name: str, exc: ValidationError) -> str:
         f"<tool_use_error>InputValidationError: {tool_name} failed due to the following "
         f"issue{'s' if len(lines) > 1 else ''}:\n" + "\n".join(lines) + "</tool_use_error>"
     )
-
-
-def last_assistant_text(messages: list[Message]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "assistant":
-            text = "".join(b.get("text", "") for b in blocks_of(message) if b.get("type") == "text")
-            if text:
-                return text
-    return ""

@@ -1,7 +1,7 @@
 """The ``Agent`` tool (alias ``Task``): the model's way to start a sub-agent (spec 3, observed section 1).
 
 The tool itself is thin: it validates the call against the observed schema
-and hands it to the sub-agent runtime found in ``ctx.services["subagents"]``.
+and hands it to the sub-agent runtime found in ``ctx.services.subagents``.
 Its description lists the active agent types and is rebuilt whenever the
 agent registry changes.
 """
@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from catui.permissions.context import PermissionContext, PermissionRequest
+from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import tool_summary
-from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 AGENT_TOOL_NAME = "Agent"
 LEGACY_AGENT_TOOL_NAME = "Task"
@@ -194,11 +195,9 @@ class AgentTool(Tool):
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
-        runtime = ctx.services.get("subagents")
+        runtime = ctx.services.subagents
         if runtime is None:
             return ToolResult("Sub-agents are not available in this session.", is_error=True)
-        from catui.subagents.runtime import SpawnRequest
-
         request = SpawnRequest(
             description=args.description,
             prompt=args.prompt,
@@ -210,7 +209,7 @@ class AgentTool(Tool):
             mode=args.mode if self.teams_enabled else None,
             isolation=args.isolation,
             cwd=args.cwd,
-            tool_use_id=CURRENT_TOOL_USE_ID.get(),
+            tool_use_id=ctx.tool_use_id,
         )
         result: ToolResult = await runtime.spawn(request, ctx)
         return result

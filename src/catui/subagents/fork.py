@@ -2,8 +2,8 @@
 
 Off by default (``forkSubagent`` setting, ``CATUI_FORK_SUBAGENT`` /
 ``CLAUDE_CODE_FORK_SUBAGENT``; see :func:`catui.config.flags.fork_subagent_enabled`).
-When on, :func:`install_fork` puts a :class:`ForkSpawner` in
-``runtime.fork_handler``. A forked worker gets, unchanged, what its parent
+When on, :func:`catui.subagents.install.install_subagents` gives the runtime a
+:class:`ForkPlanner` as its fork strategy. A forked worker gets, unchanged, what its parent
 sends the model: the parent's rendered system prompt, its exact tool list,
 its model and sampling settings, and (per the fork definition's
 ``forks_parent_context``) the parent's messages. Its first message closes the
@@ -18,18 +18,21 @@ its own worktree, and its directive says the paths above are the parent's.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from catui.agents.definition import AgentDefinition
 from catui.messages import Block, Message, blocks_of, text_block, tool_result_block, user_message
-from catui.session.session import Session, SessionConfig
+from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
+from catui.session.session import Session
+from catui.subagents.deps import RuntimeDeps
 from catui.subagents.ids import new_agent_id
 from catui.subagents.models import ChildModel
+from catui.subagents.plan import ChildPlan, confine_to, parent_session, wants_background
 from catui.subagents.resolve import AgentSpawnError
-from catui.subagents.runtime import SpawnRequest, SubagentRun, SubagentRuntime, record_agent_selected
-from catui.tools.base import ToolContext, ToolResult
+from catui.subagents.run import SpawnRequest
+from catui.subagents.worktrees import WorktreeLeases
+from catui.tools.base import ToolContext
 
 FORK_AGENT_TYPE = "fork"
 FORK_QUERY_SOURCE = f"agent:builtin:{FORK_AGENT_TYPE}"
@@ -156,37 +159,27 @@ def is_fork_worker(session: Session) -> bool:
     return False
 
 
-class ForkSpawner:
-    """``runtime.fork_handler``: runs an Agent call without ``subagent_type`` as a fork of its caller."""
+class ForkPlanner:
+    """The fork strategy of the runtime: plans a worker that copies its caller (see the module docstring)."""
 
-    def __init__(self, runtime: SubagentRuntime, definition: AgentDefinition | None = None) -> None:
-        self.runtime = runtime
+    def __init__(
+        self, deps: RuntimeDeps, worktrees: WorktreeLeases, *, background_available: bool,
+        definition: AgentDefinition | None = None,
+    ) -> None:
+        self.deps = deps
+        self.worktrees = worktrees
+        self.background_available = background_available
         self.definition = definition or fork_agent_definition()
 
-    async def __call__(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
-        try:
-            run = await self.prepare(request, parent_ctx)
-        except AgentSpawnError as exc:
-            return ToolResult(str(exc), is_error=True)
-        launcher = self.runtime.background_launcher
-        if run.is_async and launcher is not None:
-            return await launcher(run, parent_ctx)
-        run.is_async = False
-        return await self.runtime.run_to_completion(run)
+    async def plan_fork(self, request: SpawnRequest, parent_ctx: ToolContext) -> ChildPlan:
+        """The worker's plan. Raises AgentSpawnError (the exact tool_result text).
 
-    async def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
-        """The worker's run, ready to drive. Raises AgentSpawnError (the exact tool_result text).
-
-        ``isolation: "worktree"`` gives the worker its own worktree (settled by ``runtime.finish``),
-        and its directive says that the paths above are the parent's.
+        ``isolation: "worktree"`` gives the worker its own worktree (settled when it ends), and its
+        directive says that the paths above are the parent's.
         """
-        parent = parent_ctx.services.get("session")
-        if not isinstance(parent, Session):
-            raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
+        parent = parent_session(parent_ctx)
         if is_fork_worker(parent):
             raise AgentSpawnError(FORK_RECURSION_ERROR)
-        from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
-
         rule = is_agent_type_denied(parent_ctx.permissions, self.definition.agent_type)
         if rule is not None:  # `Agent(fork)` in a deny rule turns forking off for this session's rules
             raise AgentSpawnError(agent_type_denied_message(self.definition.agent_type, rule))
@@ -196,114 +189,25 @@ class ForkSpawner:
                 "A fork works in its parent's folder (or its own worktree), so it cannot take cwd. Name an "
                 "agent type in subagent_type (for example general-purpose) to run a sub-agent in another folder."
             )
-        runtime = self.runtime
         agent_id = new_agent_id()
-        worktree = None
-        if request.isolation == "worktree":
-            worktree = await runtime._create_worktree(agent_id, parent)
-        try:
-            return self._build_run(request, parent_ctx, parent, agent_id, worktree)
-        except BaseException:
-            if worktree is not None:
-                from catui.worktree.cleanup import finish_worktree
-
-                with contextlib.suppress(Exception):
-                    await finish_worktree(worktree, runtime._state())
-            raise
-
-    def _build_run(
-        self, request: SpawnRequest, parent_ctx: ToolContext, parent: Session, agent_id: str, worktree: Any
-    ) -> SubagentRun:
-        runtime, definition = self.runtime, self.definition
-        from catui.config.flags import background_tasks_disabled
-
-        wants_async = bool(request.run_in_background or definition.background)
-        is_async = (wants_async and runtime.background_launcher is not None
-                    and not background_tasks_disabled(runtime.deps.env))
-        model = ChildModel(model_id=parent.config.model, reason="parent", requested="inherit")
+        worktree = await self.worktrees.create(agent_id, parent.session_id) if request.isolation == "worktree" else None
+        definition = self.definition
         cwd, root, permissions, note = Path(parent_ctx.cwd), Path(parent_ctx.project_root), parent_ctx.permissions, None
         if worktree is not None:
             cwd = root = Path(worktree.path)
-            permissions = _confined_to(worktree, parent_ctx)
+            permissions = confine_to(permissions, cwd, parent_ctx.project_root, worktree)
             note = worktree_note(Path(parent_ctx.cwd), cwd)
         inherited, first_message = build_fork_messages(
             parent.messages, request.prompt, definition.forks_parent_context, note=note
         )
-        ctx = ToolContext(
-            cwd=cwd,
-            project_root=root,
-            permissions=permissions,
-            agent_id=agent_id,
-            agent_type=definition.agent_type,
-            interactive=parent_ctx.interactive,
-            services=dict(parent_ctx.services),
-        )
-        transcript, transcript_path = runtime._transcript(parent, agent_id, definition, request, cwd, worktree,
-                                                          model)
-        from catui.hooks.install import child_hooks
-
-        config = SessionConfig(
-            provider=parent.config.provider,
-            model=parent.config.model,
+        return ChildPlan(
+            agent_id=agent_id, definition=definition, request=request,
+            model=ChildModel(model_id=parent.config.model, reason="parent", requested="inherit"),
+            provider=parent.config.provider, permissions=permissions,
             tools=list(parent.tools),  # useExactTools: the parent's list as it is, Agent included
-            tool_context=ctx,
-            system_prompt=list(parent.config.system_prompt),
-            session_id=parent.session_id,
-            max_turns=definition.max_turns,
-            max_tokens=parent.config.max_tokens,
-            temperature=parent.config.temperature,
-            thinking=parent.config.thinking,
-            transcript=transcript,
-            can_use_tool=parent.config.can_use_tool,
-            usage_tracker=parent.config.usage_tracker,
-            agent_id=agent_id,
-            parent_tool_use_id=request.tool_use_id,
-            request_metadata={"query_source": FORK_QUERY_SOURCE},
-            hooks=child_hooks(parent_ctx.services.get("hooks"), definition, agent_id, definition.agent_type,
-                              cwd=cwd, agent_transcript_path=transcript_path),
+            cwd=cwd, project_root=root, system_prompt=list(parent.config.system_prompt),
+            first_message=first_message, max_tokens=parent.config.max_tokens, query_source=FORK_QUERY_SOURCE,
+            is_async=wants_background(request, definition, self.deps, self.background_available),
+            temperature=parent.config.temperature, thinking=parent.config.thinking, inherited=inherited,
+            worktree=worktree, is_fork=True,
         )
-        child = Session(config)
-        ctx.services["session"] = child
-        # The inherited history goes in as it is (messages are never changed in place), and into the
-        # worker's transcript, which then holds everything the worker saw.
-        child.messages.extend(inherited)
-        if transcript is not None:
-            for message in inherited:
-                transcript.append(message)
-        run = SubagentRun(
-            agent_id=agent_id,
-            definition=definition,
-            request=request,
-            session=child,
-            first_message=first_message,
-            model=model,
-            parent_ctx=parent_ctx,
-            transcript_path=transcript_path,
-            worktree=worktree,
-            is_async=is_async,
-        )
-        record_agent_selected(runtime.deps.telemetry, definition, model, is_async=is_async, is_fork=True)
-        runtime.runs[agent_id] = run
-        return run
-
-
-def _confined_to(worktree: Any, parent_ctx: ToolContext) -> Any:
-    """The parent's permissions with the worktree in place of the main checkout's folders."""
-    from catui.worktree.guard import ensure_inside
-
-    permissions = parent_ctx.permissions
-    git_root = getattr(worktree, "git_root", None)
-    main_roots = [parent_ctx.project_root, *([git_root] if git_root else [])]
-    others = [d for d in permissions.working_directories if not any(ensure_inside(d, r) for r in main_roots)]
-    return permissions.with_working_directories(Path(worktree.path), *others)
-
-
-def install_fork(runtime: SubagentRuntime, settings: Any, env: Any) -> ForkSpawner | None:
-    """Install the fork path on ``runtime`` when the fork switch is on; returns the handler, or None."""
-    from catui.config.flags import fork_subagent_enabled
-
-    if not fork_subagent_enabled(settings, env):
-        return None
-    spawner = ForkSpawner(runtime)
-    runtime.fork_handler = spawner
-    return spawner

@@ -1,31 +1,72 @@
-"""Wiring the sub-agent system into an application: the Agent tool and the runtime behind it.
+"""Wiring the sub-agent system into an application: every collaborator built once and passed in.
 
 ``catui.app.build_app`` calls :func:`install_subagents` once the main session
-exists. Later layers (background agents, fork) extend the runtime they find
-in ``app.services["subagents"]``.
+exists. The pieces, each in its own module: the planner (:mod:`.plan`) and the
+fork strategy (:mod:`.fork`), the one child builder (:mod:`.child_session`),
+the executor (:mod:`.executors`), the foreground driver (:mod:`.foreground`),
+background agents (:mod:`.background`), resume (:mod:`.resume`) and what
+SendMessage reaches (:mod:`.messaging`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from catui.config.flags import (
+    agent_teams_enabled,
+    auto_background_ms,
+    background_tasks_disabled,
+    fork_subagent_enabled,
+    send_message_enabled,
+)
 from catui.paths import sessions_dir
 from catui.subagents.agent_tool import AgentTool
-from catui.subagents.runtime import RuntimeDeps, SubagentRuntime
+from catui.subagents.background import BackgroundAgents
+from catui.subagents.background_tasks import AgentTaskRecords
+from catui.subagents.child_session import ChildTranscripts
+from catui.subagents.deps import RuntimeDeps, SpawnCaches
+from catui.subagents.executors import AgentExecutor
+from catui.subagents.executors.in_process import InProcessExecutor
+from catui.subagents.foreground import ForegroundDriver
+from catui.subagents.fork import ForkPlanner
+from catui.subagents.live import LiveAgents
+from catui.subagents.messaging import AgentMessaging
+from catui.subagents.names import AgentNames
+from catui.subagents.outcome import RunConcluder
+from catui.subagents.parent_notices import ParentNotices
+from catui.subagents.plan import ChildPlanner
+from catui.subagents.resume import AgentResumer
+from catui.subagents.runtime import SubagentRuntime
+from catui.subagents.send_message import SendMessageTool
+from catui.subagents.team_rules import team_rules
+from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import Telemetry
 
+if TYPE_CHECKING:
+    from catui.app import AgentApp
 
-def install_subagents(app: Any) -> SubagentRuntime:
-    """Add the Agent tool to the main session (tools stay sorted by name) and register the runtime.
 
-    The runtime is put in ``app.services["subagents"]`` and in the main
-    session's ``ctx.services["subagents"]``; the session itself goes in
-    ``ctx.services["session"]`` so that a spawn knows its parent.
+@dataclass
+class SubagentSystem:
+    """The installed parts an application (and its front ends) may reach."""
+
+    runtime: SubagentRuntime
+    live: LiveAgents
+    background: BackgroundAgents | None = None
+    messaging: AgentMessaging | None = None
+
+
+def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> SubagentSystem:
+    """Build the sub-agent runtime for ``app`` and give its main session the Agent tool (and SendMessage).
+
+    ``executor`` decides where children run (in this process by default). Background agents are
+    built unless they are disabled or the app has no task registry.
     """
     session = app.session
-    settings = getattr(app.settings, "merged", app.settings) or {}
-    env = dict(app.services.get("env") or {})
+    settings = app.settings.merged
+    env = dict(app.services.env)
     write_transcripts = session.config.transcript is not None
     deps = RuntimeDeps(
         registry=app.registry,
@@ -33,38 +74,55 @@ def install_subagents(app: Any) -> SubagentRuntime:
         env=env,
         project_root=Path(app.project_root),
         sessions_dir=sessions_dir(Path(app.options.cwd).resolve()) if write_transcripts else None,
-        parent_resolved=app.services.get("resolved_model"),
+        parent_resolved=app.services.resolved_model,
         telemetry=Telemetry.from_settings(settings, env),
-        # Without the user and project setting sources (an SDK choice) no CLAUDE.md / CATUI.md is read.
-        load_project_memory=bool(set(getattr(app.options, "setting_sources", ("project",))) & {"user", "project"}),
+        load_project_memory=bool(set(app.options.setting_sources) & {"user", "project"}),
     )
-    runtime = SubagentRuntime(deps)
-    session.ctx.services["subagents"] = runtime
-    session.ctx.services["session"] = session
-    app.services["subagents"] = runtime
-    if not any(t.name == AgentTool.name for t in session.tools):
-        from catui.config.flags import fork_subagent_enabled
+    executor = executor or InProcessExecutor()
+    worktrees = WorktreeLeases(deps.project_root, settings)
+    concluder = RunConcluder(deps, worktrees)
+    transcripts = ChildTranscripts(deps.sessions_dir)
+    live = LiveAgents()
+    with_background = not background_tasks_disabled(env) and app.tasks is not None
+    background = messaging = None
+    if with_background:
+        app.tasks.session_id = app.tasks.session_id or session.session_id
+        names = AgentNames(session.session_id, app.tasks.state)
+        notices = ParentNotices(session, app.tasks)
+        notices.connect()
+        background = BackgroundAgents(
+            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices
+        )
+    foreground = ForegroundDriver(
+        executor, concluder, live, handover=background,
+        auto_background_ms=auto_background_ms(env, settings) if with_background else 0,
+    )
+    planner = ChildPlanner(deps, SpawnCaches(deps), worktrees, background_available=with_background)
+    fork_on = fork_subagent_enabled(settings, env)
+    runtime = SubagentRuntime(
+        deps, planner, transcripts, foreground, launcher=background, gate=team_rules if with_background else None,
+        fork=ForkPlanner(deps, worktrees, background_available=with_background) if fork_on else None,
+    )
+    if background is not None:
+        resumer = AgentResumer(planner, transcripts, background, worktrees, app.tasks, session.ctx)
+        messaging = AgentMessaging(background.records.names, app.tasks, live, foreground, background, resumer)
+    system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging)
+    session.ctx.services.subagents = runtime
+    session.ctx.services.session = session
+    session.ctx.services.messaging = messaging
+    app.services.subagents = system
+    _offer_tools(app, fork_on, offer_send_message=messaging is not None and (
+        agent_teams_enabled(env) or send_message_enabled(settings, env)))
+    return system
 
-        tool = AgentTool(app.registry, env=env, permissions=lambda: session.ctx.permissions,
-                         fork_enabled=fork_subagent_enabled(settings, env))
-        tools = [*session.tools, tool]
-        session.set_tools(sorted(tools, key=lambda t: t.name))
-    _install_background(app, runtime, settings, env)
-    from catui.subagents.fork import install_fork
 
-    install_fork(runtime, settings, env)  # only when the fork switch is on
-    return runtime
-
-
-def _install_background(app: Any, runtime: SubagentRuntime, settings: Any, env: dict[str, str]) -> None:
-    """Background agents, auto-backgrounding and (when offered) SendMessage; see subagents/background.py."""
-    from catui.config.flags import agent_teams_enabled, send_message_enabled
-    from catui.subagents.background import install_background
-    from catui.subagents.send_message import SendMessageTool
-
-    if install_background(app, runtime) is None:
-        return
+def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool) -> None:
+    """Add the Agent tool (and SendMessage when offered) to the main session; tools stay sorted by name."""
     session = app.session
-    offered = agent_teams_enabled(env) or send_message_enabled(settings, env)
-    if offered and not any(t.name == SendMessageTool.name for t in session.tools):
-        session.set_tools(sorted([*session.tools, SendMessageTool()], key=lambda t: t.name))
+    tools = list(session.tools)
+    if not any(t.name == AgentTool.name for t in tools):
+        tools.append(AgentTool(app.registry, env=dict(app.services.env),
+                               permissions=lambda: session.ctx.permissions, fork_enabled=fork_on))
+    if offer_send_message and not any(t.name == SendMessageTool.name for t in tools):
+        tools.append(SendMessageTool())
+    session.set_tools(sorted(tools, key=lambda t: t.name))

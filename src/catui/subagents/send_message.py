@@ -31,8 +31,8 @@ from pydantic import Field
 
 from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
-from catui.subagents.background import coordinator_reminder
 from catui.subagents.ids import is_agent_id
+from catui.subagents.messaging import AgentMessaging, coordinator_reminder
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
@@ -136,7 +136,7 @@ class SendMessageTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, SendMessageInput)
-        manager = ctx.services.get("background")
+        manager = ctx.services.messaging
         if manager is None:
             return ToolResult(
                 "SendMessage cannot reach any agent in this session: background agents are turned off "
@@ -152,7 +152,7 @@ class SendMessageTool(Tool):
             return self._queue(manager, live, to, text, args.summary)
         if is_agent_id(to) and manager.running_agent(to):
             return self._queue(manager, to, to, text, args.summary)
-        if is_agent_id(to) and to in manager.finished_runs:
+        if is_agent_id(to) and manager.holds_finished(to):
             manager.resume(to, text)
             return _resumed(to)
         saved = manager.saved_transcript(to) if is_agent_id(to) and not manager.running_agent(to) else None
@@ -188,7 +188,7 @@ class SendMessageTool(Tool):
         return ToolResult(unknown_recipient(to, manager), is_error=True)
 
     @staticmethod
-    def _queue(manager: Any, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
+    def _queue(manager: AgentMessaging, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
         manager.queue_message(agent_id, coordinator_reminder(text, summary))
         return reply(f"Message queued for delivery to {label} at its next tool round.")
 
@@ -201,7 +201,7 @@ def _resumed(agent_id: str) -> ToolResult:
     )
 
 
-def unknown_recipient(to: str, manager: Any) -> str:
+def unknown_recipient(to: str, manager: AgentMessaging) -> str:
     """The error for a recipient nobody answers to, listing the names and ids that work."""
     known_names = sorted(manager.names.known())
     known_ids = sorted(manager.known_agents())

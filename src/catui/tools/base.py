@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from catui.messages import Block
 from catui.permissions.context import PermissionContext, PermissionRequest
+from catui.tools.services import ToolServices
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -43,6 +44,18 @@ class ToolResult:
 
 
 @dataclass
+class PlanModeState:
+    """An agent's plan-mode bookkeeping (EnterPlanMode / ExitPlanMode and the session's reminder)."""
+
+    mode_before_plan: str | None = None
+    """The mode plan mode was entered from; approving the plan returns to it."""
+    reminder_sent: bool = False
+    """Whether this entry into plan mode has been announced to the model."""
+    allowed_prompts: list[dict[str, str]] = field(default_factory=list)
+    """The allowedPrompts of approved plans, ``[{"tool", "prompt"}]``."""
+
+
+@dataclass
 class ToolContext:
     """Everything a tool call may use. One per agent; the session owns it.
 
@@ -51,9 +64,10 @@ class ToolContext:
     ``read_state`` maps absolute paths to the mtime seen when Read last read
     them, for Edit's and Write's staleness checks. ``services`` carries the
     objects that higher layers hand down (the task registry, the sub-agent
-    runtime, the session) without tools importing those layers. ``emit``
-    pushes a :mod:`catui.session.events` event into the owning session's
-    event stream (a sub-agent's events reach the parent's consumers this way).
+    runtime, the session) without tools importing those layers
+    (:class:`~catui.tools.services.ToolServices`). ``emit`` pushes a
+    :mod:`catui.session.events` event into the owning session's event stream
+    (a sub-agent's events reach the parent's consumers this way).
     """
 
     cwd: Path
@@ -67,7 +81,17 @@ class ToolContext:
     ask_user: Callable[[list[dict[str, Any]]], Awaitable[dict[str, str]]] | None = None
     todos: list[dict[str, Any]] = field(default_factory=list)
     emit: Callable[[Any], None] | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    services: ToolServices = field(default_factory=ToolServices)
+    plan: PlanModeState = field(default_factory=PlanModeState)
+
+    @property
+    def tool_use_id(self) -> str | None:
+        """The id of the tool_use this call answers (calls of one agent may run concurrently).
+
+        One context serves all of an agent's calls, so the id lives in a context variable
+        that the session sets in each call's own asyncio task.
+        """
+        return CURRENT_TOOL_USE_ID.get()
 
 
 class Tool(ABC):

@@ -130,7 +130,7 @@ class BashTool(Tool):
         return ToolResult(_join([body or "(no output)"], notes), data=data)
 
     async def _start_background(self, args: BashInput, ctx: ToolContext) -> ToolResult:
-        registry = ctx.services.get("tasks")
+        registry = ctx.services.tasks
         if registry is None:
             return ToolResult(
                 "Background commands are not available here (no task registry). Run the command without "
@@ -195,9 +195,7 @@ async def _start_bash(script: str, ctx: ToolContext, output_file: Path) -> async
 def _child_env(ctx: ToolContext) -> dict[str, str]:
     """The process environment, plus the session's own (settings ``env``, SDK ``env`` option)."""
     env = dict(os.environ)
-    extra = ctx.services.get("env")
-    if isinstance(extra, dict):
-        env.update({str(k): str(v) for k, v in extra.items()})
+    env.update({str(k): str(v) for k, v in ctx.services.env.items()})
     # No pager or editor can work without a terminal; make git and friends print and return.
     env.setdefault("GIT_PAGER", "cat")
     env.setdefault("PAGER", "cat")

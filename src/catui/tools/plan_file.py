@@ -48,16 +48,6 @@ _NOUNS = (
     "star", "sunbeam", "teapot", "thistle", "tiger", "tulip", "walrus", "willow", "wombat", "yarn", "zephyr",
 )
 
-PRE_PLAN_MODE_KEY = "pre_plan_mode"
-"""``ToolContext.services`` entry: the mode plan mode was entered from (approval returns to it)."""
-
-REMINDER_SENT_KEY = "plan_mode_reminder_sent"
-"""``ToolContext.services`` entry: True once this entry into plan mode has been announced to the model."""
-
-ALLOWED_PROMPTS_KEY = "plan_allowed_prompts"
-"""``ToolContext.services`` entry: the allowedPrompts of approved plans, ``[{"tool", "prompt"}]``."""
-
-
 def plan_slug(session_id: str) -> str:
     """Three words, stable for a session id: ``keen-stirring-sunbeam``."""
     digest = hashlib.sha256(session_id.encode("utf-8")).digest()
@@ -92,14 +82,14 @@ def plan_mode_reminder(ctx: Any) -> str | None:
     cannot present a plan). ``ctx`` is the agent's ToolContext; leaving plan mode
     re-arms the reminder for the next entry.
     """
-    services: dict[str, Any] = ctx.services
+    state = ctx.plan
     permissions = ctx.permissions
     if permissions.mode != "plan":
-        services.pop(REMINDER_SENT_KEY, None)
+        state.reminder_sent = False
         return None
-    if ctx.agent_id is not None or permissions.plan_file is None or services.get(REMINDER_SENT_KEY):
+    if ctx.agent_id is not None or permissions.plan_file is None or state.reminder_sent:
         return None
-    services[REMINDER_SENT_KEY] = True
+    state.reminder_sent = True
     return "<system-reminder>\n" + plan_mode_instructions(permissions.plan_file) + "\n</system-reminder>"
 
 

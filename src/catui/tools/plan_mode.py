@@ -20,8 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.plan_file import (
-    ALLOWED_PROMPTS_KEY,
-    PRE_PLAN_MODE_KEY,
     plan_mode_instructions,
     read_plan,
 )
@@ -95,7 +93,7 @@ class EnterPlanModeTool(Tool):
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         if ctx.permissions.mode != "plan":
             # Approving the plan returns to this mode, as Claude Code restores its prePlanMode.
-            ctx.services[PRE_PLAN_MODE_KEY] = ctx.permissions.mode
+            ctx.plan.mode_before_plan = ctx.permissions.mode
         plan_file = ctx.permissions.plan_file
         text = "Entered plan mode. "
         if plan_file is None:
@@ -168,7 +166,7 @@ class ExitPlanModeTool(Tool):
                 is_error=True,
             )
         prompts = [p.model_dump() for p in args.allowedPrompts or []]
-        resume_mode = ctx.services.get(PRE_PLAN_MODE_KEY, "default")
+        resume_mode = ctx.plan.mode_before_plan or "default"
         if ctx.interactive and ctx.ask_user is not None:
             answer = await ctx.ask_user([_approval_question(plan, plan_file, prompts)])
             choice = next(iter(answer.values()), "") if answer else ""
@@ -183,7 +181,7 @@ class ExitPlanModeTool(Tool):
                 )
             if choice == APPROVE_ACCEPT_EDITS_LABEL:
                 resume_mode = "acceptEdits"
-        ctx.services.pop(PRE_PLAN_MODE_KEY, None)
+        ctx.plan.mode_before_plan = None
         _record_allowed_prompts(ctx, prompts)
         text = (
             f"The user approved the plan. Start implementing it now. The plan is kept at {plan_file}; "
@@ -230,7 +228,7 @@ def _record_allowed_prompts(ctx: ToolContext, prompts: list[dict[str, str]]) -> 
     """
     if not prompts:
         return
-    recorded: list[dict[str, str]] = ctx.services.setdefault(ALLOWED_PROMPTS_KEY, [])
+    recorded = ctx.plan.allowed_prompts
     for prompt in prompts:
         if prompt not in recorded:
             recorded.append(prompt)

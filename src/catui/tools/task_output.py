@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from catui.tasks.registry import TaskRegistry
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 MAX_OUTPUT_CHARS = 30_000
@@ -37,8 +38,8 @@ def no_such_task(task_id: str, registry: Any) -> ToolResult:
     return ToolResult(f"No task found with ID {task_id!r}. Known task ids: {known}.", is_error=True)
 
 
-def registry_of(ctx: ToolContext) -> Any:
-    return ctx.services.get("tasks")
+def registry_of(ctx: ToolContext) -> TaskRegistry | None:
+    return ctx.services.tasks
 
 
 NO_REGISTRY = ToolResult(

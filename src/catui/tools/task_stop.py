@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.services import SubagentSpawner
 from catui.tools.task_output import NO_REGISTRY, no_such_task, registry_of
 
 DESCRIPTION = """\
@@ -36,9 +37,9 @@ class TaskStopTool(Tool):
         if not task_id:
             return ToolResult("Give the id of the task to stop in task_id.", is_error=True)
         registry = registry_of(ctx)
-        runtime = ctx.services.get("subagents")
+        runtime = ctx.services.subagents
         task = registry.get(task_id) if registry is not None else None
-        if task is None and getattr(runtime, "foreground", {}).get(task_id) is not None:
+        if task is None and runtime is not None and runtime.running_in_foreground(task_id):
             return await _stop_foreground_agent(runtime, task_id)
         if registry is None:
             return NO_REGISTRY
@@ -55,7 +56,7 @@ class TaskStopTool(Tool):
         )
 
 
-async def _stop_foreground_agent(runtime: Any, agent_id: str) -> ToolResult:
+async def _stop_foreground_agent(runtime: SubagentSpawner, agent_id: str) -> ToolResult:
     """Stop a sub-agent whose parent is waiting for it; that Agent call returns an error result."""
     run = await runtime.stop_foreground(agent_id)
     if run is None:  # it ended between the look-up and the stop

@@ -1,0 +1,131 @@
+"""One builder of a child's session, for normal, fork and (later) teammate children (spec 6.1 [11], 8.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from catui.agents.definition import AgentDefinition
+from catui.hooks.install import child_hooks
+from catui.session.session import Session, SessionConfig
+from catui.session.transcript import TranscriptWriter
+from catui.subagents.json_file import write_json_atomic
+from catui.subagents.models import ChildModel
+from catui.subagents.plan import ChildPlan
+from catui.subagents.run import SubagentRun
+from catui.telemetry.events import AGENT_TOOL_SELECTED, Telemetry
+from catui.tools.base import ToolContext
+
+
+class ChildTranscripts:
+    """Where children's conversations are written: ``<sessions>/<parent session>/subagents/agent-<id>.jsonl``.
+
+    ``sessions_dir`` None (or a parent that keeps no transcript) writes nothing.
+    """
+
+    def __init__(self, sessions_dir: Path | None) -> None:
+        self.sessions_dir = sessions_dir
+
+    def open(self, parent: Session, plan: ChildPlan) -> tuple[TranscriptWriter | None, Path | None]:
+        """The child's transcript writer and path, with its ``.meta.json`` written beside it."""
+        if parent.config.transcript is None or self.sessions_dir is None:
+            return None, None
+        folder = self.sessions_dir / parent.session_id / "subagents"
+        path = folder / f"agent-{plan.agent_id}.jsonl"
+        writer = TranscriptWriter(
+            [path], session_id=parent.session_id, cwd=plan.cwd, agent_id=plan.agent_id,
+            git_branch=parent.config.transcript.git_branch,
+        )
+        meta: dict[str, Any] = {"agentType": plan.definition.agent_type, "description": plan.request.description}
+        if plan.worktree is not None:
+            meta["worktreePath"] = str(plan.worktree.path)
+        # The resolved model and why it was chosen are part of the run's metadata (also in telemetry).
+        meta["model"] = plan.model.model_id
+        meta["modelReason"] = plan.model.reason
+        write_json_atomic(folder / f"agent-{plan.agent_id}.meta.json", meta)
+        return writer, path
+
+
+def build_child_session(
+    plan: ChildPlan, parent_ctx: ToolContext, parent: Session, transcripts: ChildTranscripts,
+    telemetry: Telemetry | None,
+) -> SubagentRun:
+    """The child's session and its run, ready for an executor."""
+    definition = plan.definition
+    ctx = ToolContext(
+        cwd=plan.cwd,
+        project_root=plan.project_root,
+        permissions=plan.permissions,
+        agent_id=plan.agent_id,
+        agent_type=definition.agent_type,
+        interactive=parent_ctx.interactive,
+        services=parent_ctx.services.for_child(),
+    )
+    transcript, transcript_path = transcripts.open(parent, plan)
+    config = SessionConfig(
+        provider=plan.provider,
+        model=plan.model.model_id,
+        tools=plan.tools,
+        tool_context=ctx,
+        system_prompt=plan.system_prompt,
+        session_id=parent.session_id,
+        max_turns=definition.max_turns,
+        max_tokens=plan.max_tokens,
+        temperature=plan.temperature,
+        thinking=plan.thinking,
+        transcript=transcript,
+        can_use_tool=parent.config.can_use_tool,
+        usage_tracker=parent.config.usage_tracker,
+        agent_id=plan.agent_id,
+        parent_tool_use_id=plan.request.tool_use_id,
+        request_metadata={"query_source": plan.query_source},
+        # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
+        hooks=child_hooks(parent_ctx.services.hooks, definition, plan.agent_id, definition.agent_type,
+                          cwd=plan.cwd, agent_transcript_path=transcript_path),
+    )
+    child = Session(config)
+    ctx.services.session = child
+    # An inherited history goes in as it is (messages are never changed in place), and into the child's
+    # transcript, which then holds everything the child saw.
+    child.messages.extend(plan.inherited)
+    if transcript is not None:
+        for message in plan.inherited:
+            transcript.append(message)
+    run = SubagentRun(
+        agent_id=plan.agent_id,
+        definition=definition,
+        request=plan.request,
+        session=child,
+        first_message=plan.first_message,
+        model=plan.model,
+        parent_ctx=parent_ctx,
+        transcript_path=transcript_path,
+        worktree=plan.worktree,
+        is_async=plan.is_async,
+        is_fork=plan.is_fork,
+        mcp_servers=plan.mcp_servers,
+    )
+    record_agent_selected(telemetry, definition, plan.model, is_async=plan.is_async, is_fork=plan.is_fork)
+    return run
+
+
+def record_agent_selected(
+    telemetry: Telemetry | None, definition: AgentDefinition, model: ChildModel, *, is_async: bool, is_fork: bool
+) -> None:
+    """The ``catui_agent_tool_selected`` record (spec 16), with why the model was chosen."""
+    if telemetry is None:
+        return
+    telemetry.record(
+        AGENT_TOOL_SELECTED,
+        {
+            "agent_type": definition.agent_type,
+            "model": model.model_id,
+            "model_reason": model.reason,
+            "source": definition.source,
+            "color": definition.color,
+            "is_built_in_agent": definition.is_built_in,
+            "is_resume": False,
+            "is_async": is_async,
+            "is_fork": is_fork,
+        },
+    )

@@ -1,0 +1,74 @@
+"""How a background agent's end reaches its parent (spec 11.3).
+
+The ``<task-notification>`` text reaches the parent exactly once, by whichever comes first:
+
+1. the parent's next tool round: the main session's ``pending_messages`` hook appends waiting
+   notifications to that round's tool_result message, so the model sees them before its next request;
+2. a new parent turn: front ends (print mode, the SDK, the interactive UI) await
+   ``app.tasks.next_notification()`` once the parent's turn has ended.
+
+The ``system/task_notification`` event is emitted when the run ends if the parent is mid-turn, else at
+the start of the parent's next turn (its ``before_turn`` hook), so that print mode's stream-json shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from catui.session.events import SystemEvent
+from catui.session.session import Session
+from catui.subagents.run import SubagentRun
+from catui.tasks.registry import TaskRegistry
+
+
+class ParentNotices:
+    """Delivers background agents' notifications to the main session."""
+
+    def __init__(self, session: Session, tasks: TaskRegistry) -> None:
+        self.session = session
+        self.tasks = tasks
+        self._unannounced: list[SystemEvent] = []
+
+    def connect(self) -> None:
+        """Chain this object's hooks onto the main session's (its pending-messages and before-turn hooks)."""
+        config = self.session.config
+        config.pending_messages = _chain_pending(config.pending_messages, self.notifications_for_round)
+        config.before_turn = _chain_before_turn(config.before_turn, self.before_parent_turn)
+
+    def announce(self, run: SubagentRun, event: SystemEvent) -> None:
+        """Emit ``event`` now if the parent is mid-turn, else at the start of its next turn."""
+        if self.session.is_running() and run.parent_ctx.emit is not None:
+            run.parent_ctx.emit(event)
+        else:
+            self._unannounced.append(event)
+
+    def notifications_for_round(self) -> list[str]:
+        return [n.text for n in self.tasks.drain_notifications()]
+
+    async def before_parent_turn(self, session: Session) -> None:
+        events, self._unannounced = self._unannounced, []
+        for event in events:
+            session.emit(event)
+
+
+def _chain_pending(first: Callable[[], list[str]] | None, second: Callable[[], list[str]]) -> Callable[[], list[str]]:
+    if first is None:
+        return second
+
+    def both() -> list[str]:
+        return [*first(), *second()]
+
+    return both
+
+
+def _chain_before_turn(
+    first: Callable[[Session], Awaitable[None]] | None, second: Callable[[Session], Awaitable[None]]
+) -> Callable[[Session], Awaitable[None]]:
+    if first is None:
+        return second
+
+    async def both(session: Session) -> None:
+        await first(session)
+        await second(session)
+
+    return both

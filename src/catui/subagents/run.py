@@ -1,0 +1,149 @@
+"""One sub-agent run: its child session, first message, metadata and counters (spec 6.1, 8.1).
+
+A :class:`SubagentRun` is data. Where it runs is an executor's business
+(:mod:`catui.subagents.executors`); the drivers in :mod:`.foreground` and
+:mod:`.background` consume its events and keep the counters current through
+:meth:`SubagentRun.observe`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from catui.agents.definition import AgentDefinition
+from catui.messages import Message, blocks_of, last_assistant_text
+from catui.session.events import AssistantMessageEvent, Event, ResultEvent, UsageEvent
+from catui.session.session import Session
+from catui.session.usage import total_tokens
+from catui.subagents.models import ChildModel
+from catui.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from catui.mcp.subagents import ChildMcpServers
+    from catui.worktree.model import WorktreeInfo
+
+
+@dataclass
+class SpawnRequest:
+    """One Agent call's arguments, plus the id of the tool_use that made it."""
+
+    description: str
+    prompt: str
+    subagent_type: str | None = None
+    model: str | None = None
+    run_in_background: bool = False
+    name: str | None = None
+    team_name: str | None = None
+    mode: str | None = None
+    isolation: str | None = None
+    cwd: str | None = None
+    tool_use_id: str | None = None
+
+
+@dataclass
+class SubagentRun:
+    """A prepared child: its session, first message and metadata.
+
+    Counters (``tool_use_count``, ``last_tool_name``, ``last_usage``) follow
+    the child's messages as they arrive, for progress lines and task events.
+    """
+
+    agent_id: str
+    definition: AgentDefinition
+    request: SpawnRequest
+    session: Session
+    first_message: Message
+    model: ChildModel
+    parent_ctx: ToolContext
+    transcript_path: Path | None = None
+    worktree: WorktreeInfo | None = None
+    is_async: bool = False
+    is_fork: bool = False
+    started: float = field(default_factory=time.monotonic)
+    tool_use_count: int = 0
+    last_tool_name: str | None = None
+    last_usage: dict[str, Any] = field(default_factory=dict)
+    result_event: ResultEvent | None = None
+    aborted: bool = False
+    span: Any = None
+    stop_event: asyncio.Event | None = None
+    """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
+    mcp_servers: ChildMcpServers | None = None
+    """The MCP servers of the agent's own ``mcpServers``, closed when the run ends."""
+    stop_requested: bool = False
+    """Set by :meth:`request_stop` (TaskStop, ``CatuiClient.stop_task``): this run alone was asked to stop."""
+    stop_request: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    """Set together with ``stop_requested``; executors wait on it."""
+
+    @property
+    def agent_type(self) -> str:
+        return self.definition.agent_type
+
+    @property
+    def description(self) -> str:
+        return self.request.description
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.session.messages
+
+    @property
+    def duration_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
+
+    def stop_signal(self) -> asyncio.Event:
+        """The event whose setting stops the child: its own stop event, else the parent's abort."""
+        return self.stop_event if self.stop_event is not None else self.parent_ctx.abort
+
+    def request_stop(self) -> None:
+        """Stop this child at once (mid-request included); siblings and the parent carry on."""
+        self.stop_requested = True
+        self.stop_request.set()
+
+    def clear_stop_request(self) -> None:
+        """Forget an earlier stop, before the run continues (a stopped agent resumed with SendMessage)."""
+        self.stop_requested = False
+        self.stop_request.clear()
+
+    def progress_usage(self) -> dict[str, int]:
+        """``{total_tokens, tool_uses, duration_ms}`` as task events and notifications report them."""
+        return {
+            "total_tokens": total_tokens(self.last_usage),
+            "tool_uses": self.tool_use_count,
+            "duration_ms": self.duration_ms,
+        }
+
+    def latest_text(self) -> str | None:
+        """The text of the child's latest assistant message that has any (its answer so far)."""
+        return last_assistant_text(self.messages) or None
+
+    def observe(self, event: Event) -> None:
+        """Update the counters from one of the child's events (its own, not its children's)."""
+        if event.agent_id != self.agent_id:
+            return
+        if isinstance(event, AssistantMessageEvent):
+            for block in blocks_of(event.message):
+                if block.get("type") == "tool_use":
+                    self.tool_use_count += 1
+                    self.last_tool_name = str(block.get("name", ""))
+        elif isinstance(event, UsageEvent):
+            self.last_usage = dict(event.usage)
+        elif isinstance(event, ResultEvent):
+            self.result_event = event
+
+    def catch_up_tool_calls(self, first_index: int, tools_before: int) -> None:
+        """Count the tool calls of messages not read yet when the child was stopped."""
+        calls = [
+            block
+            for message in self.session.messages[first_index:]
+            if message.get("role") == "assistant"
+            for block in blocks_of(message)
+            if block.get("type") == "tool_use"
+        ]
+        if len(calls) > self.tool_use_count - tools_before:
+            self.tool_use_count = tools_before + len(calls)
+            self.last_tool_name = str(calls[-1].get("name", ""))

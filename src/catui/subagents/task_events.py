@@ -1,0 +1,58 @@
+"""The ``system/task_*`` events a sub-agent's parent sees (stream-json, the SDK, live lines), built in one place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catui.session.events import SystemEvent
+from catui.subagents.run import SubagentRun
+
+
+def _event(run: SubagentRun, subtype: str, data: dict[str, Any]) -> SystemEvent:
+    return SystemEvent(subtype=subtype, data=data, agent_id=run.parent_ctx.agent_id)
+
+
+def emit(run: SubagentRun, event: SystemEvent) -> None:
+    """Push ``event`` into the parent's stream (when it has one)."""
+    if run.parent_ctx.emit is not None:
+        run.parent_ctx.emit(event)
+
+
+def task_started(run: SubagentRun) -> SystemEvent:
+    """``system/task_started``: a child began (foreground or background)."""
+    return _event(run, "task_started", {
+        "task_id": run.agent_id,
+        "tool_use_id": run.request.tool_use_id,
+        "description": run.description,
+        "task_type": "local_agent",
+        "prompt": run.request.prompt,
+    })
+
+
+def task_progress(run: SubagentRun) -> SystemEvent:
+    """``system/task_progress``: the run's counters so far."""
+    return _event(run, "task_progress", {
+        "task_id": run.agent_id,
+        "tool_use_id": run.request.tool_use_id,
+        "description": run.description,
+        "last_tool_name": run.last_tool_name,
+        "usage": run.progress_usage(),
+    })
+
+
+def task_notification(run: SubagentRun, *, status: str, output_file: str, summary: str) -> SystemEvent:
+    """``system/task_notification``: the run ended (completed, failed or stopped)."""
+    return _event(run, "task_notification", {
+        "task_id": run.agent_id,
+        "tool_use_id": run.request.tool_use_id,
+        "status": status,
+        "output_file": output_file,
+        "summary": summary,
+        "usage": run.progress_usage(),
+    })
+
+
+def foreground_finished(run: SubagentRun, status: str) -> SystemEvent:
+    """The ``task_notification`` of a foreground child: its output file is its transcript."""
+    output = str(run.transcript_path) if run.transcript_path else ""
+    return task_notification(run, status=status, output_file=output, summary=f'Agent "{run.description}" {status}')
