@@ -245,12 +245,90 @@ def test_unknown_tool_names_are_kept_and_warned(project: Path) -> None:
     assert unknown == [unknown[0]] and "psql" in unknown[0] and "mcp__" not in unknown[0]
 
 
-# -- YAML parsing -----------------------------------------------------------------------------------
+# -- YAML errors Claude Code's parser reports and PyYAML alone would not ------------------------------
 
 
 def test_duplicate_keys_are_a_yaml_error_as_in_claude_code() -> None:
     result = load("---\nname: a\ndescription: one\ndescription: two\n---\nbody\n")
     assert result.definition is None and result.error is not None and "duplicate key" in result.error
+
+
+def test_a_failed_quote_retry_reports_the_first_attempts_error() -> None:
+    """The first parse describes the file as written; the retry only re-reads a quoted copy."""
+    result = load("---\nname: a\ndescription: Example: user: hi\ntools:\n  - Read\n - Grep\n---\nbody\n")
+    assert result.definition is None and result.error is not None
+    assert "line 3, column 21: mapping values are not allowed" in result.error and "quote values" in result.error
+
+
+@pytest.mark.parametrize(
+    "frontmatter, line, column, needed",
+    [
+        # a quoted list item of a top-level key, continued at column 0
+        ('name: a\ndescription: d\ntools:\n- "Read,\nGrep"\n', 6, 1, 1),
+        ("name: a\ndescription: d\ntools:\n- 'Read,\nGrep'\n", 6, 1, 1),
+        # a quoted top-level value continued at column 0
+        ('name: a\ndescription: "Reviews code.\nUse it after edits."\n', 4, 1, 1),
+        # an indented list: the continuation must be deeper than the dash
+        ('name: a\ndescription: d\ntools:\n  - "Read,\n  Grep"\n', 6, 3, 3),
+        # "- key: value" items: deeper than the key
+        ('name: a\ndescription: d\nhooks:\n  - matcher: "Bash\n   Edit"\n', 6, 4, 5),
+        # a flow list continued at column 0
+        ("name: a\ndescription: d\ntools: [Read,\nGrep]\n", 5, 1, 1),
+    ],
+)
+def test_under_indented_continuation_lines_are_reported_with_their_line(
+    frontmatter: str, line: int, column: int, needed: int
+) -> None:
+    """PyYAML joins these lines silently; Claude Code's YAML 1.2 parser rejects them and drops the
+    whole frontmatter, so catui reports the file, naming the line and the fix."""
+    result = load(f"---\n{frontmatter}---\nbody\n")
+    assert result.definition is None and result.error is not None
+    assert result.error.startswith("the frontmatter is not valid YAML")
+    assert f"line {line}, column {column}:" in result.error
+    assert f"indented by at least {needed} space" in result.error
+    assert f"indent it, or join it to line {line - 1}" in result.error
+
+
+@pytest.mark.parametrize(
+    "frontmatter, expected",
+    [
+        ('name: a\ndescription: d\ntools:\n- "Read,\n Grep"\n', ["Read", "Grep"]),
+        ('name: a\ndescription: d\ntools:\n  - "Read,\n   Grep"\n', ["Read", "Grep"]),
+        ("name: a\ndescription: d\ntools: [Read,\n  Grep\n]\n", ["Read", "Grep"]),
+        ("name: a\ndescription: d\ntools: [Read,\n# a comment line\n  Grep]\n", ["Read", "Grep"]),
+        ('name: a\ndescription: d\ntools:\n- "Read,\n\n Grep"\n', ["Read", "Grep"]),
+    ],
+)
+def test_continuation_lines_indented_enough_still_load(frontmatter: str, expected: list[str]) -> None:
+    agent = load(f"---\n{frontmatter}---\nbody\n").definition
+    assert agent is not None and agent.tools == expected
+
+
+def test_an_alias_is_checked_where_its_anchor_stands() -> None:
+    text = '---\nname: a\ndescription: &d "Reviews\n code."\nhooks:\n  - x:\n      - *d\n---\nbody\n'
+    agent = load(text).definition
+    assert agent is not None and agent.description == "Reviews code."
+
+
+def test_a_corpus_file_continued_at_column_0_is_reported_with_its_line(project: Path) -> None:
+    """A real file (Japanese translation) whose description goes on at column 0 after a blank line:
+    Claude Code drops its frontmatter (expectations.json: yaml_error, invalid). PyYAML notices the
+    missing ':' only on the next line; the report names the line that lacks it."""
+    name = "agents/affaan-m__everything-claude-code/docs/ja-JP/agents/go-reviewer.md"
+    source = CORPUS / name
+    if not source.is_file():
+        pytest.skip("corpus not available")
+    target = project / ".claude" / "agents" / "go-reviewer.md"
+    target.write_bytes(source.read_bytes())
+    line = source.read_text(encoding="utf-8").split("\n")[4]
+    assert line and not line[0].isspace() and ":" not in line  # line 5: the unindented continuation
+
+    registry = registry_for(project)
+    assert "go-reviewer" not in registry.names()
+    [failed] = [f for f in registry.failed_files if f.path == str(target)]
+    assert failed.error.startswith("the frontmatter is not valid YAML")
+    assert "line 5, column 1: this line is not a 'key: value' line" in failed.error
+    assert "indent it" in failed.error
 
 
 def test_catui_help_does_not_import_the_yaml_parser() -> None:

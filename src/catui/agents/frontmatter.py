@@ -13,7 +13,8 @@ Claude Code's rules (from its frontmatter parser):
    that is not a mapping is also ``{}``.
 
 The YAML itself is read by PyYAML's C loader with YAML 1.2 scalar rules
-(``yaml12.load_yaml12``).
+(``yaml12.load_yaml12``), which also rejects continuation lines that Claude
+Code's parser rejects for being indented too little.
 
 catui differs deliberately in one place: a UTF-8 byte-order mark is removed
 before the search (Claude Code silently ignores such a file, reported upstream
@@ -27,7 +28,7 @@ from typing import Any, Literal, NamedTuple
 
 import yaml
 
-from catui.agents.yaml12 import load_yaml12
+from catui.agents.yaml12 import UnderIndentedLineError, load_yaml12
 
 # JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), which differs from Python's.
 _JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -147,12 +148,31 @@ def quote_problematic_values(text: str) -> str:
 
 
 def describe_yaml_error(exc: yaml.YAMLError, first_line: int) -> str:
-    """``line N: <problem>`` with the line counted in the whole file (the opening ``---`` is line 1)."""
+    """``line N, column M: <problem>; <how to fix it>``, the line counted in the whole file.
+
+    ``first_line`` is the file line of the YAML's first line (2 for frontmatter: the opening ``---``
+    is line 1).
+    """
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    if mark is not None:
-        return f"line {mark.line + first_line}, column {mark.column + 1}: {problem}"
-    return str(problem)
+    if isinstance(exc, UnderIndentedLineError) and exc.context_mark is not None:
+        start = exc.context_mark.line + first_line
+        spaces = exc.required_indent
+        problem = (
+            f"this line continues the {exc.kind} that starts on line {start}, but YAML needs it indented "
+            f"by at least {spaces} space{'' if spaces == 1 else 's'}"
+        )
+        fix = f"indent it, or join it to line {start}"
+    elif getattr(exc, "context", None) == "while scanning a simple key" and exc.context_mark is not None:  # type: ignore[attr-defined]
+        # PyYAML notices the missing ':' on the line after the one that lacks it: point at that one.
+        mark = exc.context_mark  # type: ignore[attr-defined]
+        problem = "this line is not a 'key: value' line"
+        fix = "if it continues the value above, indent it"
+    else:
+        fix = "quote values that contain ': ' or '#', e.g. description: \"...\""
+    if mark is None:
+        return f"{problem}; {fix}"
+    return f"line {mark.line + first_line}, column {mark.column + 1}: {problem}; {fix}"
 
 
 def parse_markdown(text: str, *, strip_bom: bool = True, with_body: bool = True) -> ParsedMarkdown:

@@ -207,10 +207,8 @@ def _split_plain_file(data: bytes) -> tuple[str, str] | None:
 
 
 def _yaml_failure(error: str | None) -> str:
-    return (
-        f"the frontmatter is not valid YAML ({error}); quote values that contain ': ' or '#', "
-        'e.g. description: "..."'
-    )
+    # ``error`` says where and how to fix it (frontmatter.describe_yaml_error).
+    return f"the frontmatter is not valid YAML, so Claude Code would ignore it: {error}"
 
 
 def load_markdown_agent(
