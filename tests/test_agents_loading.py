@@ -104,6 +104,26 @@ def test_yaml_12_scalars_are_strings() -> None:
     assert date is not None and date.description == "2024-01-01"
 
 
+def test_yaml_12_core_schema_typing_of_plain_scalars() -> None:
+    """What Claude Code's YAML 1.2 parser types, and what stays text though YAML 1.1 would type it."""
+    parsed = parse_markdown(
+        "---\nname: a\nbools: [true, True, TRUE, false, False, FALSE]\nints: [007, 0o17, 0x1f, -3, +4]\n"
+        "floats: [1.5, .5, 1e3, -.inf]\nnulls: [~, null, Null, NULL]\nempty:\n"
+        "texts: [yes, no, on, off, 2024-01-01, 1_000, 0b101, 1.0.0]\nsexagesimal: 1:30\n---\n"
+    )
+    assert parsed.status == "ok"
+    assert parsed.frontmatter == {
+        "name": "a",
+        "bools": [True, True, True, False, False, False],
+        "ints": [7, 15, 31, -3, 4],
+        "floats": [1.5, 0.5, 1000.0, float("-inf")],
+        "nulls": [None, None, None, None],
+        "empty": None,
+        "texts": ["yes", "no", "on", "off", "2024-01-01", "1_000", "0b101", "1.0.0"],
+        "sexagesimal": "1:30",
+    }
+
+
 def test_literal_backslash_n_in_description_becomes_a_newline() -> None:
     agent = load(agent_file(description=r"First.\n\nSecond.")).definition
     assert agent is not None and agent.description == "First.\n\nSecond."
@@ -257,7 +277,9 @@ def test_a_failed_quote_retry_reports_the_first_attempts_error() -> None:
     """The first parse describes the file as written; the retry only re-reads a quoted copy."""
     result = load("---\nname: a\ndescription: Example: user: hi\ntools:\n  - Read\n - Grep\n---\nbody\n")
     assert result.definition is None and result.error is not None
-    assert "line 3, column 21: mapping values are not allowed" in result.error and "quote values" in result.error
+    assert (
+        "line 3, column 21: mapping values are not allowed" in result.error and "quote values" in result.error
+    )
 
 
 @pytest.mark.parametrize(
