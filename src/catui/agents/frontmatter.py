@@ -163,9 +163,13 @@ def describe_yaml_error(exc: yaml.YAMLError, first_line: int) -> str:
             f"by at least {spaces} space{'' if spaces == 1 else 's'}"
         )
         fix = f"indent it, or join it to line {start}"
-    elif getattr(exc, "context", None) == "while scanning a simple key" and exc.context_mark is not None:  # type: ignore[attr-defined]
+    elif (
+        isinstance(exc, yaml.MarkedYAMLError)
+        and exc.context == "while scanning a simple key"
+        and exc.context_mark is not None
+    ):
         # PyYAML notices the missing ':' on the line after the one that lacks it: point at that one.
-        mark = exc.context_mark  # type: ignore[attr-defined]
+        mark = exc.context_mark
         problem = "this line is not a 'key: value' line"
         fix = "if it continues the value above, indent it"
     else:
