@@ -7,11 +7,13 @@ synthetic ones) into a temporary project's ``.claude/agents`` tree, then
 measures in the same run:
 
 - baseline: reading the same files' bytes in a plain Python loop (walk + open + read);
-- cold load: ``load_agent_registry`` from scratch (scan, read, parse YAML, build definitions);
+- cold load: ``load_agent_registry`` from scratch (scan, read, parse every frontmatter with PyYAML's
+  C loader, build definitions);
 - no-change reload: ``registry.reload_if_changed()`` when nothing changed;
 - change reload: one file touched, then ``reload_if_changed()``.
 
-Goals (issue 4): cold load under 5x the plain read; no-change reload under 5 ms.
+Goals: cold load no worse than 10x the plain read (issue 12: one YAML path, PyYAML for every file;
+the hand-written readers it replaced kept it under 5x, issue 4); no-change reload under 5 ms.
 Prints the medians and the ratios; there are no assertions.
 """
 
@@ -127,7 +129,7 @@ def main() -> None:
         f"active agents {active}, failed {failed}"
     )
     print(f"plain read of the same bytes : {plain:8.2f} ms")
-    print(f"cold load                    : {cold:8.2f} ms   ratio {cold / plain:5.1f}x  (goal < 5x)")
+    print(f"cold load                    : {cold:8.2f} ms   ratio {cold / plain:5.1f}x  (goal <= 10x)")
     print(
         f"cold load, CPU time          : {cold_cpu:8.2f} ms   ratio {cold_cpu / plain_cpu:5.1f}x  (plain read {plain_cpu:.2f} ms)"
     )

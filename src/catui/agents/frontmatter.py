@@ -12,6 +12,10 @@ Claude Code's rules (from its frontmatter parser):
    parsing is retried. If that fails too, the frontmatter is ``{}``. A result
    that is not a mapping is also ``{}``.
 
+The YAML itself is read by PyYAML's C loader with YAML 1.2 scalar rules
+(``yaml12.load_yaml12``), which also rejects continuation lines that Claude
+Code's parser rejects for being indented too little.
+
 catui differs deliberately in one place: a UTF-8 byte-order mark is removed
 before the search (Claude Code silently ignores such a file, reported upstream
 as a bug), because editors on Windows add it invisibly.
@@ -20,13 +24,11 @@ as a bug), because editors on Windows add it invisibly.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from catui.agents.flat_yaml import read_flat_frontmatter
-from catui.agents.simple_yaml import analyse_simple_yaml, parse_simple_yaml
+import yaml
 
-if TYPE_CHECKING:
-    import yaml
+from catui.agents.yaml12 import UnderIndentedLineError, load_yaml12
 
 # JavaScript's \s (ECMAScript WhiteSpace + LineTerminator), which differs from Python's.
 _JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -146,22 +148,35 @@ def quote_problematic_values(text: str) -> str:
 
 
 def describe_yaml_error(exc: yaml.YAMLError, first_line: int) -> str:
-    """``line N: <problem>`` with the line counted in the whole file (the opening ``---`` is line 1)."""
+    """``line N, column M: <problem>; <how to fix it>``, the line counted in the whole file.
+
+    ``first_line`` is the file line of the YAML's first line (2 for frontmatter: the opening ``---``
+    is line 1).
+    """
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    if mark is not None:
-        return f"line {mark.line + first_line}, column {mark.column + 1}: {problem}"
-    return str(problem)
-
-
-def _parse_yaml(text: str) -> Any:
-    # Most frontmatter is a few plain lines: read those directly, hand anything else to YAML.
-    simple = parse_simple_yaml(text)
-    if simple is not None:
-        return simple
-    from catui.agents.yaml12 import load_yaml12
-
-    return load_yaml12(text)
+    if isinstance(exc, UnderIndentedLineError) and exc.context_mark is not None:
+        start = exc.context_mark.line + first_line
+        spaces = exc.required_indent
+        problem = (
+            f"this line continues the {exc.kind} that starts on line {start}, but YAML needs it indented "
+            f"by at least {spaces} space{'' if spaces == 1 else 's'}"
+        )
+        fix = f"indent it, or join it to line {start}"
+    elif (
+        isinstance(exc, yaml.MarkedYAMLError)
+        and exc.context == "while scanning a simple key"
+        and exc.context_mark is not None
+    ):
+        # PyYAML notices the missing ':' on the line after the one that lacks it: point at that one.
+        mark = exc.context_mark
+        problem = "this line is not a 'key: value' line"
+        fix = "if it continues the value above, indent it"
+    else:
+        fix = "quote values that contain ': ' or '#', e.g. description: \"...\""
+    if mark is None:
+        return f"{problem}; {fix}"
+    return f"line {mark.line + first_line}, column {mark.column + 1}: {problem}; {fix}"
 
 
 def parse_markdown(text: str, *, strip_bom: bool = True, with_body: bool = True) -> ParsedMarkdown:
@@ -184,43 +199,26 @@ def parse_markdown(text: str, *, strip_bom: bool = True, with_body: bool = True)
 
 
 def parse_frontmatter_block(raw: str) -> tuple[dict[str, Any], FrontmatterStatus, str | None, bool]:
-    """(mapping, status, YAML error, not a mapping) for the text between the ``---`` lines."""
+    """(mapping, status, YAML error, not a mapping) for the text between the ``---`` lines.
+
+    Claude Code's steps: quote `` #`` values, parse; if that fails, quote values with special
+    characters and parse once more. The error reported is the first attempt's, as it is the one
+    that describes the file as written.
+    """
     prequoted = prequote_hash_values(raw)
     status: FrontmatterStatus = "ok" if prequoted is raw or prequoted == raw else "ok_hash_prequoted"
-    flat = read_flat_frontmatter(prequoted)
-    if flat is not None:
-        return flat[0], "ok_after_quote_retry" if flat[1] else status, None, False
-    simple, colon_values_only = analyse_simple_yaml(prequoted)
-    if simple is not None and not colon_values_only:
-        return simple, status, None, False
-    if simple is not None:
-        # The first parse is certain to fail on a plain value holding ': '; go straight to the retry.
-        retried = parse_simple_yaml(quote_problematic_values(prequoted))
-        if retried is not None:
-            return retried, "ok_after_quote_retry", None, False
-    return _parse_with_yaml(prequoted, status)
-
-
-def _parse_with_yaml(
-    prequoted: str, status: FrontmatterStatus
-) -> tuple[dict[str, Any], FrontmatterStatus, str | None, bool]:
-    """The full YAML parser, with Claude Code's quote retry; imported only for frontmatter that needs it."""
-    import yaml
-
-    from catui.agents.yaml12 import load_yaml12
-
     try:
-        data = load_yaml12(prequoted)
-    except yaml.YAMLError as first_error:
-        # The frontmatter's first line is line 2 of the file.
-        message = describe_yaml_error(first_error, first_line=2)
         try:
-            data = _parse_yaml(quote_problematic_values(prequoted))
-        except yaml.YAMLError:
-            return {}, "yaml_error", message, False
-        status = "ok_after_quote_retry"
+            data = load_yaml12(prequoted)
+        except yaml.YAMLError as first_error:
+            message = describe_yaml_error(first_error, first_line=2)
+            try:
+                data = load_yaml12(quote_problematic_values(prequoted))
+            except yaml.YAMLError:
+                return {}, "yaml_error", message, False
+            status = "ok_after_quote_retry"
     except RecursionError:
-        return {}, "yaml_error", "the YAML is nested too deeply", False
+        return {}, "yaml_error", "the YAML is nested too deeply; flatten it", False
     if data is None:
         return {}, status, None, False
     if not isinstance(data, dict):

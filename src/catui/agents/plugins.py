@@ -80,7 +80,7 @@ def load_plugin_agent_markdown(
     if parsed.status == "no_frontmatter":
         warn("no frontmatter: registered under its file name with a placeholder description")
     elif parsed.status == "yaml_error":
-        warn(f"the frontmatter is not valid YAML ({parsed.error}); its fields are ignored")
+        warn(f"the frontmatter is not valid YAML, so its fields are ignored: {parsed.error}")
     raw_name = data.get("name")
     base_name = raw_name if isinstance(raw_name, str) and raw_name else Path(path).stem
     problem = agent_name_problem(base_name)

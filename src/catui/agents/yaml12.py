@@ -10,6 +10,12 @@ string description, so catui resolves scalars with the 1.2 core schema:
 
 The C parser (libyaml) is used when available; it only tokenises, so the
 resolver rules below apply either way.
+
+YAML 1.2 also requires the continuation lines of a quoted value or a flow
+collection (``[a,\\n b]``) to be indented more than the block collection
+holding it; PyYAML does not check that, Claude Code's parser does (it then
+drops the whole frontmatter), so ``load_yaml12`` checks it and raises
+``UnderIndentedLineError`` naming the line.
 """
 
 from __future__ import annotations
@@ -91,6 +97,88 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
+class UnderIndentedLineError(yaml.MarkedYAMLError):
+    """A continuation line of a quoted value or flow collection is indented too little for YAML 1.2.
+
+    ``context_mark`` is where the value starts, ``problem_mark`` the start of the offending line's
+    text (lines counted in ``\\n`` breaks, as editors count them); ``kind`` names the value
+    ("quoted value" or "flow collection"), ``required_indent`` the spaces the line needed.
+    """
+
+    def __init__(self, value_mark: yaml.Mark, line_mark: yaml.Mark, kind: str, required_indent: int) -> None:
+        super().__init__(
+            f"while scanning a {kind}",
+            value_mark,
+            f"this line continues a {kind} but is indented {line_mark.column} spaces, "
+            f"fewer than the {required_indent} YAML 1.2 requires here",
+            line_mark,
+        )
+        self.kind = kind
+        self.required_indent = required_indent
+
+
 def load_yaml12(text: str) -> Any:
     """Parse one YAML document with 1.2 scalar rules. Raises ``yaml.YAMLError`` on bad input."""
-    return yaml.load(text, Loader=Yaml12Loader)
+    loader = Yaml12Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_continuation_indents(text, node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_continuation_indents(text: str, root: yaml.Node) -> None:
+    """Raise UnderIndentedLineError for a quoted value or flow collection whose later lines are too shallow.
+
+    The rule is the one Claude Code's parser (the ``yaml`` npm package) applies: inside a block
+    collection that starts at column c, every further line of such a value needs at least c + 1
+    leading spaces; blank lines and, in a flow collection, comment lines are exempt, and the closing
+    bracket of a flow collection may sit at column c. At the document's top level nothing is required.
+    """
+    # (node, spaces its continuation lines need), visited in document order so that a node reached
+    # again through an alias (the same object) is checked where its anchor stands, and only there.
+    pending: list[tuple[yaml.Node, int]] = [(root, 0)]
+    seen: set[int] = set()
+    while pending:
+        node, required = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            # Plain and block scalars need no check here: PyYAML enforces their indentation itself.
+            if node.style in ('"', "'") and required:
+                _check_lines(text, node, required, "quoted value")
+            continue
+        if isinstance(node, yaml.CollectionNode) and node.flow_style:
+            if required:
+                _check_lines(text, node, required, "flow collection")
+            continue  # everything inside a flow collection lies within the lines just checked
+        inner = node.start_mark.column + 1
+        children = [value for _key, value in node.value] if isinstance(node, yaml.MappingNode) else node.value
+        pending.extend((child, inner) for child in reversed(children))
+
+
+def _check_lines(text: str, node: yaml.Node, required: int, kind: str) -> None:
+    start, end = node.start_mark.index, node.end_mark.index
+    line_break = text.find("\n", start, end)
+    while line_break >= 0:
+        line_start = line_break + 1
+        indent = 0
+        while line_start + indent < end and text[line_start + indent] == " ":
+            indent += 1
+        first = text[line_start + indent : line_start + indent + 1]
+        exempt = first in ("\n", "\r", "") or (
+            kind == "flow collection"
+            # a comment line, or the collection's own closing bracket one column to the left of its content
+            and (first == "#" or (indent == required - 1 and line_start + indent == end - 1))
+        )
+        if indent < required and not exempt:
+            line = text.count("\n", 0, line_start)
+            line_mark = yaml.Mark("<frontmatter>", line_start + indent, line, indent, None, 0)
+            value_line = text.count("\n", 0, start)
+            value_mark = yaml.Mark("<frontmatter>", start, value_line, node.start_mark.column, None, 0)
+            raise UnderIndentedLineError(value_mark, line_mark, kind, required)
+        line_break = text.find("\n", line_start, end)
