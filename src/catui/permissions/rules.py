@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from catui.permissions.context import Behavior, PermissionRequest, PermissionRule
+from catui.permissions.model import Behavior, PermissionRequest, PermissionRule
 
 READ_TOOLS: frozenset[str] = frozenset({"Read", "Glob", "Grep", "LS"})
 EDIT_TOOLS: frozenset[str] = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
