@@ -20,6 +20,7 @@ from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.permissions.context import PermissionDecision, PermissionRequest, PermissionRule
 from catui.permissions.rules import within_directories
 from catui.tools.base import Tool, ToolContext
+from catui.tools.plan_file import ALLOWED_PROMPTS_KEY
 
 PREVIEW_LINES = 8
 
@@ -150,7 +151,6 @@ class PermissionPrompter:
 
         They approve nothing by themselves (see docs/decisions.md); the person decides with them in view.
         """
-        from catui.tools.plan_file import ALLOWED_PROMPTS_KEY
 
         owner = self.main_context() if self.main_context is not None else ctx
         prompts = [p.get("prompt", "") for p in owner.services.get(ALLOWED_PROMPTS_KEY) or [] if isinstance(p, dict)]
