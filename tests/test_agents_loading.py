@@ -553,18 +553,18 @@ def test_common_field_values_always_pass_the_strict_check() -> None:
 
 
 def test_tool_string_split_equals_the_separator_regex_for_every_character() -> None:
-    """split_outside_parens splits with str.split(); it must cut exactly where ``[,\\s]+`` would."""
+    """split_tool_specs splits with str.split(); it must cut exactly where ``[,\\s]+`` would."""
     import re
     import sys
 
-    from catui.agents.tool_lists import split_outside_parens
+    from catui.permissions.tool_specs import split_tool_specs
 
     separators = re.compile(r"[,\s]+")
     for code in range(sys.maxunicode + 1):
         if 0xD800 <= code <= 0xDFFF or code == ord("("):  # surrogates; "(" takes the parentheses path
             continue
         text = f"a{chr(code)}b,,{chr(code)}c"
-        assert split_outside_parens(text) == [item for item in separators.split(text) if item], hex(code)
+        assert split_tool_specs(text) == [item for item in separators.split(text) if item], hex(code)
 
 
 def test_a_loaded_definition_is_a_normal_pydantic_model(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from catui.permissions.rules import (
     command_parts,
     parse_rule,
     rule_matches,
-    split_rule_list,
 )
+from catui.permissions.tool_specs import split_tool_specs
 
 PROJECT = Path("/work/proj")
 
@@ -202,7 +202,7 @@ def test_non_string_rule_is_an_error() -> None:
 
 
 def test_split_rule_list_like_claude_code() -> None:
-    assert split_rule_list("Read,Grep Bash(git status:*), Bash(npm run test)") == [
+    assert split_tool_specs("Read,Grep Bash(git status:*), Bash(npm run test)") == [
         "Read",
         "Grep",
         "Bash(git status:*)",

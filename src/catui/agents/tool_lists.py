@@ -4,30 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def split_outside_parens(text: str) -> list[str]:
-    """Split on commas and whitespace that are not inside parentheses: ``Agent(a, b), Read`` → 2 entries."""
-    if "(" not in text:
-        # Splitting on the regex [,\s]+ and dropping empty items, without the regex engine: str.split()
-        # splits on exactly the characters \s matches (a test checks every code point).
-        return text.replace(",", " ").split()
-    items: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")" and depth:
-            depth -= 1
-        if depth == 0 and (ch == "," or ch.isspace()):
-            if current:
-                items.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-    if current:
-        items.append("".join(current))
-    return [i.strip() for i in items if i.strip()]
+from catui.permissions.tool_specs import split_tool_specs
 
 
 def parse_tool_list(value: Any) -> list[str] | None:
@@ -45,7 +22,7 @@ def parse_tool_list(value: Any) -> list[str] | None:
         text = ", ".join(item for item in value if isinstance(item, str))
     else:
         return []
-    names = split_outside_parens(text)
+    names = split_tool_specs(text)
     if "*" in names:
         return None
     return names

@@ -15,10 +15,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from importlib.resources import files
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import click
+import yaml
+
+from catui.app import RunOptions, build_app, first_prompt_content
+from catui.cli.ui_progress import TurnView
+from catui.cli.ui_screen import Screen
+from catui.errors import CatuiError
+from catui.session.events import ResultEvent
 
 DEMO_TASK = "The tests of this project fail. Find the bug, fix it, and check that the tests pass."
 PLACEHOLDER_PROJECT = "${PROJECT}"
@@ -29,8 +38,6 @@ GIT_IDENTITY = ("-c", "user.name=catui demo", "-c", "user.email=demo@catui.inval
 
 def packaged_path(*parts: str) -> Path:
     """A file or folder shipped inside the catui package."""
-    from importlib.resources import files
-
     return Path(str(files("catui").joinpath(*parts)))
 
 
@@ -56,8 +63,6 @@ def copy_sample_project(target_parent: Path) -> tuple[Path, str]:
 
 def subagents_available() -> bool:
     """Whether this build installs the Agent tool (build_app adds it when catui.subagents.install exists)."""
-    from importlib.util import find_spec
-
     try:
         return find_spec("catui.subagents.install") is not None
     except ImportError:
@@ -71,8 +76,6 @@ def python_command() -> str:
 
 def demo_script(project: Path, *, with_subagents: bool, fast: bool) -> dict[str, Any]:
     """The packaged script with its placeholders filled in, sub-agent turns dropped when unavailable."""
-    import yaml
-
     raw = yaml.safe_load(packaged_path("demo", "demo.yaml").read_text(encoding="utf-8"))
     replacements = {PLACEHOLDER_PROJECT: str(project), PLACEHOLDER_PYTHON: python_command()}
 
@@ -100,13 +103,6 @@ def demo_script(project: Path, *, with_subagents: bool, fast: bool) -> dict[str,
 
 async def run_demo(workdir: Path, *, fast: bool, out: Any, keep: bool = True) -> int:
     """Set up the project copy, run the scripted session with live output, report where things are."""
-    import yaml
-
-    from catui.app import RunOptions, build_app, first_prompt_content
-    from catui.cli.ui_progress import TurnView
-    from catui.cli.ui_screen import Screen
-    from catui.session.events import ResultEvent
-
     screen = Screen(out)
     project, git_note = copy_sample_project(workdir)
     screen.print(screen.style("catui demo", "bold") + screen.style(" · scripted model, no network, real tools", "dim"))
@@ -188,8 +184,6 @@ def command(fast: bool, keep: bool, parent_dir: Path | None) -> None:
     permissions (bypassPermissions, so nothing asks) and the transcript are
     real. At the end catui prints where the edited copy and the transcript are.
     """
-    from catui.errors import CatuiError
-
     if parent_dir is not None:
         parent_dir.mkdir(parents=True, exist_ok=True)
         workdir = Path(tempfile.mkdtemp(prefix="catui-demo-", dir=parent_dir))

@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Any, TextIO
 
+from catui import __version__
+from catui.app import build_app, first_prompt_content, start_app
 from catui.cli.ui_ask import QuestionAsker
 from catui.cli.ui_history import append_history, load_history
 from catui.cli.ui_permission import PermissionPrompter
@@ -44,8 +46,6 @@ a backslash at the end of the line, then Enter, starts a new line (pasted line b
 
 async def interactive_main(run_options: Any, prompt: str | None) -> int:
     """Run the interactive session until the user exits; returns the exit status."""
-    from catui.app import build_app, start_app
-
     app = build_app(run_options)
     await start_app(app)
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
@@ -143,8 +143,6 @@ class InteractiveSession:
         self._installed_signals.clear()
 
     def _banner(self) -> None:
-        from catui import __version__
-
         s = self.screen
         s.print(s.style(f"catui {__version__}", "bold") + s.style(f" · {self.app.model_display} · {self.app.session.ctx.cwd}", "dim"))
         s.print(s.style("Type a task and press Enter. /help for keys; Ctrl-D exits.", "dim"))
@@ -245,8 +243,6 @@ class InteractiveSession:
 
     async def turn(self, text: str | Any, *, raw: bool = False) -> None:
         """Run one turn of the conversation with ``text`` as the user's message."""
-        from catui.app import first_prompt_content
-
         if raw:
             content = text
         elif not self.sent_first_message:

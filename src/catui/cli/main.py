@@ -74,6 +74,7 @@ def root(**options: Any) -> None:
 
     Run `catui -p "task"` for one answer, or `catui` for an interactive session.
     """
+    # lazy: cli.run imports the whole application (~160 ms); `catui --help` and the subcommands never need it
     from catui.cli.run import run_root
 
     run_root(options)

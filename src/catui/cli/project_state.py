@@ -1,18 +1,17 @@
 """What ``catui tasks`` and ``catui worktrees`` share: the project they act on, its state.db, ages.
 
-Only click is imported at module level; paths and state are imported when a command runs, so
-``catui --help`` stays fast.
+Only ``catui tasks`` and ``catui worktrees`` import this module (``cli/main.py`` loads subcommands
+when they run), so ``catui --help`` never loads the state database module.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-if TYPE_CHECKING:
-    from catui.state.db import StateDB
+from catui.paths import find_project_root
+from catui.state.db import DB_FILENAME, StateDB
 
 project_option = click.option(
     "-C",
@@ -25,8 +24,6 @@ project_option = click.option(
 
 def project_root(project: str | None) -> Path:
     """The project a command acts on: the git root of ``--project`` or of the current folder."""
-    from catui.paths import find_project_root
-
     return find_project_root(Path(project) if project else Path.cwd())
 
 
@@ -35,8 +32,6 @@ def open_state(root: Path) -> StateDB | None:
 
     Looking must not create anything: neither the database nor the ``.catui`` folder.
     """
-    from catui.state.db import DB_FILENAME, StateDB
-
     if not (root / ".catui" / DB_FILENAME).is_file():
         return None
     return StateDB(root)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import signal
 import sys
 import traceback
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from catui.errors import CatuiError
+from catui.app import RunOptions, build_app, first_prompt_content, start_app
+from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.errors import CatuiError, ConfigurationError
 from catui.session.events import Event, ResultEvent
 
 EXIT_ERROR = 1
@@ -35,6 +37,7 @@ def run_root(options: dict[str, Any]) -> None:
                 raise click.UsageError('print mode needs a prompt: catui -p "your task" (or pipe it on stdin)')
             code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"]))
         else:
+            # lazy: the terminal UI (~16 ms of screen, prompt and key-reading code) is not needed in print mode
             from catui.cli.interactive import interactive_main
 
             code = asyncio.run(interactive_main(run_options, prompt))
@@ -50,10 +53,8 @@ def run_root(options: dict[str, Any]) -> None:
     sys.exit(code)
 
 
-def options_from_cli(options: dict[str, Any], *, interactive: bool) -> Any:
-    from catui.app import RunOptions
-    from catui.errors import ConfigurationError
-
+def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOptions:
+    """The root command's parsed options as the app's :class:`RunOptions` (``--agents`` JSON checked here)."""
     flag_agents = None
     if options.get("agents_json"):
         try:
@@ -89,17 +90,12 @@ def settle_startup_objects() -> None:
     A turn that starts 100 sub-agents went from ~75 collections (~22 ms of CPU) to ~5 (~4 ms).
     Only the CLI does this: a program using the SDK keeps its own collector settings.
     """
-    import gc
-
     gc.freeze()
     gc.set_threshold(10_000, 20, 20)
 
 
 async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> int:
     """Run one prompt to completion (and any background agents it started); print the answer."""
-    from catui.app import build_app, start_app
-    from catui.cli.stream_json import StreamJsonWriter
-
     app = build_app(run_options)
     await start_app(app)
     settle_startup_objects()
@@ -148,8 +144,6 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
     Print mode does not exit while background agents run: after the parent's turn ends it waits for
     their notifications and gives each to the parent as a new turn, as Claude Code does.
     """
-    from catui.app import first_prompt_content
-
     content: Any = first_prompt_content(app, prompt)
     idle: asyncio.Queue[Event] = asyncio.Queue()
     restore = _deliver_idle_events(app.session, idle)
@@ -232,26 +226,6 @@ async def _unless_aborted(waiting: Any, abort: asyncio.Event) -> Any:
             with contextlib.suppress(BaseException):
                 await waiter
     return waiter.result() if not waiter.cancelled() else None
-
-
-def result_json(event: ResultEvent) -> dict[str, Any]:
-    """Print mode's json result object, in Claude Code's shape."""
-    return {
-        "type": "result",
-        "subtype": event.subtype,
-        "is_error": event.is_error,
-        "duration_ms": event.duration_ms,
-        "duration_api_ms": event.duration_api_ms,
-        "num_turns": event.num_turns,
-        "result": event.result,
-        "stop_reason": event.stop_reason,
-        "session_id": event.session_id,
-        "total_cost_usd": event.total_cost_usd,
-        "usage": event.usage,
-        "modelUsage": event.model_usage,
-        "permission_denials": event.permission_denials,
-        "uuid": str(uuid.uuid4()),
-    }
 
 
 def describe_event(event: Event) -> str:

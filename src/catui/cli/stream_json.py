@@ -47,10 +47,28 @@ def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
     if isinstance(event, ResultEvent):
         if event.agent_id is not None:
             return None
-        from catui.cli.run import result_json
-
         return {**result_json(event), "uuid": str(uuid.uuid4())}
     return None
+
+
+def result_json(event: ResultEvent) -> dict[str, Any]:
+    """The result object of print mode's json output, in Claude Code's shape (stream-json ends with it too)."""
+    return {
+        "type": "result",
+        "subtype": event.subtype,
+        "is_error": event.is_error,
+        "duration_ms": event.duration_ms,
+        "duration_api_ms": event.duration_api_ms,
+        "num_turns": event.num_turns,
+        "result": event.result,
+        "stop_reason": event.stop_reason,
+        "session_id": event.session_id,
+        "total_cost_usd": event.total_cost_usd,
+        "usage": event.usage,
+        "modelUsage": event.model_usage,
+        "permission_denials": event.permission_denials,
+        "uuid": str(uuid.uuid4()),
+    }
 
 
 class StreamJsonWriter:

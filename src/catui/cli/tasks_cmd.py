@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from catui.cli.project_state import format_age, open_state, project_option, project_root
-
-if TYPE_CHECKING:
-    from catui.state.db import StateDB
+from catui.errors import CatuiError
+from catui.state.db import StateDB
+from catui.tasks.store import request_stop
 
 STOP_WAIT_S = 10.0
 
@@ -59,7 +59,6 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
     ctx.obj["project"] = project
     if ctx.invoked_subcommand is not None:
         return
-    from catui.errors import CatuiError
 
     state = open_state(project_root(project))
     try:
@@ -99,8 +98,6 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
 @click.pass_context
 def show_command(ctx: click.Context, ident: str) -> None:
     """Print one task (ID or a prefix of at least 4 characters), with its result."""
-    from catui.errors import CatuiError
-
     state = open_state(project_root(ctx.obj.get("project")))
     if state is None:
         raise click.ClickException(f"no task matches {ident!r}: this project has no background tasks")
@@ -151,9 +148,6 @@ def show_command(ctx: click.Context, ident: str) -> None:
 @click.pass_context
 def stop_command(ctx: click.Context, ident: str, no_wait: bool) -> None:
     """Stop a running task, in whichever catui process runs it."""
-    from catui.errors import CatuiError
-    from catui.tasks.store import request_stop
-
     state = open_state(project_root(ctx.obj.get("project")))
     if state is None:
         raise click.ClickException(f"no task matches {ident!r}: this project has no background tasks")

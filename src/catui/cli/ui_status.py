@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from catui import __version__
 from catui.cli.ui_format import format_tokens
 
 STATUS_COMMAND_TIMEOUT_S = 3.0
@@ -35,7 +36,6 @@ def status_command(settings: Mapping[str, Any]) -> str | None:
 
 def status_input(app: Any) -> dict[str, Any]:
     """The JSON object a statusLine command receives on stdin."""
-    from catui import __version__
 
     session = app.session
     resolved = app.services.resolved_model

@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import os
 import sys
+import termios
 from collections.abc import Callable
 from typing import Any
 
@@ -130,8 +131,6 @@ class KeyReader:
         self._paste: str | None = None  # text of a bracketed paste still arriving
 
     def start(self) -> None:
-        import termios
-
         self._saved = termios.tcgetattr(self.fd)
         mode = termios.tcgetattr(self.fd)
         mode[0] &= ~(termios.IXON | termios.ICRNL)  # Ctrl-S/Ctrl-Q as keys; Enter arrives as \r
@@ -153,8 +152,6 @@ class KeyReader:
                 self._loop.remove_reader(self.fd)
             self._loop = None
         if self._saved is not None:
-            import termios
-
             with contextlib.suppress(Exception):
                 termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
             self._saved = None

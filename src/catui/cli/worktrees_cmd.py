@@ -3,12 +3,13 @@
 ``catui worktrees`` lists kept worktrees (agent, branch, change summary, age);
 ``catui worktrees rm ID`` removes one with its branch, changes and all;
 ``catui worktrees prune`` removes those without changes and those whose
-folder is gone. Worktree and state modules are imported only when a command
-runs, so ``catui --help`` stays fast.
+folder is gone. ``cli/main.py`` imports this module only when ``catui
+worktrees`` runs, so ``catui --help`` never loads the worktree and state modules.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 import click
 
 from catui.cli.project_state import format_age, open_state, project_option, project_root
+from catui.errors import CatuiError
+from catui.worktree import WorktreeError, WorktreeInfo, change_summary, prune_worktrees, remove_worktree
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -32,9 +35,6 @@ def command(ctx: click.Context, project: str | None, show_all: bool) -> None:
     ctx.obj["project"] = project
     if ctx.invoked_subcommand is not None:
         return
-    import asyncio
-
-    from catui.errors import CatuiError
 
     try:
         rows = asyncio.run(_collect(project_root(project), show_all))
@@ -52,8 +52,6 @@ def command(ctx: click.Context, project: str | None, show_all: bool) -> None:
 
 
 async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
-    from catui.worktree import WorktreeError, WorktreeInfo, change_summary
-
     state = open_state(root)
     if state is None:
         return []
@@ -116,11 +114,6 @@ def _match(records: list[dict[str, Any]], ident: str) -> dict[str, Any]:
 @click.pass_context
 def rm_command(ctx: click.Context, ident: str) -> None:
     """Remove one worktree and its branch, discarding its changes (ID: agent id, its prefix, or agent-XXXXXXXX)."""
-    import asyncio
-
-    from catui.errors import CatuiError
-    from catui.worktree import WorktreeInfo, remove_worktree
-
     root = project_root(ctx.obj.get("project"))
     state = open_state(root)
     if state is None:
@@ -141,11 +134,6 @@ def rm_command(ctx: click.Context, ident: str) -> None:
 @click.pass_context
 def prune_command(ctx: click.Context) -> None:
     """Remove worktrees without changes, and forget those whose folder is gone."""
-    import asyncio
-
-    from catui.errors import CatuiError
-    from catui.worktree import prune_worktrees
-
     root = project_root(ctx.obj.get("project"))
     state = open_state(root)
     if state is None:

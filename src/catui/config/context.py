@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 
@@ -252,7 +253,6 @@ def git_status_snapshot(cwd: Path, *, max_status_chars: int = MAX_STATUS_CHARS) 
     if inside is None or inside.strip() != "true":
         return None
     # The four look-ups are independent; running them side by side keeps session start-up quick.
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         branch_job = pool.submit(_git, cwd, "branch", "--show-current")

@@ -20,6 +20,7 @@ sub-agent finishing.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -283,7 +284,6 @@ def _closest_event(name: str) -> str | None:
     for known in sorted(KNOWN_EVENTS):
         if known.lower() == lowered:
             return known
-    import difflib
 
     close = difflib.get_close_matches(name, sorted(KNOWN_EVENTS), n=1, cutoff=0.75)
     return close[0] if close else None

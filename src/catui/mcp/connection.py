@@ -18,6 +18,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Mapping
+from importlib.metadata import version
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -91,6 +92,8 @@ class McpConnection:
         try:
             async with asyncio.timeout(self._connect_timeout_s) as deadline:
                 async with contextlib.AsyncExitStack() as stack:
+                    # lazy, like every import of the SDK here: `mcp` is an optional extra and costs
+                    # ~0.5 s to import, paid only once a configured server starts connecting
                     from mcp import ClientSession
                     from mcp.types import Implementation
 
@@ -125,7 +128,7 @@ class McpConnection:
     def _transport(self) -> Any:
         config = self.config
         if config.transport == "stdio":
-            from mcp import StdioServerParameters, stdio_client
+            from mcp import StdioServerParameters, stdio_client  # lazy: the optional, slow SDK (see _run)
 
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the connection
             env = dict(self._env if self._env is not None else os.environ)
@@ -133,7 +136,7 @@ class McpConnection:
             params = StdioServerParameters(command=config.command, args=list(config.args), env=env, cwd=self._cwd)
             return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]  # any file with fileno() works
         if config.transport == "sse":
-            from mcp.client.sse import sse_client
+            from mcp.client.sse import sse_client  # lazy: the optional, slow SDK (see _run)
 
             return sse_client(config.url, headers=dict(config.headers), timeout=30.0)
         return _streamable_http(config.url, dict(config.headers))
@@ -204,6 +207,7 @@ class McpConnection:
 
 @contextlib.asynccontextmanager
 async def _streamable_http(url: str, headers: dict[str, str]) -> Any:
+    # lazy: the optional, slow SDK (see _run), and httpx2 (~80 ms), which catui's own HTTP client avoids
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -216,7 +220,7 @@ async def _streamable_http(url: str, headers: dict[str, str]) -> Any:
 
 
 async def _list_all_tools(session: Any) -> list[Any]:
-    from mcp.types import PaginatedRequestParams
+    from mcp.types import PaginatedRequestParams  # lazy: the optional, slow SDK (see McpConnection._run)
 
     tools: list[Any] = []
     cursor: str | None = None
@@ -240,6 +244,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _is_connection_closed(exc: BaseException) -> bool:
+    # lazy: the optional, slow SDK (see McpConnection._run); this runs only after a connection failed
     from mcp.shared.exceptions import MCPError
     from mcp.types import CONNECTION_CLOSED
 
@@ -274,8 +279,6 @@ def describe_exception(exc: BaseException) -> str:
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("catui")
     except Exception:
         return "0"

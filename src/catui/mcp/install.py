@@ -62,6 +62,7 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
         warnings.extend(found.warnings)
     if not found.servers:
         return None
+    # lazy: the manager with its tools and connections (~13 ms in `catui -p`) only when a server is configured
     from catui.mcp.manager import McpManager
 
     manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings)

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from catui.mcp.config import McpConfigError, parse_server_config
@@ -189,6 +190,4 @@ def _split_entries(entries: Iterable[Any], agent: str, errors: list[str]) -> tup
 
 
 def _cwd_of(manager: McpManager | None) -> Any:
-    from pathlib import Path
-
     return manager.cwd if manager is not None else Path.cwd()

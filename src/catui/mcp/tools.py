@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ConfigDict, Field, create_model
 
+from catui.mcp.config import normalize_name
+from catui.mcp.connection import McpCallError
 from catui.messages import Block
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
@@ -43,8 +45,6 @@ class McpToolInput(ToolInput):
 
 def mcp_tool_name(server: str, tool: str) -> str:
     """``mcp__<server>__<tool>`` with both parts normalised as Claude Code does."""
-    from catui.mcp.config import normalize_name
-
     return f"mcp__{normalize_name(server)}__{normalize_name(tool)}"
 
 
@@ -87,8 +87,6 @@ class McpTool(Tool):
         return PermissionRequest(tool_name=self.name, tool_input=_arguments(args), read_only=read_only)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
-        from catui.mcp.connection import McpCallError
-
         try:
             result = await self.connection.call_tool(
                 self.tool_name, _arguments(args), abort=ctx.abort, timeout_s=_tool_timeout_s()

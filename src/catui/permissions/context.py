@@ -8,71 +8,31 @@ deriving one must be cheap: ``with_mode``, ``with_rules`` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
-PERMISSION_MODES: tuple[str, ...] = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
+from catui.permissions.decide import decide
+from catui.permissions.model import (
+    MODE_PERMISSIVENESS,
+    PERMISSION_MODES,
+    Behavior,
+    PermissionDecision,
+    PermissionMode,
+    PermissionRequest,
+    PermissionRule,
+)
 
-# From least to most permissive; a child's mode is capped at its parent's position here.
-MODE_PERMISSIVENESS: tuple[str, ...] = ("plan", "dontAsk", "default", "acceptEdits", "auto", "bypassPermissions")
-
-Behavior = Literal["allow", "deny", "ask"]
-
-
-@dataclass(frozen=True)
-class PermissionRule:
-    """One rule such as ``Bash(git status:*)`` with its behaviour and where it came from.
-
-    ``source`` is one of userSettings, projectSettings, localSettings,
-    flagSettings, cliArg, session, sdk. ``base`` is the folder that ``/…``
-    path patterns are relative to (the project for project settings; None
-    means the primary working directory). ``origin`` says where the text
-    was written (a settings file path, ``--allowedTools``) for messages.
-    Neither takes part in equality.
-    """
-
-    tool_name: str
-    content: str | None
-    behavior: Behavior
-    source: str
-    base: Path | None = field(default=None, compare=False)
-    origin: str | None = field(default=None, compare=False)
-
-    def __str__(self) -> str:
-        return f"{self.tool_name}({self.content})" if self.content is not None else self.tool_name
-
-    def describe_source(self) -> str:
-        """Where the rule came from, for messages: ``projectSettings (/p/.catui/settings.json)``."""
-        return f"{self.source} ({self.origin})" if self.origin else self.source
-
-
-@dataclass(frozen=True)
-class PermissionRequest:
-    """What a tool call asks for, in the terms rules are written in.
-
-    ``subject`` is what a rule's content matches: the Bash command, the file
-    path, ``domain:<host>`` for WebFetch, the agent type for Agent.
-    ``file_path`` is the absolute path a file tool touches; ``is_edit`` marks
-    calls that change files (acceptEdits allows those inside the working
-    directories).
-    """
-
-    tool_name: str
-    tool_input: Mapping[str, Any] = field(default_factory=dict)
-    read_only: bool = False
-    subject: str | None = None
-    file_path: Path | None = None
-    is_edit: bool = False
-
-
-@dataclass(frozen=True)
-class PermissionDecision:
-    behavior: Behavior
-    reason: str = ""
-    rule: PermissionRule | None = None
+# The value types live in catui.permissions.model; most callers import them from here with the context.
+__all__ = [
+    "MODE_PERMISSIVENESS",
+    "PERMISSION_MODES",
+    "Behavior",
+    "PermissionContext",
+    "PermissionDecision",
+    "PermissionMode",
+    "PermissionRequest",
+    "PermissionRule",
+]
 
 
 @dataclass(frozen=True)
@@ -115,6 +75,4 @@ class PermissionContext:
 
     def decide(self, request: PermissionRequest) -> PermissionDecision:
         """Deny beats ask beats allow; then the mode decides what no rule settled."""
-        from catui.permissions.decide import decide
-
         return decide(self, request)

@@ -24,14 +24,16 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from catui.permissions.context import (
+from catui.permissions.bash_readonly import is_read_only_command
+from catui.permissions.model import (
     MODE_PERMISSIVENESS,
-    PermissionContext,
     PermissionDecision,
     PermissionMode,
     PermissionRequest,
     PermissionRule,
+    PermissionState,
 )
+from catui.permissions.redirects import redirects_outside
 from catui.permissions.rules import (
     EDIT_TOOLS,
     READ_TOOLS,
@@ -63,7 +65,7 @@ SETTINGS_HINT = ".catui/settings.json"
 PLAN_EXIT_TOOL = "ExitPlanMode"
 
 
-def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDecision:
+def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecision:
     """Decide one tool call. See the module docstring for the order of checks."""
     cwd = ctx.primary_directory
     label = describe_call(request)
@@ -114,7 +116,7 @@ def decide(ctx: PermissionContext, request: PermissionRequest) -> PermissionDeci
     return _decide_by_mode(ctx, request, label, cwd)
 
 
-def _allowing_rule(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> PermissionRule | None:
+def _allowing_rule(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> PermissionRule | None:
     rule = first_matching(ctx.rules, "allow", request, cwd)
     if rule is not None:
         return rule
@@ -129,8 +131,6 @@ def _allowing_rule(ctx: PermissionContext, request: PermissionRequest, cwd: Path
     if len(parts) < 2:
         return None
     bash_rules = [r for r in ctx.rules if r.behavior == "allow" and r.tool_name == "Bash" and r.content is not None]
-    from catui.permissions.bash_readonly import is_read_only_command
-
     covering: PermissionRule | None = None
     for part in parts:
         match = next((r for r in bash_rules if r.content is not None and part_allowed_by(r.content, part)), None)
@@ -142,7 +142,7 @@ def _allowing_rule(ctx: PermissionContext, request: PermissionRequest, cwd: Path
     return covering
 
 
-def _decide_by_mode(ctx: PermissionContext, request: PermissionRequest, label: str, cwd: Path) -> PermissionDecision:
+def _decide_by_mode(ctx: PermissionState, request: PermissionRequest, label: str, cwd: Path) -> PermissionDecision:
     mode = ctx.mode
     tool = canonical_tool_name(request.tool_name)
     if tool in NO_APPROVAL_TOOLS or mode == "bypassPermissions":
@@ -211,7 +211,7 @@ def _approves_exactly(rule: PermissionRule, request: PermissionRequest) -> bool:
     return content.replace("\\*", "*") == (request_subject(request) or "").strip()
 
 
-def _shell_writes_outside(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> PermissionDecision | None:
+def _shell_writes_outside(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> PermissionDecision | None:
     """Ask (deny in plan and dontAsk mode) when a Bash command redirects output outside the working directories.
 
     An allow rule approves a command, not a place to write: ``Bash(npm test:*)`` does not cover
@@ -222,8 +222,6 @@ def _shell_writes_outside(ctx: PermissionContext, request: PermissionRequest, cw
     command = request_subject(request)
     if command is None:
         return None
-    from catui.permissions.redirects import redirects_outside
-
     outside = redirects_outside(command, ctx.working_directories, cwd)
     if not outside:
         return None
@@ -235,15 +233,13 @@ def _shell_writes_outside(ctx: PermissionContext, request: PermissionRequest, cw
     return PermissionDecision("deny" if ctx.mode in ("plan", "dontAsk") else "ask", reason)
 
 
-def _is_read_only_shell(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> bool:
+def _is_read_only_shell(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> bool:
     """A Bash call whose command only reads inside the working directories (ls, git status, grep …)."""
     if canonical_tool_name(request.tool_name) != "Bash":
         return False
     command = request_subject(request)
     if command is None:
         return False
-    from catui.permissions.bash_readonly import is_read_only_command
-
     return is_read_only_command(command, ctx.working_directories, cwd)
 
 
@@ -251,7 +247,7 @@ def _is_read_only_shell(ctx: PermissionContext, request: PermissionRequest, cwd:
 PLAN_FILE_TOOLS: frozenset[str] = frozenset({"Write", "Edit"})
 
 
-def _writes_plan_file(ctx: PermissionContext, request: PermissionRequest, cwd: Path) -> bool:
+def _writes_plan_file(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> bool:
     """A Write or Edit call on exactly the session's plan file."""
     if ctx.plan_file is None or canonical_tool_name(request.tool_name) not in PLAN_FILE_TOOLS:
         return False
@@ -330,8 +326,6 @@ def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
         parts = command_parts(command)
         if len(parts) > 1:
             # Suggest a rule for the one part that needs it; otherwise the exact command, never all of Bash.
-            from catui.permissions.bash_readonly import is_read_only_command
-
             parts = [p for p in parts if not is_read_only_command(p, (), cwd)]
             if len(parts) != 1:
                 return f"Bash({_escape_content(command.strip())})"
@@ -389,7 +383,7 @@ def cap_mode(parent_mode: PermissionMode, requested_mode: PermissionMode | None)
     return requested_mode
 
 
-def is_agent_type_denied(ctx: PermissionContext, agent_type: str) -> PermissionRule | None:
+def is_agent_type_denied(ctx: PermissionState, agent_type: str) -> PermissionRule | None:
     """The ``Agent(<type>)`` deny rule that forbids ``agent_type``, if any."""
     for rule in ctx.rules:
         if (

@@ -22,7 +22,8 @@ from catui.permissions.context import (
     PermissionMode,
     PermissionRule,
 )
-from catui.permissions.rules import RuleSyntaxError, parse_rule, split_rule_list
+from catui.permissions.rules import RuleSyntaxError, parse_rule
+from catui.permissions.tool_specs import split_tool_specs
 
 
 def rules_from_settings(settings: Settings) -> tuple[list[PermissionRule], list[str]]:
@@ -49,7 +50,7 @@ def rules_from_cli(
     flag = "--disallowedTools" if behavior == "deny" else "--allowedTools"
     texts: list[str] = []
     for value in [values] if isinstance(values, str) else (values or []):
-        texts.extend(split_rule_list(value))
+        texts.extend(split_tool_specs(value))
     rules: list[PermissionRule] = []
     problems: list[str] = []
     for text in texts:

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from catui.permissions.context import Behavior, PermissionRequest, PermissionRule
+from catui.permissions.model import Behavior, PermissionRequest, PermissionRule
 
 READ_TOOLS: frozenset[str] = frozenset({"Read", "Glob", "Grep", "LS"})
 EDIT_TOOLS: frozenset[str] = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -165,36 +165,6 @@ def _check_mcp_name(name: str) -> None:
         raise RuleSyntaxError(f"'{name}' ends with '__' but names no tool; write 'mcp__{parts[1]}__*' or a tool")
     if "*" in "__".join(parts[1:-1]) or ("*" in parts[-1] and parts[-1] != "*") or (len(parts) == 2 and "*" in parts[1]):
         raise RuleSyntaxError(f"'{name}': in MCP rules '*' may only stand for the whole tool part, as 'mcp__server__*'")
-
-
-def split_rule_list(text: str) -> list[str]:
-    """Split a ``--allowedTools`` value into rules: commas and spaces separate, except inside parentheses."""
-    items: list[str] = []
-    depth = 0
-    current: list[str] = []
-    escaped = False
-    for ch in text:
-        if escaped:
-            current.append(ch)
-            escaped = False
-            continue
-        if ch == "\\":
-            escaped = True
-            current.append(ch)
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")" and depth:
-            depth -= 1
-        if depth == 0 and (ch == "," or ch.isspace()):
-            if current:
-                items.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-    if current:
-        items.append("".join(current))
-    return [item.strip() for item in items if item.strip()]
 
 
 # ---------------------------------------------------------------- matching

@@ -15,16 +15,24 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from catui.errors import CatuiError, ProviderError
+from catui.hooks.apply import (
+    MAX_STOP_HOOK_CONTINUATIONS,
+    apply_hook_decision,
+    result_with_hook_feedback,
+    stop_feedback_text,
+)
+from catui.hooks.runner import HookNotice, HookRunner
 from catui.messages import Block, Message, text_of, tool_result_block, tool_uses_of, user_message
 from catui.messages import result_text as content_text
 from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
+from catui.permissions.rules import denies_tool_outright
 from catui.session.events import (
     AssistantMessageEvent,
     ErrorEvent,
@@ -42,9 +50,7 @@ from catui.session.events import (
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker, add_usage, empty_usage
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolResult
-
-if TYPE_CHECKING:
-    from catui.hooks.runner import HookNotice, HookRunner
+from catui.tools.plan_file import plan_file_for_session, plan_mode_reminder
 
 CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
@@ -111,8 +117,6 @@ class Session:
             if self.ctx.permissions.plan_file is not None:
                 self.ctx.permissions = self.ctx.permissions.with_plan_file(None)
         elif self.ctx.permissions.plan_file is None:
-            from catui.tools.plan_file import plan_file_for_session
-
             # The main agent's plan file, where it writes its plan in plan mode (catui.tools.plan_file).
             self.ctx.permissions = self.ctx.permissions.with_plan_file(plan_file_for_session(config.session_id))
         self.set_tools(config.tools)
@@ -129,8 +133,6 @@ class Session:
 
     def set_tools(self, tools: list[Tool]) -> None:
         """Offer these tools, minus any the permission context denies outright (e.g. ``--disallowedTools Bash``)."""
-        from catui.permissions.rules import denies_tool_outright
-
         outright = [r for r in self.ctx.permissions.rules if r.behavior == "deny" and r.content is None]
         if outright:
             tools = [t for t in tools if not any(denies_tool_outright(r, t.name) for r in outright)]
@@ -391,8 +393,6 @@ class Session:
 
     def _with_plan_reminder(self, message: Message) -> Message:
         """Add the plan-mode reminder (plan file path, rules) once per entry into plan mode."""
-        from catui.tools.plan_file import plan_mode_reminder
-
         reminder = plan_mode_reminder(self.ctx)
         if reminder is None:
             return message
@@ -445,8 +445,6 @@ class Session:
         request = tool.permission_request(args, self.ctx)
         decision = self.ctx.permissions.decide(request)
         if pre is not None and (pre.decision is not None or pre.halt):
-            from catui.hooks.apply import apply_hook_decision
-
             decision = apply_hook_decision(decision, pre, tool.name)
             if pre.halt and decision.behavior != "deny":
                 decision = PermissionDecision("deny", self._hook_halt or "")
@@ -484,8 +482,6 @@ class Session:
     async def _post_tool_hooks(
         self, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult, tool_use_id: str
     ) -> ToolResult:
-        from catui.hooks.apply import result_with_hook_feedback
-
         if result.is_error:
             post = await hooks.post_tool_use_failure(tool_name, tool_input, content_text(result.content),
                                                      tool_use_id, self.ctx)
@@ -499,8 +495,6 @@ class Session:
 
     async def _stop_hook_continues(self, hooks: HookRunner, last_text: str, continuations: int) -> bool:
         """Run Stop / SubagentStop hooks; True when one blocked and the reason went back to the model."""
-        from catui.hooks.apply import MAX_STOP_HOOK_CONTINUATIONS, stop_feedback_text
-
         if self.ctx.abort.is_set():
             return False
         outcome = await hooks.at_stop(last_text, stop_hook_active=continuations > 0, ctx=self.ctx)

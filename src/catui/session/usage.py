@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from catui.models.pricing import cost_usd
+from catui.models.resolve import default_max_tokens
+
 USAGE_COUNTERS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -71,8 +74,6 @@ class UsageTracker:
     by_model: dict[str, ModelUsage] = field(default_factory=dict)
 
     def add(self, model: str, usage: Mapping[str, Any]) -> None:
-        from catui.models.pricing import cost_usd
-
         entry = self.by_model.setdefault(model, ModelUsage())
         entry.input_tokens += int(usage.get("input_tokens") or 0)
         entry.output_tokens += int(usage.get("output_tokens") or 0)
@@ -87,8 +88,6 @@ class UsageTracker:
         return sum(m.cost_usd for m in self.by_model.values())
 
     def model_usage_json(self) -> dict[str, Any]:
-        from catui.models.resolve import default_max_tokens
-
         out: dict[str, Any] = {}
         for model, entry in self.by_model.items():
             out[model] = {

@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from catui.state.db import StateDB
-    from catui.tasks.registry import Task
+from catui.state.db import StateDB
+from catui.tasks.model import Task
 
 STOP_POLL_S = 0.5
 STOP_REQUEST_KEY = "stop_requested"
@@ -71,6 +70,4 @@ def stop_requested_ids(state: StateDB, pid: int | None = None) -> list[str]:
 
 def open_state(project_root: Path) -> StateDB:
     """The project's state database."""
-    from catui.state.db import StateDB
-
     return StateDB(project_root)

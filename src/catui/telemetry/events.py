@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from catui.config import flags
 from catui.paths import catui_home
 
 TELEMETRY_FILE = "telemetry.jsonl"
@@ -29,9 +30,7 @@ AGENT_MEMORY_LOADED = "catui_agent_memory_loaded"
 
 def telemetry_enabled(settings: Mapping[str, Any], env: Mapping[str, str]) -> bool:
     """Whether telemetry records are written (one rule for all of catui: config.flags)."""
-    from catui.config.flags import telemetry_enabled as flag
-
-    return flag(settings, env)
+    return flags.telemetry_enabled(settings, env)
 
 
 class Telemetry:

@@ -19,6 +19,7 @@ def _get_tracer() -> Any:
     if not _checked:
         _checked = True
         try:
+            # lazy: optional (spans only when installed), looked up once, when the first agent span starts
             from opentelemetry import trace
         except ImportError:
             _tracer = None

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
-from catui.tasks.registry import Task, new_task_id
+from catui.tasks.model import Task, new_task_id
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 DEFAULT_TIMEOUT_MS = 120_000

@@ -12,20 +12,16 @@ one ``git branch -D``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from catui.state.db import DB_FILENAME, StateDB, pid_is_alive
 from catui.worktree.changes import commits_ahead, is_catui_runtime_gitignore, worktree_has_changes
 from catui.worktree.create import relink_directories, run_remove_hooks, unlink_directories
 from catui.worktree.gitcmd import run_git
 from catui.worktree.model import WorktreeError, WorktreeInfo, WorktreeOutcome
 from catui.worktree.refs import find_git_root, git_dirs, read_ref
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from catui.state.db import StateDB
 
 # git's refusal when a worktree has modified or untracked files (C locale is forced).
 _DIRTY_REFUSAL = "contains modified or untracked files"
@@ -146,8 +142,6 @@ async def sweep_stale_worktrees(
     (listed by ``catui worktrees``). ``repo_root`` limits the sweep to that
     repository's worktrees.
     """
-    from catui.state.db import pid_is_alive
-
     alive = pid_alive or pid_is_alive
     rows = [
         row
@@ -163,8 +157,6 @@ async def sweep_at_startup(project_root: Path) -> SweepResult | None:
     Creates nothing (a project that never used catui's run-time state stays
     untouched) and starts no git process when no worktree is recorded active.
     """
-    from catui.state.db import DB_FILENAME, StateDB
-
     db_path = Path(project_root) / ".catui" / DB_FILENAME
     if not db_path.is_file():
         return None
@@ -181,8 +173,6 @@ async def prune_worktrees(
     repo_root: Path, state: StateDB, *, pid_alive: Callable[[int], bool] | None = None
 ) -> SweepResult:
     """``catui worktrees prune``: remove kept (and orphaned active) worktrees without changes or whose folder is gone."""
-    from catui.state.db import pid_is_alive
-
     alive = pid_alive or pid_is_alive
     rows = [
         row
