@@ -15,6 +15,7 @@ from catui.models.base import ModelRequest, StreamEvent
 from catui.models.retry import RetryPolicy
 from tests.support.anthropic_server import AnthropicTestServer, Fault
 from tests.support.transports import http_transport as http_transport  # runs each test on both
+from tests.support.transports import transport_env
 
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.001, max_delay_s=0.002)
 
@@ -63,7 +64,7 @@ def make_request(**overrides: Any) -> ModelRequest:
 
 def provider_for(server: AnthropicTestServer, **options: Any) -> AnthropicProvider:
     options.setdefault("retry", FAST)
-    return AnthropicProvider(base_url=server.url, api_key="sk-ant-test-key", env={}, **options)
+    return AnthropicProvider(base_url=server.url, api_key="sk-ant-test-key", env=transport_env(), **options)
 
 
 async def collect(provider: AnthropicProvider, request: ModelRequest) -> list[StreamEvent]:
@@ -103,10 +104,19 @@ async def test_streams_every_block_kind_and_sends_the_api_headers() -> None:
     assert "metadata" not in recorded.body
 
 
+async def test_the_selected_transport_carries_the_request(http_transport: str) -> None:
+    with AnthropicTestServer(SCRIPT) as server:
+        await collect(provider_for(server), make_request())
+    # The lean client asks for no compression; httpx2 offers gzip by default.
+    encoding = server.requests[0].headers["accept-encoding"]
+    assert (encoding == "identity") is (http_transport == "lean"), encoding
+
+
 async def test_auth_token_is_sent_as_bearer_and_env_configures_the_provider() -> None:
     with AnthropicTestServer(SCRIPT) as server:
         provider = AnthropicProvider(
             env={
+                **transport_env(),
                 "ANTHROPIC_BASE_URL": server.url + "/",
                 "ANTHROPIC_AUTH_TOKEN": "tok-123",
                 "ANTHROPIC_BETAS": "a,b",
@@ -202,7 +212,7 @@ async def test_retry_base_delay_comes_from_the_environment() -> None:
         server.inject(Fault(status=429), Fault(status=429))
         with pytest.raises(ProviderError, match="429"):
             await collect(
-                AnthropicProvider(env={**server.env(), "CATUI_RETRY_BASE_MS": "2", "CATUI_MAX_RETRIES": "1"}),
+                AnthropicProvider(env={**transport_env(), **server.env(), "CATUI_RETRY_BASE_MS": "2", "CATUI_MAX_RETRIES": "1"}),
                 make_request(),
             )
     assert len(server.requests) == 2
@@ -247,10 +257,10 @@ async def test_an_error_event_mid_stream_raises_with_its_type_and_message() -> N
 async def test_401_names_the_variable_to_fix_in_one_line() -> None:
     with AnthropicTestServer(SCRIPT, require_key="right-key") as server:
         with pytest.raises(ProviderError) as with_key:
-            await collect(AnthropicProvider(env={**server.env("wrong-key")}, retry=FAST), make_request())
+            await collect(AnthropicProvider(env={**transport_env(), **server.env("wrong-key")}, retry=FAST), make_request())
         with pytest.raises(ProviderError) as without_key:
             await collect(
-                AnthropicProvider(env={"ANTHROPIC_BASE_URL": server.url}, retry=FAST), make_request()
+                AnthropicProvider(env={**transport_env(), "ANTHROPIC_BASE_URL": server.url}, retry=FAST), make_request()
             )
     assert len(server.requests) == 2
     for caught in (with_key, without_key):
@@ -267,14 +277,14 @@ async def test_unreachable_endpoint_names_the_url() -> None:
         port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     with pytest.raises(ProviderError) as caught:
-        await collect(AnthropicProvider(base_url=base, api_key="k", retry=FAST, env={}), make_request())
+        await collect(AnthropicProvider(base_url=base, api_key="k", retry=FAST, env=transport_env()), make_request())
     message = str(caught.value)
     assert f"cannot reach the Anthropic API at {base}/v1/messages" in message
     assert "ANTHROPIC_BASE_URL" in message and "\n" not in message
 
 
 async def test_invalid_base_url_is_a_clear_error() -> None:
-    provider = AnthropicProvider(base_url="localhost:9", api_key="k", retry=FAST, env={})
+    provider = AnthropicProvider(base_url="localhost:9", api_key="k", retry=FAST, env=transport_env())
     with pytest.raises(
         ProviderError, match=r"'localhost:9/v1/messages', is invalid .*check ANTHROPIC_BASE_URL$"
     ):

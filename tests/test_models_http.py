@@ -6,7 +6,8 @@ import ssl
 
 import pytest
 
-from catui.models.http import aclose_http_client, http_client
+from catui.models.http import aclose_http_client
+from catui.models.httpx_transport import http_client
 
 
 def _ssl_context(client: object) -> ssl.SSLContext:

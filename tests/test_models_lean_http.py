@@ -28,7 +28,9 @@ from catui.models.accumulate import MessageAccumulator
 from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest, StreamEvent
 from catui.models.http import aclose_http_client, proxy_for, uses_lean_transport
+from catui.models.resolve import create_provider, resolve_model
 from catui.models.retry import RetryPolicy
+from catui.models.transport_settings import proxies_from_env
 from tests.support.anthropic_server import AnthropicTestServer, Fault
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +53,11 @@ def _lean_without_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CATUI_HTTP_CLIENT", "lean")
 
 
-def provider_for(url: str, retry: RetryPolicy = FAST, **options: Any) -> AnthropicProvider:
-    return AnthropicProvider(base_url=url, api_key="sk-ant-test-key", env={}, retry=retry, **options)
+def provider_for(
+    url: str, retry: RetryPolicy = FAST, env: dict[str, str] | None = None, **options: Any
+) -> AnthropicProvider:
+    """A provider whose environment is ``env`` alone (the process environment plays no part)."""
+    return AnthropicProvider(base_url=url, api_key="sk-ant-test-key", env=env or {}, retry=retry, **options)
 
 
 async def collect(provider: AnthropicProvider) -> list[StreamEvent]:
@@ -291,10 +296,11 @@ async def test_answers_that_end_the_conversation_are_not_reused(answer: bytes) -
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [
-        (CHUNKED_HEAD + b"zz\r\nhello\r\n", "invalid chunk size"),
-        (CHUNKED_HEAD + b"2\r\nhello\r\n0\r\n\r\n", "longer than its declared size"),
-        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort", "5 bytes before the end"),
-        (b"SMTP ready\r\n\r\n", "not HTTP/1.1"),
+        # h11's words: it does the framing.
+        (CHUNKED_HEAD + b"zz\r\nhello\r\n", "illegal chunk header"),
+        (CHUNKED_HEAD + b"2\r\nhello\r\n0\r\n\r\n", "malformed chunk footer"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort", r"received 5 bytes, expected 10"),
+        (b"SMTP ready\r\n\r\n", "illegal status line"),
     ],
 )
 async def test_malformed_bodies_raise_a_protocol_error(answer: bytes, problem: str) -> None:
@@ -323,15 +329,12 @@ async def test_a_header_that_would_split_the_request_is_refused_before_sending()
 
 
 @pytest.mark.parametrize("transport", ["lean", "httpx"])
-async def test_a_silent_server_times_out_on_both_transports(
-    transport: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CATUI_HTTP_CLIENT", transport)
-    monkeypatch.setenv("CATUI_API_TIMEOUT_MS", "150")
+async def test_a_silent_server_times_out_on_both_transports(transport: str) -> None:
+    env = {"CATUI_HTTP_CLIENT": transport, "CATUI_API_TIMEOUT_MS": "150"}
     slow = {"turns": [{"repeat": True, "delay_ms": 2000, "content": [{"type": "text", "text": "late"}]}]}
     with AnthropicTestServer(slow) as server:
         with pytest.raises(ProviderError, match=r"timed out \(ReadTimeout\)") as caught:
-            await collect(provider_for(server.url, NO_RETRY))
+            await collect(provider_for(server.url, NO_RETRY, env))
         await aclose_http_client()
     assert caught.value.retryable
 
@@ -389,16 +392,15 @@ def server_tls(certificate: tuple[Path, Path], names: list[str | None]) -> ssl.S
 
 @pytest.mark.parametrize("transport", ["lean", "httpx"])
 async def test_https_to_a_trusted_self_signed_server_sends_sni_and_keeps_the_connection(
-    transport: str, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    transport: str, certificate: tuple[Path, Path]
 ) -> None:
-    monkeypatch.setenv("CATUI_HTTP_CLIENT", transport)
-    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    env = {"CATUI_HTTP_CLIENT": transport, "SSL_CERT_FILE": str(certificate[0])}
     names: list[str | None] = []
     server = started(tls=server_tls(certificate, names))
     try:
         base = f"https://localhost:{server.port}"
-        first = await collect(provider_for(base))
-        second = await collect(provider_for(base))
+        first = await collect(provider_for(base, env=env))
+        second = await collect(provider_for(base, env=env))
         await aclose_http_client()
     finally:
         server.stop()
@@ -420,10 +422,10 @@ async def test_https_to_an_untrusted_server_fails_verification(certificate: tupl
     assert server.requests == []
 
 
-async def test_a_missing_ca_file_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+async def test_a_missing_ca_file_is_a_clear_error(tmp_path: Path) -> None:
+    env = {"SSL_CERT_FILE": str(tmp_path / "missing.pem")}
     with pytest.raises(ProviderError, match=r"cannot load the CA certificates for https .*No such file"):
-        await collect(provider_for("https://127.0.0.1:9", NO_RETRY))
+        await collect(provider_for("https://127.0.0.1:9", NO_RETRY, env))
 
 
 async def test_plain_http_never_builds_a_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -453,11 +455,47 @@ def test_proxy_variables_apply_by_scheme_and_no_proxy_exempts_hosts() -> None:
         ("localhost, 127.0.0.1", "http://127.0.0.1:8080", True),
         ("127.0.0.1:9000", "http://127.0.0.1:8080", False),
         ("127.0.0.1:8080", "http://127.0.0.1:8080", True),
-        ("10.0.0.0/8", "http://10.1.2.3", True),
-        ("10.0.0.0/8", "http://11.1.2.3", False),
-        ("::1", "http://[::1]:8080", True),
+        ("LOCALHOST", "http://localhost:8080", True),
+        ("[::1]", "http://[::1]:8080", True),
+        # The standard library's matching (urllib.request.proxy_bypass_environment) knows no CIDR
+        # networks, and an IPv6 entry matches the bracketed form the URL has.
+        ("10.0.0.0/8", "http://10.1.2.3", False),
+        ("::1", "http://[::1]:8080", False),
     ]:
         assert (proxy_for(url, {**proxied, "NO_PROXY": no_proxy}) is None) is exempt, (no_proxy, url)
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"HTTP_PROXY": "http://upper:1", "http_proxy": "http://lower:2", "NO_PROXY": "a", "no_proxy": "b"},
+        {"HTTPS_PROXY": "http://p:1", "https_proxy": ""},
+        {"HTTP_PROXY": "http://cgi:1", "REQUEST_METHOD": "GET", "ALL_PROXY": "socks5://s:3"},
+        {"http_proxy": "http://lower-cgi:1", "REQUEST_METHOD": "POST", "FTP_PROXY": "http://f:4"},
+    ],
+)
+def test_proxy_variables_are_read_as_the_standard_library_reads_them(
+    variables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import urllib.request
+
+    monkeypatch.delenv("REQUEST_METHOD", raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert proxies_from_env(variables) == urllib.request.getproxies_environment()
+
+
+def test_providers_with_other_transport_settings_are_not_shared() -> None:
+    resolved = resolve_model("claude-sonnet-4-6", {}, {})
+    base = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
+    default = create_provider(resolved, {}, base)
+    assert create_provider(resolved, {}, dict(base)) is default
+    quick = create_provider(resolved, {}, {**base, "CATUI_API_TIMEOUT_MS": "100"})
+    proxied = create_provider(resolved, {}, {**base, "HTTP_PROXY": "http://127.0.0.1:8"})
+    assert len({id(default), id(quick), id(proxied)}) == 3
+    assert isinstance(quick, AnthropicProvider) and quick.transport_settings.timeouts.read == 0.1
+    assert isinstance(proxied, AnthropicProvider)
+    assert proxied.transport_settings.proxy_for("http://127.0.0.1:9/v1/messages") == "http://127.0.0.1:8"
 
 
 def test_the_transport_follows_catui_http_client_then_the_proxy_settings() -> None:
@@ -471,17 +509,12 @@ def test_the_transport_follows_catui_http_client_then_the_proxy_settings() -> No
         uses_lean_transport(url, {"CATUI_HTTP_CLIENT": "curl"})
 
 
-async def test_a_proxy_variable_sends_the_request_through_httpx_and_the_proxy(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("CATUI_HTTP_CLIENT")
+async def test_a_proxy_variable_of_the_providers_env_sends_the_request_through_httpx_and_the_proxy() -> None:
     with AnthropicTestServer(SCRIPT) as target, AnthropicTestServer(SCRIPT) as proxy:
-        monkeypatch.setenv("HTTP_PROXY", proxy.url)
         # The test server is no proxy: it answers the absolute-form request line with a 404.
         with pytest.raises(ProviderError, match="404 not_found_error"):
-            await collect(provider_for(target.url))
-        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-        await collect(provider_for(target.url))
+            await collect(provider_for(target.url, env={"HTTP_PROXY": proxy.url}))
+        await collect(provider_for(target.url, env={"HTTP_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"}))
         await aclose_http_client()
     assert [r.path for r in proxy.requests] == [f"{target.url}/v1/messages"]
     assert [r.path for r in target.requests] == ["/v1/messages"]

@@ -14,6 +14,7 @@ from catui.models.openai import OpenAIProvider, build_chat_body, convert_message
 from catui.models.retry import RetryPolicy
 from tests.support.openai_server import Fault, OpenAITestServer
 from tests.support.transports import http_transport as http_transport  # runs each test on both
+from tests.support.transports import transport_env
 from tests.support.typed_check import check
 
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.001, max_delay_s=0.002)
@@ -114,7 +115,7 @@ async def final(provider: OpenAIProvider, request: ModelRequest) -> dict[str, An
 
 
 def provider_for(server: OpenAITestServer) -> OpenAIProvider:
-    return OpenAIProvider(base_url=server.base_url, api_key="sk-openai-test-key", retry=FAST, env={})
+    return OpenAIProvider(base_url=server.base_url, api_key="sk-openai-test-key", retry=FAST, env=transport_env())
 
 
 def test_messages_convert_to_chat_format() -> None:
@@ -201,7 +202,7 @@ async def test_retries_and_a_cut_stream() -> None:
 
 async def test_401_names_openai_api_key() -> None:
     with OpenAITestServer(SCRIPT, require_key="right") as server, pytest.raises(ProviderError) as caught:
-        await final(OpenAIProvider(env={**server.env("wrong")}, retry=FAST), first_request())
+        await final(OpenAIProvider(env={**transport_env(), **server.env("wrong")}, retry=FAST), first_request())
     message = str(caught.value)
     assert (
         "401" in message

@@ -28,6 +28,7 @@ from catui.messages import Block, Message
 from catui.models.base import ModelRequest, StreamEvent
 from catui.models.http import post_sse
 from catui.models.retry import RetryableFailure, RetryPolicy, stream_with_retries
+from catui.models.transport_settings import TransportSettings
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -127,6 +128,8 @@ class AnthropicProvider:
             else _custom_headers(env.get("ANTHROPIC_CUSTOM_HEADERS"))
         )
         self.retry = retry or RetryPolicy.from_env(env)
+        # The transport, its timeouts and proxy come from this env too, never from os.environ behind it.
+        self.transport_settings = TransportSettings.from_env(env)
         self.api_version = env.get("CATUI_ANTHROPIC_VERSION") or API_VERSION
         if prompt_caching is None:
             prompt_caching = not (
@@ -200,6 +203,7 @@ class AnthropicProvider:
             service="the Anthropic API",
             credential_hint=self._credential_hint(),
             base_var="ANTHROPIC_BASE_URL",
+            settings=self.transport_settings,
         ):
             if sse.event == "ping" or not sse.data:
                 continue

@@ -1,135 +1,88 @@
-"""The HTTP transport every provider shares: :func:`post_sse` and the clients under it.
+"""How every provider sends its streamed POST: :func:`post_sse`, and the one place a transport is chosen.
 
-Two transports carry the providers' streamed POSTs. By default it is the lean
-asyncio-streams client of :mod:`catui.models.lean_http` (cheap to import, and
-several times cheaper in CPU when many sub-agents stream at once); when a
-proxy from the environment applies to the URL (``HTTP_PROXY``,
-``HTTPS_PROXY``, ``ALL_PROXY``, minus ``NO_PROXY``), it is an httpx2 client,
-which knows how to speak to proxies. ``CATUI_HTTP_CLIENT=httpx`` or ``=lean``
-forces one. Both map failures to the same :class:`ProviderError`\\ s.
+Two transports implement :class:`~catui.models.transport.HttpTransport`: the
+lean asyncio-streams client of :mod:`catui.models.lean_http` (cheap to
+import, and several times cheaper in CPU when many sub-agents stream at
+once) and httpx2 (:mod:`catui.models.httpx_transport`), which knows how to
+speak to proxies. :func:`transport_for` picks one from the provider's
+:class:`~catui.models.transport_settings.TransportSettings`, which come from
+the environment the provider was built with (for a run, the app's merged
+environment): the lean one unless a proxy applies to the URL, or whichever
+``CATUI_HTTP_CLIENT`` names. Whichever ran, its failures are turned into
+:class:`ProviderError`\\ s here, by one mapping (:func:`transport_failure`,
+:func:`status_error`), which the retry layer of :mod:`catui.models.retry`
+then classifies.
 
-Clients are created on first use (so ``import catui`` never pays for them)
-and kept per event loop: pooled connections belong to the loop that opened
-them, and a program may run several loops in turn (``asyncio.run`` twice, or
-one loop per test).
+Transports are created on first use (so ``import catui`` never pays for
+them) and their connections are kept per event loop: pooled connections
+belong to the loop that opened them, and a program may run several loops in
+turn (``asyncio.run`` twice, or one loop per test).
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import weakref
+import json
+import sys
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from catui.errors import ProviderError
+from catui.models import transport as errors
 from catui.models.sse import ServerSentEvent, SSEDecoder
+from catui.models.transport import HttpTransport
+from catui.models.transport_settings import HTTP_CLIENT_VARIABLE, TransportSettings
 
-if TYPE_CHECKING:
-    import ssl
-
-    import httpx2
-
-    from catui.models.lean_http import Timeouts
-
-# Per loop, one client for TLS endpoints and one for plain-http ones (see ``http_client``).
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[bool, httpx2.AsyncClient]] = (
-    weakref.WeakKeyDictionary()
-)
-
-DEFAULT_READ_TIMEOUT_S = 600.0
-"""How long a stream may stay silent; the server sends pings well within it."""
+__all__ = [
+    "HTTP_CLIENT_VARIABLE",
+    "aclose_http_client",
+    "post_sse",
+    "proxy_for",
+    "status_error",
+    "transport_failure",
+    "transport_for",
+    "uses_lean_transport",
+]
 
 
-def _read_timeout_s() -> float:
-    raw = os.environ.get("CATUI_API_TIMEOUT_MS") or os.environ.get("API_TIMEOUT_MS")
-    if raw:
-        try:
-            return max(float(raw) / 1000.0, 0.001)
-        except ValueError:
-            pass
-    return DEFAULT_READ_TIMEOUT_S
+def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The proxy ``env`` (None: the process environment) routes ``url`` through, or None."""
+    return TransportSettings.from_env(env).proxy_for(url)
 
 
-def _timeout() -> httpx2.Timeout:
-    import httpx2
-
-    read = _read_timeout_s()
-    return httpx2.Timeout(connect=min(30.0, read), read=read, write=read, pool=read)
+def uses_lean_transport(url: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether :func:`post_sse` sends ``url`` through the lean client under ``env`` (None: the process's)."""
+    return TransportSettings.from_env(env).uses_lean(url)
 
 
-def _lean_timeouts() -> Timeouts:
-    from catui.models.lean_http import Timeouts
+def transport_for(url: str, settings: TransportSettings) -> HttpTransport:
+    """The transport that carries a request to ``url`` under ``settings``: the one place it is chosen.
 
-    read = _read_timeout_s()
-    return Timeouts(connect=min(30.0, read), read=read, write=read, pool=read)
-
-
-def _proxy_in_environment() -> bool:
-    """Whether a ``*_proxy`` variable may route requests through a proxy (which may itself speak TLS)."""
-    return any(
-        name.lower().endswith("_proxy") and name.lower() != "no_proxy" and value
-        for name, value in os.environ.items()
-    )
-
-
-def _needs_tls(url: str | None) -> bool:
-    return url is None or not url.lower().startswith("http://") or _proxy_in_environment()
-
-
-def http_client(url: str | None = None) -> httpx2.AsyncClient:
-    """The shared keep-alive client of the running event loop (created on first call).
-
-    Given a plain ``http://`` ``url`` (a local or loopback server) and no proxy
-    in the environment, the client skips loading the system's CA
-    certificates, which costs tens of milliseconds at start-up and is never
-    used on such a connection.
+    The lean client unless a proxy applies to ``url`` or ``CATUI_HTTP_CLIENT``
+    says otherwise (see :meth:`TransportSettings.uses_lean`). The transports
+    are thin views on the running loop's pools, so making one is cheap.
     """
-    import httpx2
+    if settings.uses_lean(url):
+        from catui.models.lean_http import LeanTransport
 
-    tls = _needs_tls(url)
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.setdefault(loop, {})
-    client = per_loop.get(tls)
-    if client is None or client.is_closed:
-        # A bare context that trusts nothing: any https URL sent through the plain client fails
-        # verification instead of going unchecked.
-        verify: bool | ssl.SSLContext = True if tls else _bare_ssl_context()
-        client = httpx2.AsyncClient(
-            timeout=_timeout(),
-            limits=httpx2.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=60.0),
-            follow_redirects=False,
-            verify=verify,
-            # Proxies from the environment still apply; the providers pass their own auth headers.
-            trust_env=True,
-        )
-        per_loop[tls] = client
-    return client
+        return LeanTransport(settings)
+    from catui.models.httpx_transport import HttpxTransport
 
-
-def _bare_ssl_context() -> ssl.SSLContext:
-    import ssl
-
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return HttpxTransport(settings)
 
 
 async def aclose_http_client() -> None:
-    """Close the running loop's shared clients of both transports, if any were created."""
-    import sys
-
-    loop = asyncio.get_running_loop()
-    for client in _clients.pop(loop, {}).values():
-        if not client.is_closed:
-            await client.aclose()
+    """Close the running loop's connections of both transports, if any were opened."""
+    # A module never imported has no connections to close (and importing it would cost start-up time).
+    httpx_transport = sys.modules.get("catui.models.httpx_transport")
+    if httpx_transport is not None:
+        await httpx_transport.aclose_clients()
     lean = sys.modules.get("catui.models.lean_http")
-    if lean is not None:  # never imported means no pool to close
+    if lean is not None:
         await lean.aclose_pool()
 
 
 def _error_detail(raw: bytes) -> tuple[str | None, str]:
     """The (type, message) of an error body in the Anthropic or OpenAI shape, else its text."""
-    import json
-
     text = raw.decode("utf-8", "replace").strip()
     try:
         payload = json.loads(text)
@@ -163,82 +116,6 @@ def status_error(
     return ProviderError(f"{service} at {url} answered {what}", status=status)
 
 
-def _env_value(env: Mapping[str, str], name: str) -> str:
-    # The lower-case spelling wins, as in curl and urllib.
-    return (env.get(name.lower()) or env.get(name.upper()) or "").strip()
-
-
-def _bypasses_proxy(host: str, port: int, no_proxy: str) -> bool:
-    """Whether ``NO_PROXY`` exempts ``host``: ``*``, a host or domain (``.example.com`` or
-    ``example.com`` cover subdomains), ``host:port``, an IP address or a CIDR network."""
-    host = host.lower().strip("[]")
-    for raw_entry in no_proxy.split(","):
-        entry = raw_entry.strip().lower()
-        if not entry:
-            continue
-        if entry == "*":
-            return True
-        if "/" in entry:
-            import ipaddress
-
-            try:
-                if ipaddress.ip_address(host) in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:
-                pass
-            continue
-        entry_host, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-        if entry_port and entry_port != str(port):
-            continue
-        entry_host = entry_host.strip("[]").lstrip("*").lstrip(".")
-        if entry_host and (host == entry_host or host.endswith("." + entry_host)):
-            return True
-    return False
-
-
-def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The proxy the environment routes ``url`` through (``HTTPS_PROXY``/``HTTP_PROXY`` for the URL's
-    scheme, else ``ALL_PROXY``), or None when there is none or ``NO_PROXY`` exempts the host."""
-    from urllib.parse import urlsplit
-
-    env = os.environ if env is None else env
-    try:
-        parts = urlsplit(url)
-        scheme, host = parts.scheme.lower(), parts.hostname or ""
-        port = parts.port or (443 if scheme == "https" else 80)
-    except ValueError:
-        return None
-    if scheme not in ("http", "https"):
-        return None
-    proxy = _env_value(env, f"{scheme}_proxy") or _env_value(env, "all_proxy")
-    if not proxy or _bypasses_proxy(host, port, _env_value(env, "no_proxy")):
-        return None
-    return proxy
-
-
-HTTP_CLIENT_VARIABLE = "CATUI_HTTP_CLIENT"
-
-
-def uses_lean_transport(url: str, env: Mapping[str, str] | None = None) -> bool:
-    """Whether :func:`post_sse` sends ``url`` through the lean client rather than httpx2.
-
-    ``CATUI_HTTP_CLIENT`` decides when set (``lean`` or ``httpx``); otherwise the
-    lean client is used unless a proxy from the environment applies to ``url``.
-    """
-    env = os.environ if env is None else env
-    choice = (env.get(HTTP_CLIENT_VARIABLE) or "").strip().lower()
-    if choice in ("httpx", "httpx2"):
-        return False
-    if choice == "lean":
-        return True
-    if choice not in ("", "auto"):
-        raise ProviderError(
-            f"{HTTP_CLIENT_VARIABLE} is {env.get(HTTP_CLIENT_VARIABLE)!r}; set it to 'lean' or 'httpx', "
-            "or unset it to choose by proxy settings"
-        )
-    return proxy_for(url, env) is None
-
-
 def post_sse(
     url: str,
     *,
@@ -247,22 +124,22 @@ def post_sse(
     service: str,
     credential_hint: str,
     base_var: str,
+    settings: TransportSettings | None = None,
 ) -> AsyncIterator[ServerSentEvent]:
     """POST ``body`` as JSON and yield the server-sent events of the answer.
 
     HTTP errors, unreachable hosts and dropped connections are raised as
     :class:`ProviderError` (a :class:`RetryableFailure` where a retry could
     help), each naming ``service`` and ``url``; ``base_var`` is the variable
-    that sets the endpoint, named when it cannot be reached. The transport is
-    chosen by :func:`uses_lean_transport`.
+    that sets the endpoint, named when it cannot be reached. ``settings`` are
+    the provider's (None: from the process environment); they choose the
+    transport (:func:`transport_for`) and its timeouts, proxy and CA certificates.
     """
-    described = _Described(url, service, credential_hint, base_var)
-    if uses_lean_transport(url):
-        return _lean_post_sse(described, headers, body)
-    return _httpx_post_sse(described, headers, body)
+    settings = TransportSettings.from_env() if settings is None else settings
+    return _post_sse(Described(url, service, credential_hint, base_var), settings, headers, body)
 
 
-class _Described:
+class Described:
     """What error messages name: the URL, the service, how to fix credentials, the endpoint's variable."""
 
     __slots__ = ("base_var", "credential_hint", "service", "url")
@@ -315,64 +192,35 @@ def _is_json_document(content_type: str) -> bool:
     return "json" in content_type and "event-stream" not in content_type
 
 
-async def _lean_post_sse(
-    described: _Described, headers: Mapping[str, str], body: Mapping[str, Any]
+def transport_failure(err: errors.TransportError, described: Described) -> ProviderError:
+    """The provider error for a transport's failure; the same for every transport."""
+    if isinstance(err, errors.InvalidURL):
+        return described.invalid_url(err)
+    if isinstance(err, errors.InvalidHeader):
+        return ProviderError(f"cannot send the request to {described.service} at {described.url}: {err}")
+    if isinstance(err, (errors.ConnectError, errors.ConnectTimeout)):
+        return described.unreachable(err)
+    if isinstance(err, errors.TIMEOUT_ERRORS):
+        return described.timed_out(err)
+    return described.dropped(err)
+
+
+async def _post_sse(
+    described: Described, settings: TransportSettings, headers: Mapping[str, str], body: Mapping[str, Any]
 ) -> AsyncIterator[ServerSentEvent]:
-    import json
-
-    from catui.models import lean_http
-
-    # The same bytes httpx2's ``json=`` sends.
+    transport = transport_for(described.url, settings)
+    # Compact JSON, as the official SDKs send it.
     payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
     sent_headers = dict(headers)
     if not any(name.lower() == "content-type" for name in sent_headers):
         sent_headers["content-type"] = "application/json"
     try:
-        response = await lean_http.pool().post(
-            described.url, headers=sent_headers, body=payload, timeouts=_lean_timeouts()
-        )
-        try:
+        async with transport.stream_post(described.url, headers=sent_headers, body=payload) as response:
             if response.status_code >= 400:
                 raise described.status_error(response.status_code, response.headers, await response.aread())
             if _is_json_document(response.headers.get("content-type", "")):
                 raise described.json_instead_of_stream(await response.aread())
             async for sse in SSEDecoder().aiter_events(response.aiter_bytes()):
                 yield sse
-        finally:
-            response.close()
-    except lean_http.InvalidURL as err:
-        raise described.invalid_url(err) from err
-    except lean_http.InvalidHeader as err:
-        raise ProviderError(
-            f"cannot send the request to {described.service} at {described.url}: {err}"
-        ) from err
-    except (lean_http.ConnectError, lean_http.ConnectTimeout) as err:
-        raise described.unreachable(err) from err
-    except lean_http.TIMEOUT_ERRORS as err:
-        raise described.timed_out(err) from err
-    except lean_http.LeanHTTPError as err:
-        raise described.dropped(err) from err
-
-
-async def _httpx_post_sse(
-    described: _Described, headers: Mapping[str, str], body: Mapping[str, Any]
-) -> AsyncIterator[ServerSentEvent]:
-    import httpx2
-
-    client = http_client(described.url)
-    try:
-        async with client.stream("POST", described.url, headers=dict(headers), json=dict(body)) as response:
-            if response.status_code >= 400:
-                raise described.status_error(response.status_code, response.headers, await response.aread())
-            if _is_json_document(response.headers.get("content-type", "")):
-                raise described.json_instead_of_stream(await response.aread())
-            async for sse in SSEDecoder().aiter_events(response.aiter_bytes()):
-                yield sse
-    except (httpx2.UnsupportedProtocol, httpx2.InvalidURL) as err:
-        raise described.invalid_url(err) from err
-    except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
-        raise described.unreachable(err) from err
-    except httpx2.TimeoutException as err:
-        raise described.timed_out(err) from err
-    except httpx2.TransportError as err:
-        raise described.dropped(err) from err
+    except errors.TransportError as err:
+        raise transport_failure(err, described) from err

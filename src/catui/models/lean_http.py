@@ -1,30 +1,32 @@
-"""A small HTTP/1.1 client on asyncio streams, for the model providers' streamed POSTs.
+"""The lean transport: HTTP/1.1 on asyncio streams, for the model providers' streamed POSTs.
 
 It does exactly what the providers need and nothing more: send one POST with
-a ready body, read the status line and headers, then hand the body over as it
-arrives, whether it is framed by Content-Length, chunked, or ended by the
-server closing the connection. No redirects, no compression, no proxies (the
-caller falls back to httpx2 when a proxy applies), no HTTP/2.
+a ready body, then hand the response over as soon as its head arrived and its
+body as it arrives. The HTTP/1.1 framing (status line, headers, chunked or
+Content-Length or read-until-close bodies, interim answers, whether a
+connection may be reused) is h11's; this module owns the sockets, the
+timeouts and the pool. No redirects, no compression, no proxies (a proxy
+sends requests through httpx2, see :mod:`catui.models.http`), no HTTP/2.
 
-Why not httpx2: with a hundred sub-agents streaming at once, httpx2's layers
-(httpcore, h11, anyio) cost several times the CPU of the bytes they move, and
-importing it costs tens of milliseconds at start-up.
+Why not httpx2 everywhere: with a hundred sub-agents streaming at once,
+httpx2's layers above h11 (httpcore2, anyio) cost several times the CPU of
+the bytes they move, and importing it costs tens of milliseconds at start-up
+(see docs/decisions.md, "The lean HTTP transport").
 
-Connections are pooled per event loop and per (scheme, host, port). A
-connection goes back to the pool only once its response was read to the end;
-any error, a cut, or a response the caller stops reading early discards it.
-https uses one ``ssl.create_default_context()``, built the first time an
-https URL is used (honouring ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``).
+Connections are pooled per event loop and per (scheme, host, port, CA
+certificates). A connection goes back to the pool only once its response was
+read to the end and h11 says the exchange left it reusable; any error, a cut,
+or a response the caller stops reading early discards it. https uses one
+``ssl.create_default_context()`` per CA setting, built the first time an
+https URL needs it.
 
-Failures are raised as :class:`LeanHTTPError` subclasses named like their
-httpx2 counterparts (``ConnectError``, ``ReadTimeout``, ...), so that
-:mod:`catui.models.http` maps both transports to the same provider errors.
+Failures are raised as the :class:`~catui.models.transport.TransportError`
+subclasses every transport shares.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import socket
 import time
 import weakref
@@ -33,13 +35,43 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import h11
+
+from catui.models.transport import (
+    ConnectError,
+    ConnectTimeout,
+    InvalidHeader,
+    InvalidURL,
+    PoolTimeout,
+    ReadError,
+    ReadTimeout,
+    RemoteProtocolError,
+    Timeouts,
+    TransportError,
+    WriteError,
+    WriteTimeout,
+)
+
 if TYPE_CHECKING:
     import ssl
+
+    from catui.models.transport_settings import TransportSettings
+
+__all__ = [
+    "LeanPool",
+    "LeanResponse",
+    "LeanTransport",
+    "RemoteProtocolError",
+    "Timeouts",
+    "aclose_pool",
+    "pool",
+    "ssl_context",
+]
 
 MAX_CONNECTIONS = 256
 """Connections one event loop may have open at once; more requests wait for a free one."""
 MAX_IDLE_PER_ORIGIN = 128
-"""Idle keep-alive connections kept per (scheme, host, port); a connection beyond this is closed.
+"""Idle keep-alive connections kept per origin; a connection beyond this is closed.
 
 Generous, so that a fan-out of a hundred sub-agents keeps its connections (and
 their TLS sessions) for the next turn."""
@@ -47,67 +79,12 @@ KEEPALIVE_EXPIRY_S = 60.0
 """An idle connection older than this is closed instead of reused (servers drop them around then)."""
 HAPPY_EYEBALLS_DELAY_S = 0.25
 READ_SIZE = 65536
-MAX_HEADER_LINES = 256
-MAX_LINE_BYTES = 65536
-_BAD_HEADER_NAME = re.compile(r"[\x00-\x20:\x7f]|^$")
-_BAD_HEADER_VALUE = re.compile(r"[\r\n\x00]")
+"""Bytes asked of the socket per read: h11 then splits what came into events without further awaits."""
+MAX_HEAD_BYTES = 65536
+"""The largest response head (status line and headers) accepted; h11 refuses a longer one."""
 
-
-class LeanHTTPError(Exception):
-    """Any failure of a lean request; the subclasses say which kind."""
-
-
-class InvalidURL(LeanHTTPError):
-    """The URL is not an ``http://`` or ``https://`` URL with a host and a valid port."""
-
-
-class InvalidHeader(LeanHTTPError):
-    """A request header has a name or value that HTTP/1.1 cannot carry (a line break, a colon in the name)."""
-
-
-class ConnectError(LeanHTTPError):
-    """The connection (or its TLS handshake) could not be established."""
-
-
-class ConnectTimeout(LeanHTTPError):
-    """Establishing the connection took longer than the connect timeout."""
-
-
-class ReadTimeout(LeanHTTPError):
-    """The server stayed silent for longer than the read timeout."""
-
-
-class WriteTimeout(LeanHTTPError):
-    """The request could not be sent within the write timeout."""
-
-
-class PoolTimeout(LeanHTTPError):
-    """No connection slot came free within the pool timeout."""
-
-
-class RemoteProtocolError(LeanHTTPError):
-    """The server closed the connection early or sent something that is not HTTP/1.1."""
-
-
-class ReadError(LeanHTTPError):
-    """Reading from the connection failed (reset, TLS error)."""
-
-
-class WriteError(LeanHTTPError):
-    """Sending the request failed (reset, broken pipe)."""
-
-
-TIMEOUT_ERRORS: tuple[type[LeanHTTPError], ...] = (ReadTimeout, WriteTimeout, PoolTimeout)
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Seconds allowed to connect, to wait for each read or write, and to wait for a free connection."""
-
-    connect: float
-    read: float
-    write: float
-    pool: float
+Origin = tuple[str, str, int, tuple[str | None, str | None]]
+"""(scheme, host, port, CA file and directory): connections are shared only within one."""
 
 
 @dataclass(frozen=True)
@@ -117,10 +94,6 @@ class _Target:
     port: int
     host_header: str
     target: str  # path and query, as sent on the request line
-
-    @property
-    def origin(self) -> tuple[str, str, int]:
-        return (self.scheme, self.host, self.port)
 
 
 def _parse_url(url: str) -> _Target:
@@ -157,48 +130,72 @@ def _parse_url(url: str) -> _Target:
 _ssl_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 
 
-def ssl_context() -> ssl.SSLContext:
-    """The verifying TLS context for https URLs, created on first use and then shared.
+def ssl_context(ca_file: str | None = None, ca_dir: str | None = None) -> ssl.SSLContext:
+    """The verifying TLS context for https URLs, created on first use per CA setting and then shared.
 
-    ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` replace the system's CA certificates,
-    as they do for httpx2.
+    ``ca_file`` or ``ca_dir`` (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` of the
+    provider's environment) replace the system's CA certificates, as they do
+    for httpx2.
     """
-    import os
     import ssl
 
-    cafile = os.environ.get("SSL_CERT_FILE") or None
-    capath = None if cafile else (os.environ.get("SSL_CERT_DIR") or None)
-    key = (cafile, capath)
+    key = (ca_file, None if ca_file else ca_dir)
     context = _ssl_contexts.get(key)
     if context is None:
-        context = ssl.create_default_context(cafile=cafile, capath=capath)
+        context = ssl.create_default_context(cafile=key[0], capath=key[1])
         context.set_alpn_protocols(["http/1.1"])
         _ssl_contexts[key] = context
     return context
 
 
-def _encode_head(target: _Target, headers: Mapping[str, str], body_length: int) -> bytes:
-    lines = [f"POST {target.target} HTTP/1.1", f"host: {target.host_header}"]
-    sent = {"host", "content-length", "accept-encoding", "transfer-encoding", "connection"}
+# Headers this client always sets itself; a caller's copy is dropped.
+_OWN_HEADERS = frozenset({"host", "content-length", "accept-encoding", "transfer-encoding", "connection"})
+
+
+def _header_bytes(value: str) -> bytes:
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value.encode("utf-8")
+
+
+def _encode_request(
+    connection: h11.Connection, target: _Target, headers: Mapping[str, str], body: bytes
+) -> bytes:
+    """The request's bytes, as h11 frames them; a header HTTP cannot carry is refused before sending."""
+    fields = [(b"host", target.host_header.encode("ascii"))]
+    fields += [
+        (_header_bytes(name), _header_bytes(value))
+        for name, value in headers.items()
+        if name.lower() not in _OWN_HEADERS
+    ]
+    fields.append((b"content-length", str(len(body)).encode("ascii")))
+    # Compression buys nothing for small, latency-bound event streams and costs CPU to undo.
+    fields.append((b"accept-encoding", b"identity"))
+    try:
+        request = h11.Request(method=b"POST", target=_header_bytes(target.target), headers=fields)
+    except h11.LocalProtocolError as err:
+        raise _refused_header(headers, err) from err
+    return (
+        connection.send(request) + connection.send(h11.Data(data=body)) + connection.send(h11.EndOfMessage())
+    )
+
+
+def _refused_header(headers: Mapping[str, str], err: h11.LocalProtocolError) -> TransportError:
+    """Which header h11 refused (checked one by one, only on this failure path), or the target."""
     for name, value in headers.items():
-        lowered = name.lower()
-        if lowered in sent:
-            continue
-        if _BAD_HEADER_NAME.search(name) or _BAD_HEADER_VALUE.search(value):
-            raise InvalidHeader(
+        try:
+            h11.Request(
+                method=b"POST",
+                target=b"/",
+                headers=[(b"host", b"h"), (_header_bytes(name), _header_bytes(value))],
+            )
+        except h11.LocalProtocolError:
+            return InvalidHeader(
                 f"the request header {name!r} has a name or value HTTP cannot carry "
                 "(a line break, a NUL, or a space or colon in the name)"
             )
-        lines.append(f"{name}: {value}")
-    lines.append(f"content-length: {body_length}")
-    # Compression buys nothing for small, latency-bound event streams and costs CPU to undo.
-    lines.append("accept-encoding: identity")
-    lines.append("\r\n")
-    head = "\r\n".join(lines)
-    try:
-        return head.encode("latin-1")
-    except UnicodeEncodeError:
-        return head.encode("utf-8")
+    return InvalidURL(f"the URL's path cannot be sent ({err})")
 
 
 def _is_ip_literal(host: str) -> bool:
@@ -212,7 +209,7 @@ def _is_ip_literal(host: str) -> bool:
 
 
 class _Connection:
-    """One HTTP/1.1 connection. Reads and writes time out through one cheap watchdog timer.
+    """One HTTP/1.1 connection: the socket's streams, h11's state of it, and one cheap watchdog timer.
 
     Arming ``asyncio.timeout`` around every read would schedule and cancel a
     timer per read; instead each wait only records when it began, and a
@@ -225,6 +222,7 @@ class _Connection:
         "_loop",
         "_timer",
         "_waiting_since",
+        "h11",
         "idle_since",
         "origin",
         "reader",
@@ -236,7 +234,7 @@ class _Connection:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        origin: tuple[str, str, int],
+        origin: Origin,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
         self.reader = reader
@@ -248,6 +246,7 @@ class _Connection:
         self._limit = 0.0
         self.timed_out = False
         self.idle_since = 0.0
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
 
     # -- the watchdog ----------------------------------------------------
     def _arm(self, limit: float) -> None:
@@ -289,20 +288,6 @@ class _Connection:
         if self.timed_out:
             raise WriteTimeout("the request could not be sent in time")
 
-    async def readline(self, limit: float) -> bytes:
-        self._arm(limit)
-        try:
-            line = await self.reader.readline()
-        except ValueError as err:  # the line exceeded the stream's limit
-            raise RemoteProtocolError("the server sent a header line that is too long") from err
-        except OSError as err:
-            raise self._read_failure(err) from err
-        finally:
-            self._disarm()
-        if self.timed_out:
-            raise ReadTimeout("the server sent nothing within the read timeout")
-        return line
-
     async def read(self, size: int, limit: float) -> bytes:
         self._arm(limit)
         try:
@@ -315,12 +300,24 @@ class _Connection:
             raise ReadTimeout("the server sent nothing within the read timeout")
         return data
 
-    def _read_failure(self, err: OSError) -> LeanHTTPError:
+    def _read_failure(self, err: OSError) -> TransportError:
         if self.timed_out:
             return ReadTimeout("the server sent nothing within the read timeout")
         return ReadError(f"{type(err).__name__}: {err}")
 
     # -- life cycle --------------------------------------------------------
+    def finished_cleanly(self) -> bool:
+        """After a response's end: whether h11 allows another request on this connection.
+
+        Both sides must be done with a keep-alive exchange (no ``connection:
+        close``, not HTTP/1.0) and nothing may follow the response's end.
+        """
+        state = self.h11
+        if state.our_state is not h11.DONE or state.their_state is not h11.DONE or state.trailing_data[0]:
+            return False
+        state.start_next_cycle()
+        return True
+
     def reusable(self, now: float) -> bool:
         """Whether this idle connection can carry another request (open, quiet, not expired)."""
         if self.writer.transport.is_closing() or self.reader.at_eof():
@@ -346,22 +343,17 @@ class LeanResponse:
     """
 
     def __init__(
-        self,
-        pool: LeanPool,
-        connection: _Connection,
-        status: int,
-        reason: str,
-        headers: dict[str, str],
-        *,
-        keep_alive: bool,
-        read_timeout: float,
+        self, pool: LeanPool, connection: _Connection, head: h11.Response, *, read_timeout: float
     ) -> None:
-        self.status_code = status
-        self.reason = reason
+        self.status_code = head.status_code
+        self.reason = head.reason.decode("latin-1")
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in head.headers:
+            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
         self.headers = headers
         self._pool = pool
         self._connection: _Connection | None = connection
-        self._keep_alive = keep_alive
         self._read_timeout = read_timeout
         self._consumed = False
 
@@ -371,125 +363,43 @@ class LeanResponse:
     async def __aexit__(self, *exc: object) -> None:
         self.close()
 
-    def _body_kind(self) -> tuple[str, int]:
-        if self.status_code in (204, 304):
-            return "empty", 0
-        encoding = self.headers.get("transfer-encoding", "").lower()
-        if encoding:
-            if encoding.rsplit(",", 1)[-1].strip() != "chunked":
-                raise RemoteProtocolError(f"unsupported transfer-encoding {encoding!r}")
-            return "chunked", 0
-        raw_length = self.headers.get("content-length")
-        if raw_length is not None:
-            try:
-                length = int(raw_length.split(",")[0].strip())
-            except ValueError as err:
-                raise RemoteProtocolError(f"invalid content-length {raw_length!r}") from err
-            if length < 0:
-                raise RemoteProtocolError(f"invalid content-length {raw_length!r}")
-            return "length", length
-        return "close", 0
-
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The body's bytes as they arrive (chunk framing removed), once; any failure discards the connection."""
+        """The body's bytes as they arrive (framing removed), once; any failure discards the connection.
+
+        One piece per network read: an event stream sends many small chunks,
+        and handing each over on its own would cost an await apiece.
+        """
         if self._consumed:
             raise RuntimeError("the response body was already read")
         self._consumed = True
         connection = self._connection
         if connection is None:
             return
-        kind, length = self._body_kind()
-        if kind == "empty":
-            self._finish(reusable=self._keep_alive)
-            return
-        if kind == "length":
-            body = self._iter_length(connection, length)
-        elif kind == "chunked":
-            body = self._iter_chunked(connection)
-        else:
-            body = self._iter_until_close(connection)
-        async for data in body:
-            yield data
-
-    async def _iter_length(self, connection: _Connection, length: int) -> AsyncIterator[bytes]:
-        remaining = length
-        while remaining:
-            data = await connection.read(min(remaining, READ_SIZE), self._read_timeout)
-            if not data:
-                raise RemoteProtocolError(
-                    f"the server closed the connection {remaining} bytes before the end of the body"
-                )
-            remaining -= len(data)
-            yield data
-        self._finish(reusable=self._keep_alive)
-
-    async def _iter_until_close(self, connection: _Connection) -> AsyncIterator[bytes]:
+        state = connection.h11
+        pending: list[bytes | bytearray] = []
         while True:
-            data = await connection.read(READ_SIZE, self._read_timeout)
-            if not data:
-                break
-            yield data
-        self._finish(reusable=False)
-
-    async def _iter_chunked(self, connection: _Connection) -> AsyncIterator[bytes]:
-        # Parses the chunk framing out of whole network reads, yielding once per read: an event
-        # stream sends many small chunks, and reading them line by line would cost an await each.
-        timeout = self._read_timeout
-        buffer = b""
-        position = 0
-        pending: list[bytes] = []
-        remaining = -1  # data bytes left in the current chunk; -1 while a size line is expected
-        while True:
-            if remaining > 0:
-                available = len(buffer) - position
-                if available:
-                    take = min(available, remaining)
-                    pending.append(buffer[position : position + take])
-                    position += take
-                    remaining -= take
-                    if remaining:
-                        continue
-                    remaining = -2  # the CRLF after the data comes next
-                    continue
-            else:
-                end = buffer.find(b"\n", position)
-                if end >= 0:
-                    line = buffer[position:end]
-                    position = end + 1
-                    if remaining == -2:
-                        if line not in (b"", b"\r"):
-                            raise RemoteProtocolError("a chunk of the body was longer than its declared size")
-                        remaining = -1
-                        continue
-                    if remaining == -3:  # trailer lines until a blank one
-                        if line in (b"", b"\r"):
-                            if pending:
-                                yield b"".join(pending)
-                            self._finish(reusable=self._keep_alive and position == len(buffer))
-                            return
-                        continue
-                    size_field = line.split(b";", 1)[0].strip()
-                    try:
-                        size = int(size_field, 16)
-                    except ValueError as err:
-                        raise RemoteProtocolError(f"invalid chunk size line {line[:40]!r}") from err
-                    if size < 0:
-                        raise RemoteProtocolError(f"invalid chunk size line {line[:40]!r}")
-                    remaining = size if size else -3
-                    continue
-                if len(buffer) - position > MAX_LINE_BYTES:
-                    raise RemoteProtocolError("a chunk size line of the body is too long")
-            # The buffer is used up: hand over what was decoded, then read more.
-            if pending:
-                yield b"".join(pending)
-                pending = []
-            data = await connection.read(READ_SIZE, timeout)
-            if not data:
-                raise RemoteProtocolError(
-                    "peer closed connection without sending complete message body: incomplete chunked read"
-                )
-            buffer = buffer[position:] + data if position < len(buffer) else data
-            position = 0
+            try:
+                event = state.next_event()
+            except h11.RemoteProtocolError as err:
+                raise RemoteProtocolError(str(err)) from err
+            if type(event) is h11.Data:
+                pending.append(event.data)
+            elif event is h11.NEED_DATA:
+                if pending:
+                    yield b"".join(pending)
+                    pending = []
+                # b"" (the server closed) ends a read-until-close body or makes h11 report a cut one.
+                state.receive_data(await connection.read(READ_SIZE, self._read_timeout))
+            elif type(event) is h11.EndOfMessage:
+                if pending:
+                    yield b"".join(pending)
+                self._finish(reusable=connection.finished_cleanly())
+                return
+            else:  # ConnectionClosed after a read-until-close body
+                if pending:
+                    yield b"".join(pending)
+                self._finish(reusable=False)
+                return
 
     async def aread(self) -> bytes:
         """The whole body."""
@@ -506,10 +416,10 @@ class LeanResponse:
 
 
 class LeanPool:
-    """The keep-alive connections of one event loop, per (scheme, host, port)."""
+    """The keep-alive connections of one event loop, per origin (scheme, host, port, CA certificates)."""
 
     def __init__(self) -> None:
-        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._idle: dict[Origin, list[_Connection]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._active: set[_Connection] = set()
         self.closed = False
@@ -517,13 +427,22 @@ class LeanPool:
         """How many connections this pool has opened (the tests read it to see reuse)."""
 
     async def post(
-        self, url: str, *, headers: Mapping[str, str], body: bytes, timeouts: Timeouts
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes,
+        timeouts: Timeouts,
+        ca_file: str | None = None,
+        ca_dir: str | None = None,
     ) -> LeanResponse:
-        """Send ``body`` to ``url`` and return the response once its headers arrived."""
+        """Send ``body`` to ``url`` and return the response once its head arrived."""
         if self.closed:
             raise RuntimeError("the lean HTTP pool was closed")
         target = _parse_url(url)
-        head = _encode_head(target, headers, len(body))
+        # Checked before a connection is taken: a header HTTP cannot carry must not cost one.
+        _encode_request(h11.Connection(h11.CLIENT), target, headers, body)
+        origin: Origin = (target.scheme, target.host, target.port, (ca_file, ca_dir))
         if self._slots is None:
             self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
         slots = self._slots
@@ -537,9 +456,9 @@ class LeanPool:
             await slots.acquire()
         connection: _Connection | None = None
         try:
-            connection = self._take_idle(target.origin) or await self._connect(target, timeouts.connect)
+            connection = self._take_idle(origin) or await self._connect(target, origin, timeouts.connect)
             self._active.add(connection)
-            await connection.send(head + body, timeouts.write)
+            await connection.send(_encode_request(connection.h11, target, headers, body), timeouts.write)
             return await self._read_head(connection, timeouts.read)
         except BaseException:
             if connection is not None:
@@ -548,7 +467,7 @@ class LeanPool:
                 slots.release()
             raise
 
-    def _take_idle(self, origin: tuple[str, str, int]) -> _Connection | None:
+    def _take_idle(self, origin: Origin) -> _Connection | None:
         idle = self._idle.get(origin)
         if not idle:
             return None
@@ -560,10 +479,10 @@ class LeanPool:
             connection.close()
         return None
 
-    async def _connect(self, target: _Target, timeout: float) -> _Connection:
+    async def _connect(self, target: _Target, origin: Origin, timeout: float) -> _Connection:
         loop = asyncio.get_running_loop()
         try:
-            tls = ssl_context() if target.scheme == "https" else None
+            tls = ssl_context(*origin[3]) if target.scheme == "https" else None
         except OSError as err:  # SSL_CERT_FILE or SSL_CERT_DIR names a missing or broken file
             raise ConnectError(f"cannot load the CA certificates for https ({err})") from err
         try:
@@ -573,7 +492,7 @@ class LeanPool:
                     target.port,
                     ssl=tls,
                     server_hostname=target.host if tls is not None else None,
-                    limit=MAX_LINE_BYTES,
+                    limit=READ_SIZE,
                     # A name may resolve to an unreachable IPv6 address first: race the addresses
                     # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
                     happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
@@ -591,40 +510,25 @@ class LeanPool:
             except (OSError, AttributeError):
                 pass
         self.connections_opened += 1
-        return _Connection(reader, writer, target.origin, loop)
+        return _Connection(reader, writer, origin, loop)
 
     async def _read_head(self, connection: _Connection, read_timeout: float) -> LeanResponse:
+        state = connection.h11
+        received = False
         while True:
-            line = await connection.readline(read_timeout)
-            if not line:
-                raise RemoteProtocolError("Server disconnected without sending a response.")
-            version, _, rest = line.decode("latin-1").rstrip("\r\n").partition(" ")
-            code, _, reason = rest.partition(" ")
-            if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-                raise RemoteProtocolError(f"the server's answer is not HTTP/1.1: {line[:60]!r}")
-            status = int(code)
-            headers: dict[str, str] = {}
-            for _ in range(MAX_HEADER_LINES):
-                raw = await connection.readline(read_timeout)
-                if raw in (b"\r\n", b"\n"):
-                    break
-                if not raw.endswith(b"\n"):
-                    raise RemoteProtocolError("the server closed the connection in the middle of the headers")
-                name, colon, value = raw.decode("latin-1").partition(":")
-                if not colon:
-                    raise RemoteProtocolError(f"malformed header line {raw[:60]!r}")
-                name = name.strip().lower()
-                value = value.strip()
-                headers[name] = f"{headers[name]}, {value}" if name in headers else value
-            else:
-                raise RemoteProtocolError(f"the server sent more than {MAX_HEADER_LINES} header lines")
-            if 100 <= status < 200:
-                continue  # an interim answer (100 Continue, 103 Early Hints); the real one follows
-            tokens = {t.strip().lower() for t in headers.get("connection", "").split(",")}
-            keep_alive = version == "HTTP/1.1" and "close" not in tokens
-            return LeanResponse(
-                self, connection, status, reason, headers, keep_alive=keep_alive, read_timeout=read_timeout
-            )
+            try:
+                event = state.next_event()
+            except h11.RemoteProtocolError as err:
+                if not received:  # a kept-alive connection the server had closed, or no answer at all
+                    raise RemoteProtocolError("Server disconnected without sending a response.") from err
+                raise RemoteProtocolError(str(err)) from err
+            if event is h11.NEED_DATA:
+                data = await connection.read(READ_SIZE, read_timeout)
+                received = received or bool(data)
+                state.receive_data(data)
+            elif type(event) is h11.Response:
+                return LeanResponse(self, connection, event, read_timeout=read_timeout)
+            # An h11.InformationalResponse (100 Continue, 103 Early Hints): the real answer follows.
 
     def release(self, connection: _Connection, *, reusable: bool) -> None:
         """Return a connection after its response ended: back to the pool, or closed."""
@@ -671,3 +575,49 @@ async def aclose_pool() -> None:
     current = _pools.pop(asyncio.get_running_loop(), None)
     if current is not None:
         await current.aclose()
+
+
+class LeanTransport:
+    """:class:`~catui.models.transport.HttpTransport` over the running loop's :class:`LeanPool`.
+
+    It carries one provider's settings (timeouts, CA certificates); the pool
+    under it is the loop's, shared by every provider, so connections to one
+    server are reused whichever provider opened them.
+    """
+
+    def __init__(self, settings: TransportSettings) -> None:
+        self.settings = settings
+
+    def stream_post(self, url: str, *, headers: Mapping[str, str], body: bytes) -> _PostContext:
+        """POST ``body``; ``async with`` gives the :class:`LeanResponse` once its head arrived."""
+        return _PostContext(self.settings, url, headers, body)
+
+    async def aclose(self) -> None:
+        """Close the running loop's pool (shared: every lean transport of the loop loses its connections)."""
+        await aclose_pool()
+
+
+class _PostContext:
+    __slots__ = ("_body", "_headers", "_response", "_settings", "_url")
+
+    def __init__(
+        self, settings: TransportSettings, url: str, headers: Mapping[str, str], body: bytes
+    ) -> None:
+        self._settings, self._url, self._headers, self._body = settings, url, headers, body
+        self._response: LeanResponse | None = None
+
+    async def __aenter__(self) -> LeanResponse:
+        settings = self._settings
+        self._response = await pool().post(
+            self._url,
+            headers=self._headers,
+            body=self._body,
+            timeouts=settings.timeouts,
+            ca_file=settings.ca_file,
+            ca_dir=settings.ca_dir,
+        )
+        return self._response
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._response is not None:
+            self._response.close()

@@ -23,6 +23,7 @@ from catui.messages import Block, Message
 from catui.models.base import ModelRequest, StreamEvent
 from catui.models.http import post_sse
 from catui.models.retry import RetryableFailure, RetryPolicy, stream_with_retries
+from catui.models.transport_settings import TransportSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FINISH_REASONS = {
@@ -337,6 +338,8 @@ class OpenAIProvider:
         self.api_key = api_key if api_key is not None else (env.get("OPENAI_API_KEY") or None)
         self.base_url = (base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.retry = retry or RetryPolicy.from_env(env)
+        # The transport, its timeouts and proxy come from this env too, never from os.environ behind it.
+        self.transport_settings = TransportSettings.from_env(env)
 
     @property
     def url(self) -> str:
@@ -367,6 +370,7 @@ class OpenAIProvider:
             service="the OpenAI-compatible API",
             credential_hint=hint,
             base_var="OPENAI_BASE_URL",
+            settings=self.transport_settings,
         ):
             data = sse.data.strip()
             if not data:

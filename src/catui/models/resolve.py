@@ -252,6 +252,7 @@ def create_provider(
             tuple(sorted(anthropic.extra_headers.items())),
             anthropic.retry,
             anthropic.prompt_caching,
+            anthropic.transport_settings,
         )
         provider = anthropic
     elif resolved.provider == "openai":
@@ -263,7 +264,7 @@ def create_provider(
                 f"model {resolved.model_id} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server "
                 "that needs no key); run `catui demo` to try catui offline."
             )
-        key = ("openai", openai.base_url, openai.api_key, openai.retry)
+        key = ("openai", openai.base_url, openai.api_key, openai.retry, openai.transport_settings)
         provider = openai
     elif resolved.provider == "scripted":
         from catui.models.scripted import ScriptedProvider
