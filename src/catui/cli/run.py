@@ -190,7 +190,7 @@ def _deliver_idle_events(session: Any, idle: asyncio.Queue[Event]) -> Any:
     previous = session.emit
 
     def emit(event: Event) -> None:
-        if getattr(session, "_queue", None) is not None:  # a parent turn is running: its own stream
+        if session.is_running():  # a parent turn is running: its own stream
             previous(event)
         else:
             idle.put_nowait(event)

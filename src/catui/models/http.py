@@ -28,6 +28,7 @@ from typing import Any
 
 from catui.errors import ProviderError
 from catui.models import transport as errors
+from catui.models.retry import RetryableFailure, parse_retry_after, should_retry_status
 from catui.models.sse import ServerSentEvent, SSEDecoder
 from catui.models.transport import HttpTransport
 from catui.models.transport_settings import HTTP_CLIENT_VARIABLE, TransportSettings
@@ -101,8 +102,6 @@ def status_error(
     status: int, headers: Mapping[str, str], raw: bytes, *, service: str, url: str, credential_hint: str
 ) -> ProviderError:
     """The error to raise for an HTTP error response: retryable or final, with a one-line message."""
-    from catui.models.retry import RetryableFailure, parse_retry_after, should_retry_status
-
     kind, message = _error_detail(raw)
     what = f"{status} {kind}: {message}" if kind else f"{status}: {message}"
     if status in (401, 403):
@@ -166,8 +165,6 @@ class Described:
         )
 
     def unreachable(self, err: Exception) -> ProviderError:
-        from catui.models.retry import RetryableFailure
-
         return RetryableFailure(
             f"cannot reach {self.service} at {self.url} ({type(err).__name__}: {err or 'no detail'}); "
             f"check {self.base_var} and that the server is running",
@@ -175,13 +172,9 @@ class Described:
         )
 
     def timed_out(self, err: Exception) -> ProviderError:
-        from catui.models.retry import RetryableFailure
-
         return RetryableFailure(f"{self.service} at {self.url} timed out ({type(err).__name__})")
 
     def dropped(self, err: Exception) -> ProviderError:
-        from catui.models.retry import RetryableFailure
-
         return RetryableFailure(
             f"the connection to {self.service} at {self.url} dropped "
             f"({type(err).__name__}: {err or 'no detail'})"

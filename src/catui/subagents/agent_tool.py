@@ -13,7 +13,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from catui.config.flags import agent_teams_enabled, background_tasks_disabled
 from catui.permissions.context import PermissionContext, PermissionRequest
+from catui.permissions.decide import is_agent_type_denied
 from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import tool_summary
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
@@ -128,8 +130,6 @@ class AgentTool(Tool):
         permissions: Callable[[], PermissionContext] | None = None,
         fork_enabled: bool = False,
     ) -> None:
-        from catui.config.flags import agent_teams_enabled, background_tasks_disabled
-
         self.registry = registry
         self.permissions = permissions
         self.background_enabled = not background_tasks_disabled(env or {})
@@ -152,8 +152,6 @@ class AgentTool(Tool):
             return cached[1]
         agents = list(getattr(self.registry, "active", []) or [])
         if permissions is not None:
-            from catui.permissions.decide import is_agent_type_denied
-
             # Types a rule denies are left out, so the model is not offered what it may not use.
             agents = [a for a in agents if is_agent_type_denied(permissions, a.agent_type) is None]
         text = build_agent_tool_description(agents, background_enabled=self.background_enabled,
@@ -186,8 +184,6 @@ class AgentTool(Tool):
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
         # The subject is the agent type, so allow and ask rules such as Agent(Explore) apply. A type that
         # a deny rule forbids gets an empty subject here: the runtime refuses it with Claude Code's words.
-        from catui.permissions.decide import is_agent_type_denied
-
         agent_type = args.subagent_type or ("fork" if self.fork_enabled else "general-purpose")
         subject = "" if is_agent_type_denied(ctx.permissions, agent_type) is not None else agent_type
         return PermissionRequest(

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from catui.models.resolve import ResolvedModel, resolve_model
+
 ModelReason = Literal["environment", "definition", "call", "parent"]
 
 SUBAGENT_MODEL_ENV = ("CATUI_SUBAGENT_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")
@@ -36,7 +38,7 @@ class ChildModel:
     model_id: str
     reason: ModelReason
     requested: str | None
-    resolved: Any = None
+    resolved: ResolvedModel | None = None
 
     @property
     def inherited(self) -> bool:
@@ -74,7 +76,7 @@ def resolve_child_model(
     call_model: str | None,
     *,
     parent_model_id: str,
-    parent_resolved: Any,
+    parent_resolved: ResolvedModel | None,
     settings: Mapping[str, Any],
     env: Mapping[str, str],
 ) -> ChildModel:
@@ -88,8 +90,6 @@ def resolve_child_model(
     spec, reason = choose_model_spec(definition_model, call_model, env=env, restricted=restricted)
     if spec is None or spec == parent_model_id:
         return ChildModel(model_id=parent_model_id, reason=reason, requested=spec or definition_model)
-    from catui.models.resolve import resolve_model
-
     resolved = resolve_model(spec, settings, env, within=parent_resolved)
     if resolved == parent_resolved or (
         parent_resolved is not None

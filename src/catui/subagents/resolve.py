@@ -12,6 +12,7 @@ from typing import Any
 from catui.agents.definition import AgentDefinition
 from catui.errors import CatuiError
 from catui.permissions.context import PermissionContext
+from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
 
 DEFAULT_AGENT_TYPE = "general-purpose"
 
@@ -52,8 +53,6 @@ def resolve_agent_type(
     Available agents: a, b``) or :class:`AgentTypeDeniedError` (``Agent type
     'X' has been denied by permission rule 'Agent(X)' from <source>.``).
     """
-    from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
-
     wanted = subagent_type if subagent_type else DEFAULT_AGENT_TYPE
     definition = find_agent(registry, wanted)
     if definition is None:
