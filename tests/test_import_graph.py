@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.safety",),
     ("catui.telemetry",),
     ("catui.tools",),
-    ("catui.hooks", "catui.mcp"),
+    ("catui.hooks", "catui.mcp", "catui.skills"),
     ("catui.session",),
     ("catui.subagents",),
     ("catui.app",),

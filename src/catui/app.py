@@ -30,6 +30,8 @@ from catui.session.prompt import context_block, main_system_prompt
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
+from catui.skills.registry import SkillRegistry, load_skill_registry
+from catui.skills.tool import SkillTool
 from catui.subagents.install import install_subagents
 from catui.tasks.registry import TaskRegistry
 from catui.tools.base import Tool, ToolContext
@@ -80,6 +82,8 @@ class AppServices:
     """The first user message's context reminder (CLAUDE.md / CATUI.md and the date)."""
     resolved_model: ResolvedModel | None = None
     subagents: SubagentSystem | None = None
+    skills: SkillRegistry | None = None
+    """The session's SKILL.md skills (catui.skills); the Skill tool and sub-agents read them."""
     hooks: HookRunner | None = None
     mcp: McpManager | None = None
     startup_warnings: list[str] = field(default_factory=list)
@@ -200,6 +204,14 @@ def build_app(options: RunOptions) -> AgentApp:
 
     tools = builtin_tools(interactive=options.interactive)
     tools = [t for t in tools if t.is_enabled()]
+    skills = load_skill_registry(
+        cwd,
+        plugin_dirs=[*options.plugin_dirs, *_plugin_paths(settings.merged)],
+        include_user=("user" in options.setting_sources),
+        include_project=("project" in options.setting_sources),
+    )
+    if skills.skills:  # offered only when there is a skill to load
+        tools.append(SkillTool(skills))
     tools.extend(options.extra_tools)
 
     if options.system_prompt is not None:
@@ -245,6 +257,7 @@ def build_app(options: RunOptions) -> AgentApp:
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
     app.services.env = env
+    app.services.skills = skills
     app.services.resolved_model = resolved
     install_subagents(app)
 
@@ -301,6 +314,10 @@ async def start_app(app: AgentApp) -> None:
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
-    """The first user message: the context reminder, then the prompt verbatim."""
+    """The first user message: the context reminder, the available-skills reminder, then the prompt verbatim."""
     blocks = [app.services.context_block] if app.services.context_block is not None else []
+    skills = app.services.skills
+    reminder = skills.reminder_text() if skills is not None else None
+    if reminder is not None and any(t.name == SkillTool.name for t in app.session.tools):
+        blocks.append({"type": "text", "text": reminder})
     return [*blocks, {"type": "text", "text": prompt}]

@@ -25,6 +25,7 @@ from catui.agents.registry import FLAG_ORIGIN, SDK_ORIGIN, AgentRegistry, load_a
 from catui.agents.scan import scan_markdown_files
 from catui.agents.tool_lists import tool_base_name
 from catui.config.settings import load_settings
+from catui.skills.model import SKILL_FILE
 
 # Group headings, highest precedence first (the order `catui agents` prints them).
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -73,7 +74,7 @@ def _parse_agents_json(agents_json: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
+def settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
     """Plugin folders named in settings (``plugins`` entries with a ``path``), and any settings problem."""
     try:
         settings = load_settings(cwd)
@@ -92,7 +93,7 @@ def _settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
 
 def _load_registry(plugin_dirs: Sequence[str], agents_json: str | None) -> tuple[AgentRegistry, list[str]]:
     cwd = Path.cwd()
-    settings_plugins, notes = _settings_plugin_dirs(cwd)
+    settings_plugins, notes = settings_plugin_dirs(cwd)
     registry = load_agent_registry(
         cwd,
         plugin_dirs=[*plugin_dirs, *settings_plugins],
@@ -394,6 +395,8 @@ def validate_paths(paths: Sequence[Path]) -> ValidationReport:
             scan = scan_markdown_files(path)
             report.warnings.extend(scan.warnings)
             for scanned in scan.files:
+                if Path(scanned.path).name == SKILL_FILE:
+                    continue  # a skill's instructions (catui skills list checks those), not an agent
                 _validate_file(Path(scanned.path), report, explicit=False)
         elif path.suffix == ".json":
             _validate_json_file(path, report)

@@ -17,6 +17,7 @@ import click
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("catui.cli.demo", "command", "Run an offline demo on the built-in scripted provider."),
     "agents": ("catui.cli.agents_cmd", "command", "List, show and validate agent definitions."),
+    "skills": ("catui.cli.skills_cmd", "command", "List and show SKILL.md skills."),
     "tasks": ("catui.cli.tasks_cmd", "command", "List, show and stop background tasks."),
     "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
 }

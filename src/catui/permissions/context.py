@@ -20,6 +20,7 @@ from catui.permissions.model import (
     PermissionMode,
     PermissionRequest,
     PermissionRule,
+    ToolConfinement,
 )
 
 # The value types live in catui.permissions.model; most callers import them from here with the context.
@@ -32,6 +33,7 @@ __all__ = [
     "PermissionMode",
     "PermissionRequest",
     "PermissionRule",
+    "ToolConfinement",
 ]
 
 
@@ -47,12 +49,17 @@ class PermissionContext:
     rules: tuple[PermissionRule, ...] = ()
     working_directories: tuple[Path, ...] = ()
     plan_file: Path | None = None
+    confinements: tuple[ToolConfinement, ...] = ()
+    """Tools usable only inside one folder each (checked after deny rules; see permissions.decide)."""
 
     def with_mode(self, mode: PermissionMode) -> PermissionContext:
         return replace(self, mode=mode)
 
     def with_rules(self, *rules: PermissionRule) -> PermissionContext:
         return replace(self, rules=self.rules + tuple(rules))
+
+    def with_confinements(self, *confinements: ToolConfinement) -> PermissionContext:
+        return replace(self, confinements=self.confinements + tuple(confinements))
 
     def with_plan_file(self, path: Path | None) -> PermissionContext:
         return replace(self, plan_file=path)

@@ -79,6 +79,10 @@ def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecisi
             denied,
         )
 
+    confined = _confined_decision(ctx, request, label, cwd)
+    if confined is not None:
+        return confined
+
     asked = first_matching(ctx.rules, "ask", request, cwd)
     if asked is not None:
         if ctx.mode == "dontAsk":
@@ -114,6 +118,26 @@ def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecisi
                                   allowed)
 
     return _decide_by_mode(ctx, request, label, cwd)
+
+
+def _confined_decision(
+    ctx: PermissionState, request: PermissionRequest, label: str, cwd: Path
+) -> PermissionDecision | None:
+    """A confined tool (``PermissionContext.confinements``) runs inside its folder and nowhere else."""
+    tool = canonical_tool_name(request.tool_name)
+    confinement = next((c for c in ctx.confinements if c.tool_name == tool), None)
+    if confinement is None:
+        return None
+    path = request_path(request, cwd)
+    if path is not None and within_directories(path, (confinement.folder,)):
+        return PermissionDecision("allow", f"{tool} may change files in {confinement.folder}.")
+    where = f"{path} is outside it" if path is not None else "this call names no file"
+    return PermissionDecision(
+        "deny",
+        f"Permission to use {label} has been denied: {tool} was given to this agent {confinement.why}, "
+        f"so it may only touch files in {confinement.folder}, and {where}. To let the agent use {tool} "
+        "anywhere, list it in the 'tools' field of its definition.",
+    )
 
 
 def _allowing_rule(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> PermissionRule | None:

@@ -69,6 +69,18 @@ class PermissionRequest:
 
 
 @dataclass(frozen=True)
+class ToolConfinement:
+    """A tool an agent may use only on files inside ``folder`` (a memory agent's added Write, say).
+
+    ``why`` completes the refusal: "<tool> was given to this agent <why>".
+    """
+
+    tool_name: str
+    folder: Path
+    why: str
+
+
+@dataclass(frozen=True)
 class PermissionDecision:
     behavior: Behavior
     reason: str = ""
@@ -83,6 +95,9 @@ class PermissionState(Protocol):
 
     @property
     def rules(self) -> tuple[PermissionRule, ...]: ...
+
+    @property
+    def confinements(self) -> tuple[ToolConfinement, ...]: ...
 
     @property
     def working_directories(self) -> tuple[Path, ...]: ...

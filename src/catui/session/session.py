@@ -112,6 +112,8 @@ class Session:
         self._queue: asyncio.Queue[Any] | None = None
         self._tools_by_name: dict[str, Tool] = {}
         self._hook_halt: str | None = None
+        # Blocks tools asked to follow their results (ToolResult.follow_up), by tool_use id, until sent.
+        self._follow_ups: dict[str, list[Block]] = {}
         if config.agent_id is not None:
             # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
             if self.ctx.permissions.plan_file is not None:
@@ -383,6 +385,7 @@ class Session:
         await flush_batch()
 
         content: list[Block] = [results[b["id"]][0] for b in tool_uses]
+        content.extend(block for b in tool_uses for block in self._follow_ups.pop(b["id"], []))
         data = {b["id"]: results[b["id"]][1] for b in tool_uses if results[b["id"]][1] is not None}
         if self.config.pending_messages is not None:
             for text in self.config.pending_messages():
@@ -417,6 +420,8 @@ class Session:
                 data=result.data, **fields,
             )
         )
+        if result.follow_up:
+            self._follow_ups[tool_use_id] = list(result.follow_up)
         return tool_result_block(tool_use_id, result.content, is_error=result.is_error), result.data
 
     async def _execute_tool(self, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:

@@ -10,6 +10,7 @@ from typing import Any
 from catui.config.context import environment_block, git_status_snapshot, load_project_memory
 from catui.models.base import ModelProvider
 from catui.models.resolve import ResolvedModel, create_provider
+from catui.skills.registry import SkillRegistry
 from catui.telemetry.events import Telemetry
 from catui.tools.services import AgentCatalogue
 
@@ -31,6 +32,8 @@ class RuntimeDeps:
     telemetry: Telemetry | None = None
     load_project_memory: bool = True
     """False when the SDK left out the user and project setting sources: no CLAUDE.md / CATUI.md is read."""
+    skills: SkillRegistry | None = None
+    """The session's skills: a definition's ``skills:`` are preloaded from here."""
 
 
 class SpawnCaches:

@@ -77,6 +77,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         parent_resolved=app.services.resolved_model,
         telemetry=Telemetry.from_settings(settings, env),
         load_project_memory=bool(set(app.options.setting_sources) & {"user", "project"}),
+        skills=app.services.skills,
     )
     executor = executor or InProcessExecutor()
     worktrees = WorktreeLeases(deps.project_root, settings)

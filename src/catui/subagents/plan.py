@@ -25,10 +25,17 @@ from catui.permissions.context import PermissionContext
 from catui.permissions.decide import cap_mode
 from catui.session.prompt import context_block
 from catui.session.session import Session
+from catui.skills.preload import preload_skills
 from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.ids import new_agent_id
+from catui.subagents.memory_tools import grant_memory_tools
 from catui.subagents.models import ChildModel, resolve_child_model
-from catui.subagents.prompt import build_first_message, build_subagent_system_prompt, load_agent_memory
+from catui.subagents.prompt import (
+    build_first_message,
+    build_subagent_system_prompt,
+    load_agent_memory,
+    memory_dir,
+)
 from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
 from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
@@ -124,10 +131,14 @@ class ChildPlanner:
         )
         provider = self.caches.provider(model.resolved) if model.resolved is not None else parent.config.provider
         permissions = _child_permissions(parent_ctx.permissions, definition, request)
+        pool = _tool_pool(parent.tools, mcp)
         try:
-            tools = filter_tools_for_agent(definition, _tool_pool(parent.tools, mcp), permissions)
+            tools = filter_tools_for_agent(definition, pool, permissions)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
+        tools, permissions = grant_memory_tools(
+            definition, tools, pool, permissions, memory_dir(definition, parent_ctx.project_root)
+        )
         agent_id = agent_id or new_agent_id()
         isolation = None if worktree is not None else (request.isolation or definition.isolation)
         # `cwd` comes from the call (SDK) or the definition; either way it excludes isolation.
@@ -198,7 +209,8 @@ class ChildPlanner:
     def _first_message(self, definition: AgentDefinition, request: SpawnRequest, cwd: Path, root: Path) -> Message:
         wants_memory = self.deps.load_project_memory and not definition.omit_claude_md
         project_memory = self.caches.project_memory(cwd, root) if wants_memory else None
-        return build_first_message(request.prompt, context_block(project_memory))
+        preloaded = preload_skills(definition.skills or [], self.deps.skills)
+        return build_first_message(request.prompt, context_block(project_memory), preloaded.blocks)
 
 
 def confine_to(

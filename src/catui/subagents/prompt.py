@@ -97,6 +97,7 @@ def build_subagent_system_prompt(
     return [{"type": "text", "text": p} for p in parts if p]
 
 
-def build_first_message(prompt: str, context_reminder: Block) -> Message:
-    """The child's only initial message: the context reminder, then the prompt verbatim."""
-    return {"role": "user", "content": [dict(context_reminder), {"type": "text", "text": prompt}]}
+def build_first_message(prompt: str, context_reminder: Block, preloaded: Sequence[Block] = ()) -> Message:
+    """The child's only initial message: the context reminder, preloaded skills' blocks, then the prompt verbatim."""
+    blocks = [dict(context_reminder), *(dict(b) for b in preloaded), {"type": "text", "text": prompt}]
+    return {"role": "user", "content": blocks}

@@ -41,6 +41,9 @@ class ToolResult:
     content: str | list[Block]
     is_error: bool = False
     data: Any = None
+    follow_up: list[Block] = field(default_factory=list)
+    """Blocks the session puts after the tool_result blocks of the same user message (the Skill tool's
+    instructions), in tool_use order."""
 
 
 @dataclass

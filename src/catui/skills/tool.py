@@ -1,0 +1,64 @@
+"""The Skill tool: load a skill's instructions into the conversation (observed sections 12-13).
+
+Input ``{skill, args?}``. The tool_result says ``Launching skill: <name>``, and a text block follows
+it in the same user message: the skill's base directory, then its body with ``$ARGUMENTS`` replaced by
+``args``. An unknown name is a ``<tool_use_error>`` result naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from catui.skills.registry import SkillRegistry
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+DESCRIPTION = """\
+Load a skill: a set of instructions (and sometimes files next to them) for one kind of task.
+
+- The skills available are listed in a system reminder as "- <name>: <description>". When the user's \
+request matches one, call this tool before doing the work yourself, then follow the instructions it returns.
+- skill: the skill's name exactly as listed (plugin skills are "<plugin>:<name>").
+- args: optional text the skill's instructions receive in place of $ARGUMENTS.
+- Do not call it for a skill that is already loaded in this conversation."""
+
+
+class SkillInput(ToolInput):
+    skill: str = Field(description='The name of the skill to load, e.g. "pdf" or "my-plugin:review".')
+    args: str | None = Field(default=None, description="Optional arguments for the skill.")
+
+
+def launch_text(name: str) -> str:
+    """The tool_result text of a Skill call that found its skill."""
+    return f"Launching skill: {name}"
+
+
+class SkillTool(Tool):
+    """Looks skills up in the session's :class:`SkillRegistry` (given to the constructor)."""
+
+    name = "Skill"
+    input_model = SkillInput
+    read_only = True
+
+    def __init__(self, skills: SkillRegistry) -> None:
+        self.skills = skills
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    def is_enabled(self) -> bool:
+        return bool(self.skills.skills)
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, SkillInput)
+        requested = args.skill.strip()
+        skill = self.skills.get(requested)
+        if skill is None or skill.disable_model_invocation:
+            return ToolResult(f"<tool_use_error>Unknown skill: {requested}</tool_use_error>", is_error=True)
+        return ToolResult(
+            launch_text(skill.name),
+            data={"success": True, "commandName": skill.name},
+            follow_up=[{"type": "text", "text": skill.instructions(args.args)}],
+        )
