@@ -211,7 +211,7 @@ def build_app(options: RunOptions) -> AgentApp:
         include_project=("project" in options.setting_sources),
     )
     if skills.skills:  # offered only when there is a skill to load
-        tools.append(SkillTool(skills))
+        tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
     tools.extend(options.extra_tools)
 
     if options.system_prompt is not None:
