@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
+from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule, ToolConfinement
 from catui.permissions.decide import (
     agent_type_denied_message,
     cap_mode,
@@ -282,3 +282,21 @@ def test_leaving_plan_mode_is_asked_unless_the_tool_asks_the_user_itself() -> No
     assert decide(ctx("bypassPermissions"), asks_nobody).behavior == "allow"
     assert decide(ctx("plan", "ExitPlanMode"), asks_nobody).behavior == "allow"
     assert decide(ctx("plan"), asks_the_user).behavior == "allow"
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions", "auto"])
+def test_confined_tool_runs_only_inside_its_folder(tmp_path: Path, mode: str) -> None:
+    memory = tmp_path / "mem"
+    ctx = PermissionContext(mode=mode, working_directories=(tmp_path,)).with_confinements(  # type: ignore[arg-type]
+        ToolConfinement("Write", memory, "for its memory only")
+    )
+    inside = ctx.decide(PermissionRequest("Write", {"file_path": str(memory / "MEMORY.md")}, is_edit=True))
+    outside = ctx.decide(PermissionRequest("Write", {"file_path": str(tmp_path / "a.py")}, is_edit=True))
+    escaping = ctx.decide(PermissionRequest("Write", {"file_path": str(memory / ".." / "a.py")}, is_edit=True))
+    assert inside.behavior == "allow"
+    assert outside.behavior == "deny" and "for its memory only" in outside.reason and str(memory) in outside.reason
+    assert escaping.behavior == "deny"
+    # Other tools are not confined; a deny rule still beats the confinement.
+    assert ctx.decide(PermissionRequest("Edit", {"file_path": str(tmp_path / "a.py")}, is_edit=True)).behavior != "deny"
+    denied = ctx.with_rules(PermissionRule("Write", None, "deny", "session"))
+    assert denied.decide(PermissionRequest("Write", {"file_path": str(memory / "x")}, is_edit=True)).behavior == "deny"
