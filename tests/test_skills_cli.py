@@ -81,11 +81,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     repo = make_project(tmp_path)
     with AnthropicTestServer(script(repo)) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "catui", "-p", "PARENT-S: greet Ada", "--output-format", "json"],
+            [sys.executable, "-m", "catui", "-p", "PARENT-S: greet Ada", "--output-format", "stream-json",
+             "--verbose"],
             cwd=repo, env=cli_env(tmp_path, server), capture_output=True, text=True, timeout=60,
         )
         assert done.returncode == 0, done.stderr
-        yield server, json.loads(done.stdout), repo
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        yield server, events, repo
 
 
 def parent_requests(server: AnthropicTestServer) -> list[dict[str, Any]]:
@@ -93,8 +95,10 @@ def parent_requests(server: AnthropicTestServer) -> list[dict[str, Any]]:
 
 
 def test_parent_gets_the_skill_tool_and_the_reminder(run: Any) -> None:
-    server, result, _ = run
-    assert result["result"] == "ALL DONE"
+    server, events, _ = run
+    assert events[-1]["type"] == "result" and events[-1]["result"] == "ALL DONE"
+    init = events[0]
+    assert init["subtype"] == "init" and init["skills"] == ["greet", "internal"] and "Skill" in init["tools"]
     first = parent_requests(server)[0]
     skill_tool = next(t for t in first["tools"] if t["name"] == "Skill")
     schema = skill_tool["input_schema"]

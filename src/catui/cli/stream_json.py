@@ -103,7 +103,7 @@ class StreamJsonWriter:
                 "claude_code_version": __version__,
                 "output_style": "default",
                 "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],
-                "skills": [],
+                "skills": self.app.services.skills.names() if self.app.services.skills is not None else [],
                 "plugins": [{"name": name, "path": path} for name, path in plugin_list(self.app.registry)],
                 "uuid": str(uuid.uuid4()),
             }
