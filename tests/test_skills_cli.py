@@ -103,7 +103,7 @@ def test_parent_gets_the_skill_tool_and_the_reminder(run: Any) -> None:
     skill_tool = next(t for t in first["tools"] if t["name"] == "Skill")
     schema = skill_tool["input_schema"]
     assert set(schema["properties"]) == {"skill", "args"} and schema["required"] == ["skill"]
-    assert schema["additionalProperties"] is False
+    assert schema["additionalProperties"] is False and schema["properties"]["args"]["type"] == "string"
     names = tool_names(first)
     assert names == sorted(names)
     reminders = [b["text"] for b in first["messages"][0]["content"] if "Skill tool" in b.get("text", "")]
