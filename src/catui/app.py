@@ -218,7 +218,7 @@ def build_app(options: RunOptions) -> AgentApp:
         )
         raise ConfigurationError(f"{origin}{exc}") from None
     provider = create_provider(resolved, settings.merged, env)
-    effort = _session_effort(options, main_agent, settings.merged, env)
+    effort = _session_effort(options, main_agent, settings, env)
     thinking = options.thinking
     if thinking is None:
         thinking = thinking_from_budget(env.get("MAX_THINKING_TOKENS"), "MAX_THINKING_TOKENS")
@@ -323,10 +323,10 @@ def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManage
 
 
 def _session_effort(
-    options: RunOptions, main_agent: AgentDefinition | None, settings: Mapping[str, Any], env: Mapping[str, str]
+    options: RunOptions, main_agent: AgentDefinition | None, settings: Any, env: Mapping[str, str]
 ) -> Effort | None:
     """The main session's effort: the option, else the ``--agent`` definition's, else ``CLAUDE_CODE_EFFORT_LEVEL``,
-    else the ``effortLevel`` setting."""
+    else the ``effortLevel`` setting (a bad setting is a warning and is ignored, as other settings problems are)."""
     if options.effort is not None:
         return options.effort
     if main_agent is not None and main_agent.effort is not None:
@@ -334,7 +334,13 @@ def _session_effort(
     from_env = parse_effort(env.get("CLAUDE_CODE_EFFORT_LEVEL"), "CLAUDE_CODE_EFFORT_LEVEL")
     if from_env is not None:
         return from_env
-    return parse_effort(settings.get("effortLevel"), "the effortLevel setting")
+    files = [f for f in settings.files if "effortLevel" in f.data]
+    where = str(files[-1].path) if files and files[-1].path is not None else "--settings"
+    try:
+        return parse_effort(settings.merged.get("effortLevel"), f"{where}: effortLevel")
+    except ConfigurationError as exc:
+        settings.warnings.append(f"{exc}; the setting is ignored")
+        return None
 
 
 def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) -> str:
