@@ -86,6 +86,8 @@ class RunOptions:
     """An extended-thinking config (``catui.models.reasoning``); None falls back to ``MAX_THINKING_TOKENS``."""
     agent: str | None = None
     """Run the main session as this agent definition (``--agent``; catui.main_agent)."""
+    agent_origin: str = "--agent"
+    """How errors name the option that gave ``agent``."""
 
 
 @dataclass
@@ -196,7 +198,7 @@ def build_app(options: RunOptions) -> AgentApp:
         # The guide's tool set depends on whether the session offers the dedicated search tools.
         search_tools=_offers_search_tools(permissions),
     )
-    main_agent = find_main_agent(registry, options.agent) if options.agent else None
+    main_agent = find_main_agent(registry, options.agent, options.agent_origin) if options.agent else None
     if main_agent is not None and main_agent.permission_mode and options.permission_mode is None:
         permissions = permission_context_from_settings(
             settings,

@@ -127,6 +127,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         effort=parse_effort(options.effort, "CatuiOptions.effort"),
         thinking=_thinking(options),
         agent=options.agent,
+        agent_origin="CatuiOptions.agent",
     )
 
 
