@@ -125,3 +125,31 @@ def test_agents_json_definitions_can_be_the_main_agent(tmp_path: Path) -> None:
     assert [b["text"] for b in body["system"]] == ["You write docs."]
     assert [t["name"] for t in body["tools"]] == ["Write"]
     assert user_texts(body)[-1] == "Docs first.\n\ncheck the diff"
+
+
+def test_the_agents_inline_mcp_server_joins_and_its_tools_list_selects_them(tmp_path: Path) -> None:
+    server_script = Path(__file__).parent / "support" / "mcp_servers" / "tools_server.py"
+    agents = {"echoer": {
+        "description": "Echoes.", "prompt": "You echo.", "tools": ["Read", "mcp__tools"],
+        "mcpServers": [{"tools": {"command": sys.executable, "args": [str(server_script)]}}],
+    }}
+    script = {"turns": [
+        {"match": {"last_is_tool_result": False, "tools_include": ["mcp__tools__echo"]},
+         "content": [{"type": "tool_use", "name": "mcp__tools__echo", "input": {"text": "over mcp"}}]},
+        {"match": {"last_user_contains": "over mcp"}, "content": [{"type": "text", "text": "echoed"}]},
+    ]}
+    repo = project(tmp_path)
+    with AnthropicTestServer(script) as server:
+        env = {**cli_env(tmp_path, server), "PYTHONPATH": f"{cli_env(tmp_path, server)['PYTHONPATH']}:"
+               f"{Path(__file__).resolve().parents[1]}"}
+        done = subprocess.run(
+            [sys.executable, "-m", "catui", "-p", "echo it", "--agents", json.dumps(agents), "--agent", "echoer",
+             "--allowedTools", "mcp__tools"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=60,
+        )
+        first, _second = server.bodies()
+    assert done.returncode == 0, done.stderr
+    names = [t["name"] for t in first["tools"]]
+    assert "Read" in names and "mcp__tools__echo" in names
+    assert all(name == "Read" or name.startswith("mcp__tools__") for name in names)
+    assert done.stdout.strip() == "echoed"
