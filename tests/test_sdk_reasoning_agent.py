@@ -59,3 +59,20 @@ async def test_bad_sdk_values_raise_configuration_errors(tmp_path: Path, fields:
             await collect("x", options(server, tmp_path, **fields))
         assert server.bodies() == []
     assert str(caught.value).startswith(message)
+
+
+async def test_thinking_blocks_reach_sdk_messages_with_their_signature(tmp_path: Path) -> None:
+    script = {"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "thinking", "thinking": "List first.", "signature": "sig-9"},
+            {"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}]},
+        {"content": [{"type": "text", "text": "listed"}]},
+    ]}
+    with AnthropicTestServer(script) as server:
+        messages = await collect("go", options(server, tmp_path, max_thinking_tokens=1024))
+        _first, second = server.bodies()
+    blocks = [b for m in messages if isinstance(m, catui.AssistantMessage) for b in m.content]
+    thinking = [b for b in blocks if isinstance(b, catui.ThinkingBlock)]
+    assert [(b.thinking, b.signature) for b in thinking] == [("List first.", "sig-9")]
+    assert second["messages"][1]["content"][0] == {"type": "thinking", "thinking": "List first.",
+                                                   "signature": "sig-9"}
