@@ -21,6 +21,9 @@ def project(tmp_path: Path) -> Path:
     (repo / ".claude" / "agents" / "thinker.md").write_text(
         "---\nname: thinker\ndescription: Thinks hard.\ntools: Read\neffort: high\n---\nYou think hard.\n"
     )
+    (repo / ".claude" / "agents" / "counted.md").write_text(
+        "---\nname: counted\ndescription: Numeric effort.\ntools: Read\neffort: 101\n---\nYou count.\n"
+    )
     (repo / ".claude" / "agents" / "plain.md").write_text(
         "---\nname: plain\ndescription: No effort of its own.\ntools: Read\n---\nYou answer plainly.\n"
     )
@@ -61,9 +64,12 @@ def test_a_definitions_effort_reaches_its_child_and_others_inherit_the_sessions(
     script = {"turns": [
         {"match": {"system_contains": "You think hard."}, "content": [{"type": "text", "text": "thought"}]},
         {"match": {"system_contains": "You answer plainly."}, "content": [{"type": "text", "text": "plain"}]},
+        {"match": {"system_contains": "You count."}, "content": [{"type": "text", "text": "counted"}]},
         {"match": {"last_is_tool_result": False}, "content": [
             {"type": "tool_use", "id": "t1", "name": "Agent",
              "input": {"description": "think", "prompt": "think", "subagent_type": "thinker"}},
+            {"type": "tool_use", "id": "t3", "name": "Agent",
+             "input": {"description": "count", "prompt": "count", "subagent_type": "counted"}},
             {"type": "tool_use", "id": "t2", "name": "Agent",
              "input": {"description": "plain", "prompt": "plain", "subagent_type": "plain"}}]},
         {"content": [{"type": "text", "text": "all done"}]},
@@ -73,7 +79,7 @@ def test_a_definitions_effort_reaches_its_child_and_others_inherit_the_sessions(
         bodies = server.bodies()
     assert done.returncode == 0, done.stderr
     efforts = sorted((who(body), body["output_config"]["effort"]) for body in bodies)
-    assert efforts == [("main", "low"), ("main", "low"), ("plain", "low"), ("thinker", "high")]
+    assert efforts == [("counted", "max"), ("main", "low"), ("main", "low"), ("plain", "low"), ("thinker", "high")]
 
 
 def who(body: dict[str, Any]) -> str:
@@ -81,6 +87,8 @@ def who(body: dict[str, Any]) -> str:
     system = json.dumps(body["system"])
     if "You think hard." in system:
         return "thinker"
+    if "You count." in system:
+        return "counted"
     return "plain" if "You answer plainly." in system else "main"
 
 
