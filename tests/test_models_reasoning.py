@@ -54,9 +54,11 @@ def test_no_effort_sends_no_output_config() -> None:
     assert "output_config" not in PROVIDER.build_body(request())
 
 
-def test_thinking_is_sent_checked_and_drops_temperature() -> None:
+def test_thinking_is_sent_checked_and_allows_no_temperature_but_1() -> None:
     thinking = {"type": "enabled", "budget_tokens": 5000}
-    body = PROVIDER.build_body(request(thinking=thinking, temperature=1.0, effort="high"))
+    assert PROVIDER.build_body(request(thinking=thinking, temperature=1.0))["temperature"] == 1.0
+    assert "temperature" in PROVIDER.build_body(request(temperature=0.3))
+    body = PROVIDER.build_body(request(thinking=thinking, temperature=0.3, effort="high"))
     assert body["thinking"] == thinking and "temperature" not in body
     # the thinking block with its signature goes back unchanged, without a cache breakpoint
     assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "First the file.",

@@ -13,7 +13,7 @@ catui speaks API version 2023-06-01, as Claude Code 2.1.92 does (the 2.x SDKs
 default to 2026-10-21; ``CATUI_ANTHROPIC_VERSION`` overrides). ``temperature``
 is sent only where it is accepted: not from API version 2026-10-21 on, and not
 to models that reject sampling parameters (Opus 4.7 and later, generation 5),
-nor with extended thinking on. An effort goes out as ``output_config.effort``
+nor, other than 1, with extended thinking on. An effort goes out as ``output_config.effort``
 and only when one is set (``catui.models.reasoning``).
 """
 
@@ -162,10 +162,10 @@ class AnthropicProvider:
         if request.tool_choice is not None:
             body["tool_choice"] = request.tool_choice
         thinking = thinking_for_request(request.thinking, request.max_tokens)
-        # With thinking on the API takes no temperature other than 1, so none is sent.
+        # With thinking on the API takes no temperature other than 1, so another value is not sent.
         if (
             request.temperature is not None
-            and not thinking_is_on(thinking)
+            and (request.temperature == 1 or not thinking_is_on(thinking))
             and accepts_temperature(request.model, self.api_version)
         ):
             body["temperature"] = request.temperature
