@@ -132,9 +132,8 @@ def parse_thinking_config(value: object, where: str) -> dict[str, Any] | None:
 
 def thinking_for_request(thinking: Mapping[str, Any] | None, max_tokens: int) -> dict[str, Any] | None:
     """The ``thinking`` field of one request: the budget kept below ``max_tokens``, as the API requires."""
-    if not thinking_is_on(thinking):
+    if thinking is None or not thinking_is_on(thinking):
         return None
-    assert thinking is not None
     config = dict(thinking)
     budget = config.get("budget_tokens")
     if config.get("type") == "enabled" and isinstance(budget, int) and budget >= max_tokens:
