@@ -18,6 +18,7 @@ import click
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
+from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.session.events import Event, ResultEvent
 
 EXIT_ERROR = 1
@@ -78,6 +79,9 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         plugin_dirs=list(options.get("plugin_dirs") or ()),
         interactive=interactive,
         include_partial_messages=bool(options.get("include_partial_messages")),
+        effort=parse_effort(options.get("effort"), "--effort"),
+        thinking=thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
+        agent=options.get("agent") or None,
     )
 
 
