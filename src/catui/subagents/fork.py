@@ -209,5 +209,5 @@ class ForkPlanner:
             first_message=first_message, max_tokens=parent.config.max_tokens, query_source=FORK_QUERY_SOURCE,
             is_async=wants_background(request, definition, self.deps, self.background_available),
             temperature=parent.config.temperature, thinking=parent.config.thinking, inherited=inherited,
-            worktree=worktree, is_fork=True,
+            worktree=worktree, is_fork=True, depth=parent_ctx.agent_depth + 1,
         )

@@ -19,6 +19,7 @@ from catui.config.flags import (
     auto_background_ms,
     background_tasks_disabled,
     fork_subagent_enabled,
+    max_subagent_spawn_depth,
     send_message_enabled,
 )
 from catui.paths import sessions_dir
@@ -77,6 +78,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         parent_resolved=app.services.resolved_model,
         telemetry=Telemetry.from_settings(settings, env),
         load_project_memory=bool(set(app.options.setting_sources) & {"user", "project"}),
+        max_spawn_depth=max_subagent_spawn_depth(settings, env),
     )
     executor = executor or InProcessExecutor()
     worktrees = WorktreeLeases(deps.project_root, settings)

@@ -33,13 +33,18 @@ class RunConcluder:
 
     async def finish(self, run: SubagentRun) -> ToolResult:
         """The tool_result of a child whose run has ended: its answer, or the reason it failed."""
+        result, _ = await self.finish_reviewed(run)
+        return result
+
+    async def finish_reviewed(self, run: SubagentRun) -> tuple[ToolResult, str | None]:
+        """:meth:`finish`, with the handoff review's warning (or degraded note) apart, for background agents."""
         failure = failure_text(run, run.result_event)
         if failure is not None:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
             if run.stop_requested:
-                return stopped_result(run, kept)
-            return failed_result(failure, kept)
+                return stopped_result(run, kept), None
+            return failed_result(failure, kept), None
         try:
             result = extract_agent_result(
                 run.messages, run.agent_id, agent_type=run.agent_type, prompt=run.request.prompt,
@@ -48,12 +53,14 @@ class RunConcluder:
         except NoAssistantMessagesError as exc:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
-            return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept)
+            return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept), None
         result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
         warning = await self.handoff_warning(run, result)
         kept_path, kept_branch = await self.worktrees.settle(run.worktree)
         self.record_completed(run, result)
-        return format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch, warning=warning)
+        formatted = format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch,
+                                             warning=warning, depth=run.depth)
+        return formatted, warning
 
     async def crashed(self, run: SubagentRun, exc: BaseException) -> ToolResult:
         """The error result of a child whose driver raised (a bug in it must not take the parent down)."""
@@ -102,6 +109,7 @@ class RunConcluder:
                 "is_built_in_agent": run.definition.is_built_in,
                 "is_async": run.is_async,
                 "is_error": result is None,
+                "depth": run.depth,
             },
         )
 
