@@ -174,3 +174,39 @@ def test_a_bad_cap_is_a_clear_error(tmp_path: Path) -> None:
         done = run_cli(tmp_path, server, "hello", CATUI_MAX_SUBAGENT_SPAWN_DEPTH="deep")
     assert done.returncode != 0
     assert "CATUI_MAX_SUBAGENT_SPAWN_DEPTH='deep' is not a whole number" in done.stderr
+
+
+def bg_notes(body: dict[str, Any]) -> str:
+    return "\n".join(content_text(b) if b.get("type") == "tool_result" else str(b.get("text", ""))
+                     for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+                     for b in m["content"])
+
+
+def test_a_depth_two_background_agent_notifies_its_own_parent(tmp_path: Path) -> None:
+    script = {"turns": [
+        {"match": {"first_user_contains": "BG-MAIN", "last_user_contains": "<task-notification>"},
+         "content": text("main heard lead")},
+        {"match": {"first_user_contains": "BG-MAIN", "last_is_tool_result": False},
+         "content": [call("toolu_lead", "LEAD-BG", "lead")]},
+        {"match": {"first_user_contains": "BG-MAIN", "last_is_tool_result": True}, "content": text("main waits")},
+        {"match": {"first_user_contains": "LEAD-BG", "last_user_contains": "<task-notification>"},
+         "content": text("lead heard mid")},
+        {"match": {"first_user_contains": "LEAD-BG", "last_is_tool_result": False},
+         "content": [call("toolu_mid", "MID-BG", "mid", run_in_background=True)]},
+        {"match": {"first_user_contains": "LEAD-BG", "last_is_tool_result": True}, "content": text("lead launched")},
+        {"match": {"first_user_contains": "MID-BG"}, "content": text("mid finished its work"), "delay_ms": 200},
+    ]}
+    with AnthropicTestServer(script) as server:
+        done = run_cli(tmp_path, server, "BG-MAIN", CATUI_MAX_SUBAGENT_SPAWN_DEPTH="2")
+        assert done.returncode == 0, done.stderr
+        main, lead = requests_for(server, "BG-MAIN"), requests_for(server, "LEAD-BG")
+    # The lead (depth 1) got its background child's notification and continued with it ...
+    woken = [b for b in lead if "<task-notification>" in bg_notes(b)]
+    assert woken and "<tool-use-id>toolu_mid</tool-use-id>" in bg_notes(woken[-1])
+    assert "mid finished its work" in bg_notes(woken[-1])
+    # ... and the main session heard only from the lead, whose notification carries what it made of it.
+    main_notes = [bg_notes(b) for b in main if "<task-notification>" in bg_notes(b)]
+    assert main_notes and all("toolu_mid" not in note for note in main_notes)
+    assert any("lead heard mid" in note for note in main_notes)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [m["result"] for m in lines if m.get("type") == "result"][-1] == "main heard lead"

@@ -214,12 +214,13 @@ class BackgroundAgents:
         if not self._deliver_to_parent_agent(run, text):
             self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status}))
         self.notices.announce(run, event)
-        task.finish(status, result, error=error)
         if unread and (status == "completed" or woken):
             # Messages queued during its last model request were never read (no tool round followed): it
             # continues with them, as a finished agent messaged by id does, instead of losing them. Soon, not
-            # now: this driver's own bookkeeping for the agent id ends after this returns.
+            # now: this driver's own bookkeeping for the agent id ends after this returns. Scheduled before the
+            # task ends, so that whoever waits for background work sees it running again, not a gap.
             asyncio.get_running_loop().call_soon(self.continue_with_unread, run.agent_id, unread)
+        task.finish(status, result, error=error)
 
     def continue_with_unread(self, agent_id: str, unread: list[str]) -> None:
         """Continue a finished agent this process holds with the messages it never read (if not running)."""
@@ -240,7 +241,7 @@ class BackgroundAgents:
             self.live.queue_notice(parent_id, text)
             return True
         if parent_id in self.live.finished:
-            asyncio.get_running_loop().call_soon(self.continue_with_unread, parent_id, [text])
+            self.continue_with_unread(parent_id, [text])  # now: its task is running before this one ends
             return True
         return False
 
