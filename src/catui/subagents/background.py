@@ -51,8 +51,6 @@ class BackgroundAgents:
         self._active: dict[str, SubagentRun] = {}
         self._stopping: set[str] = set()
         self._notes: dict[str, str] = {}
-        self.reviewed: set[str] = set()
-        """Agents whose handoff review ran when they ended (the deferred review on read skips them)."""
 
     # -- starting ---------------------------------------------------------------------------------
 
@@ -202,9 +200,10 @@ class BackgroundAgents:
             worktree_path=worktree[0], worktree_branch=worktree[1],
         )
         event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary)
-        if warning is not None:
-            record_review(task.output_file, run.agent_id, warning)
-        self.reviewed.add(run.agent_id)
+        if status == "completed" and run.parent_ctx.permissions.mode == "auto":
+            # The review ran (spec 12.1): its verdict is the output file's last line, which also tells the
+            # deferred review (on read) that it is done. Empty content: nothing was flagged.
+            record_review(task.output_file, run.agent_id, warning or "")
         self.live.keep_finished(run)
         unread = self.live.close_inbox(run.agent_id)
         woken = self.live.take_wake(run.agent_id)

@@ -27,6 +27,7 @@ from catui.subagents.agent_tool import AgentTool
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.background_tasks import AgentTaskRecords
 from catui.subagents.child_session import ChildTranscripts
+from catui.subagents.deferred_review import DeferredReview
 from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.in_process import InProcessExecutor
@@ -112,6 +113,8 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session
     session.ctx.services.messaging = messaging
+    if background is not None:
+        session.ctx.services.output_review = DeferredReview(app.tasks, concluder)
     app.services.subagents = system
     _offer_tools(app, fork_on, offer_send_message=messaging is not None and (
         agent_teams_enabled(env) or send_message_enabled(settings, env)))

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catui.errors import CatuiError
+from catui.messages import Message
 from catui.models.resolve import create_provider, resolve_model
 from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety
 from catui.session.events import ResultEvent
@@ -71,6 +72,13 @@ class RunConcluder:
         """Spec 12.1: in auto mode, a classifier reviews the child's work before the parent sees it."""
         if run.parent_ctx.permissions.mode != "auto":
             return None
+        return await self.review_transcript(run.messages, run.agent_type, result.total_tool_use_count,
+                                            [t.name for t in run.session.tools])
+
+    async def review_transcript(
+        self, messages: list[Message], agent_type: str, tool_use_count: int, tool_names: list[str]
+    ) -> str | None:
+        """The auto-mode handoff review of a child's conversation: its warning, the degraded note, or None."""
         deps = self.deps
         try:
             resolved = resolve_model("haiku", deps.settings, deps.env, within=deps.parent_resolved)
@@ -78,13 +86,13 @@ class RunConcluder:
         except CatuiError:
             return UNAVAILABLE_NOTE
         return await check_handoff_safety(
-            run.messages,
-            permission_mode=run.parent_ctx.permissions.mode,
+            messages,
+            permission_mode="auto",
             provider=provider,
             model=resolved.model_id,
-            subagent_type=run.agent_type,
-            total_tool_use_count=result.total_tool_use_count,
-            tool_names=[t.name for t in run.session.tools],
+            subagent_type=agent_type,
+            total_tool_use_count=tool_use_count,
+            tool_names=tool_names,
             telemetry=deps.telemetry,
         )
 
