@@ -25,6 +25,7 @@ from catui.subagents.handoff_notes import record_review, with_warning
 from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, answer_text
 from catui.subagents.parent_notices import ParentNotices
+from catui.subagents.progress_summary import ProgressSummaries
 from catui.subagents.resume_state import Carried, carried_from_memory, reset_for_next_message
 from catui.subagents.run import SubagentRun
 from catui.tasks.notifications import TaskNotification, format_task_notification, notification_summary
@@ -39,7 +40,7 @@ class BackgroundAgents:
 
     def __init__(
         self, tasks: TaskRegistry, records: AgentTaskRecords, executor: AgentExecutor, concluder: RunConcluder,
-        live: LiveAgents, notices: ParentNotices,
+        live: LiveAgents, notices: ParentNotices, summaries: ProgressSummaries | None = None,
     ) -> None:
         self.tasks = tasks
         self.records = records
@@ -47,6 +48,7 @@ class BackgroundAgents:
         self.concluder = concluder
         self.live = live
         self.notices = notices
+        self.summaries = summaries
         self._runners: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, SubagentRun] = {}
         self._stopping: set[str] = set()
@@ -126,6 +128,8 @@ class BackgroundAgents:
         runner = asyncio.get_running_loop().create_task(self._drive(run, task, handoff), name=f"agent-{run.agent_id}")
         task.runner = runner
         self._runners[run.agent_id] = runner
+        if self.summaries is not None:
+            self.summaries.start(run, task, lambda line: task_events.emit(run, task_events.task_progress(run, line)))
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -158,11 +162,15 @@ class BackgroundAgents:
         try:
             await self._conclude(run, task, crash)
         finally:
+            if self.summaries is not None:
+                self.summaries.stop(run.agent_id)
             self._runners.pop(run.agent_id, None)
             self._active.pop(run.agent_id, None)
             self._stopping.discard(run.agent_id)
 
     async def _conclude(self, run: SubagentRun, task: Task, crash: BaseException | None) -> None:
+        if self.summaries is not None:
+            self.summaries.stop(run.agent_id)  # no summary request while the end is being settled
         stopped = run.agent_id in self._stopping or run.stop_requested or isinstance(crash, asyncio.CancelledError)
         worktree: tuple[str | None, str | None] = (None, None)
         error: str | None = None

@@ -39,6 +39,7 @@ from catui.subagents.names import AgentNames
 from catui.subagents.outcome import RunConcluder
 from catui.subagents.parent_notices import ParentNotices
 from catui.subagents.plan import ChildPlanner
+from catui.subagents.progress_summary import ProgressSummaries, summary_settings
 from catui.subagents.resume import AgentResumer
 from catui.subagents.runtime import SubagentRuntime
 from catui.subagents.send_message import SendMessageTool
@@ -93,8 +94,9 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         names = AgentNames(session.session_id, app.tasks.state)
         notices = ParentNotices(session, app.tasks)
         notices.connect()
+        summaries = ProgressSummaries(summary_settings(settings, env), deps)
         background = BackgroundAgents(
-            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices
+            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices, summaries
         )
     foreground = ForegroundDriver(
         executor, concluder, live, handover=background,

@@ -85,6 +85,9 @@ class TaskOutputTool(Tool):
         if task.exit_code is not None:
             parts.append(f"<exit_code>{task.exit_code}</exit_code>")
         parts.append(f"<output_file>{task.output_file}</output_file>")
+        progress = task.metadata.get("progress_summary")
+        if progress and not finished:  # a running background agent's latest progress summary
+            parts.append(f"<progress_summary>{progress}</progress_summary>")
         if task.result and task.type == "local_agent":
             result = f"{warning}\n\n{task.result}" if warning else task.result
             parts.append(f"<result>\n{result}\n</result>")
