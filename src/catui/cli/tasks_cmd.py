@@ -84,13 +84,26 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
             format_age(r.get("created_at"), now),
             _tokens(r.get("total_tokens")),
             str(int(r.get("tool_uses") or 0)),
-            str(r.get("description") or ""),
+            _description(r),
         )
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         click.echo("  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])), row[-1]]).rstrip())
+
+
+def _description(row: dict[str, Any]) -> str:
+    """The description, followed for a running agent by its latest progress summary."""
+    text = str(row.get("description") or "")
+    summary = _running_summary(row)
+    return f"{text} — {summary}" if summary else text
+
+
+def _running_summary(row: dict[str, Any]) -> str | None:
+    meta = row.get("meta") or {}
+    summary = meta.get("progress_summary") if isinstance(meta, dict) else None
+    return str(summary) if summary and row.get("status") == "running" else None
 
 
 @command.command("show")
@@ -124,6 +137,7 @@ def show_command(ctx: click.Context, ident: str) -> None:
         ("tokens", row.get("total_tokens")),
         ("tool uses", row.get("tool_uses")),
         ("last tool", row.get("last_tool")),
+        ("summary", _running_summary(row)),
         ("tool_use id", row.get("tool_use_id")),
         ("process", row.get("pid")),
         ("output file", row.get("output_file")),

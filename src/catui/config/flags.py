@@ -101,6 +101,41 @@ def fork_subagent_enabled(settings: SettingsLike = None, env: Mapping[str, str] 
     return _setting(settings, "forkSubagent") is True
 
 
+MAX_SUBAGENT_SPAWN_DEPTH_DEFAULT = 1
+"""Only the main agent (depth 0) spawns sub-agents, as in Claude Code 2.1.92."""
+
+
+def max_subagent_spawn_depth(settings: SettingsLike = None, env: Mapping[str, str] | None = None) -> int:
+    """How deep sub-agents may nest (a catui extension): children at depth < N may get the Agent tool.
+
+    The main agent is depth 0 and its children depth 1, so the default 1 means no nesting.
+    CATUI_MAX_SUBAGENT_SPAWN_DEPTH / CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH win over the
+    ``maxSubagentSpawnDepth`` setting. Raises ConfigurationError for a value that is not a whole number >= 1.
+    """
+    environ = _env(env)
+    for name in ("CATUI_MAX_SUBAGENT_SPAWN_DEPTH", "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH"):
+        raw = environ.get(name)
+        if raw is not None and raw.strip():
+            return _spawn_depth(raw.strip(), name)
+    value = _setting(settings, "maxSubagentSpawnDepth")
+    if value is None:
+        return MAX_SUBAGENT_SPAWN_DEPTH_DEFAULT
+    return _spawn_depth(value, "the maxSubagentSpawnDepth setting")
+
+
+def _spawn_depth(value: object, where: str) -> int:
+    fix = "set it to a whole number >= 1 (1 = no nesting, 3 = children and grandchildren may spawn)"
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigurationError(f"{where}={value!r} is not a whole number; {fix}")
+    try:
+        depth = int(value)
+    except ValueError:
+        raise ConfigurationError(f"{where}={value!r} is not a whole number; {fix}") from None
+    if depth < 1:
+        raise ConfigurationError(f"{where}={depth} is below 1; {fix}")
+    return depth
+
+
 def send_message_enabled(settings: SettingsLike = None, env: Mapping[str, str] | None = None) -> bool:
     """Whether the SendMessage tool is offered (on unless the ``sendMessage`` setting or CATUI_SEND_MESSAGE is off)."""
     value = _env(env).get("CATUI_SEND_MESSAGE")

@@ -18,11 +18,14 @@ from collections.abc import AsyncIterator
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
 from catui.subagents.background_tasks import AgentTaskRecords, launched_result
+from catui.subagents.child_session import record_agent_selected
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.foreground import Handoff
+from catui.subagents.handoff_notes import record_review, with_warning
 from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, answer_text
 from catui.subagents.parent_notices import ParentNotices
+from catui.subagents.progress_summary import ProgressSummaries
 from catui.subagents.resume_state import Carried, carried_from_memory, reset_for_next_message
 from catui.subagents.run import SubagentRun
 from catui.tasks.notifications import TaskNotification, format_task_notification, notification_summary
@@ -37,7 +40,7 @@ class BackgroundAgents:
 
     def __init__(
         self, tasks: TaskRegistry, records: AgentTaskRecords, executor: AgentExecutor, concluder: RunConcluder,
-        live: LiveAgents, notices: ParentNotices,
+        live: LiveAgents, notices: ParentNotices, summaries: ProgressSummaries | None = None,
     ) -> None:
         self.tasks = tasks
         self.records = records
@@ -45,6 +48,7 @@ class BackgroundAgents:
         self.concluder = concluder
         self.live = live
         self.notices = notices
+        self.summaries = summaries
         self._runners: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, SubagentRun] = {}
         self._stopping: set[str] = set()
@@ -97,6 +101,9 @@ class BackgroundAgents:
         # A worktree it kept is where it continues, and is settled (kept and reported) again at the end.
         # A foreground agent continued for the first time gets an output file with its whole conversation.
         first_time = not self.tasks.output_path(agent_id).exists()
+        run.is_resume = True
+        record_agent_selected(self.concluder.deps.telemetry, run.definition, run.model, is_async=True,
+                              is_fork=run.is_fork, depth=run.depth, is_resume=True)
         self.relaunch(run, carried, copy_existing=first_time)
         return True
 
@@ -121,6 +128,8 @@ class BackgroundAgents:
         runner = asyncio.get_running_loop().create_task(self._drive(run, task, handoff), name=f"agent-{run.agent_id}")
         task.runner = runner
         self._runners[run.agent_id] = runner
+        if self.summaries is not None:
+            self.summaries.start(run, task, lambda line: task_events.emit(run, task_events.task_progress(run, line)))
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -153,15 +162,20 @@ class BackgroundAgents:
         try:
             await self._conclude(run, task, crash)
         finally:
+            if self.summaries is not None:
+                self.summaries.stop(run.agent_id)
             self._runners.pop(run.agent_id, None)
             self._active.pop(run.agent_id, None)
             self._stopping.discard(run.agent_id)
 
     async def _conclude(self, run: SubagentRun, task: Task, crash: BaseException | None) -> None:
+        if self.summaries is not None:
+            self.summaries.stop(run.agent_id)  # no summary request while the end is being settled
         stopped = run.agent_id in self._stopping or run.stop_requested or isinstance(crash, asyncio.CancelledError)
         worktree: tuple[str | None, str | None] = (None, None)
         error: str | None = None
         result: str | None
+        warning: str | None = None
         if crash is not None:
             worktree = await self.concluder.worktrees.discard(run.worktree)  # a kept one is named in the notice
             result = run.latest_text()
@@ -169,7 +183,7 @@ class BackgroundAgents:
                 error = f"{type(crash).__name__}: {crash}"
         else:
             try:
-                outcome = await self.concluder.finish(run)
+                outcome, warning = await self.concluder.finish_reviewed(run)
             except Exception as exc:  # the task must still end, or the parent would wait for it forever
                 outcome = ToolResult(f"Agent \"{run.description}\" failed: {type(exc).__name__}: {exc}",
                                      is_error=True)
@@ -180,7 +194,7 @@ class BackgroundAgents:
             elif outcome.is_error:
                 error, result = answer_text(outcome), None
             else:
-                result = answer_text(outcome)
+                result = with_warning(answer_text(outcome), warning)
         status: TaskStatus = "stopped" if stopped else ("failed" if error is not None else "completed")
         usage = run.progress_usage()  # the notification reports this run; the task, the agent's whole life
         self.records.finish_counts(run, task)
@@ -194,23 +208,49 @@ class BackgroundAgents:
             worktree_path=worktree[0], worktree_branch=worktree[1],
         )
         event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary)
+        if status == "completed" and run.parent_ctx.permissions.mode == "auto":
+            # The review ran (spec 12.1): its verdict is the output file's last line, which also tells the
+            # deferred review (on read) that it is done. Empty content: nothing was flagged.
+            record_review(task.output_file, run.agent_id, warning or "")
         self.live.keep_finished(run)
         unread = self.live.close_inbox(run.agent_id)
+        woken = self.live.take_wake(run.agent_id)
         self.records.names.release(run.agent_id)
         # The notification is queued before the task ends, so a waiter never sees "nothing running,
         # nothing waiting" in between.
-        self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status}))
+        if not self._deliver_to_parent_agent(run, text):
+            self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status}))
         self.notices.announce(run, event)
-        task.finish(status, result, error=error)
-        if unread and status == "completed":
+        if unread and (status == "completed" or woken):
             # Messages queued during its last model request were never read (no tool round followed): it
             # continues with them, as a finished agent messaged by id does, instead of losing them. Soon, not
-            # now: this driver's own bookkeeping for the agent id ends after this returns.
-            asyncio.get_running_loop().call_soon(self._continue_with_unread, run.agent_id, unread)
+            # now: this driver's own bookkeeping for the agent id ends after this returns. Scheduled before the
+            # task ends, so that whoever waits for background work sees it running again, not a gap.
+            asyncio.get_running_loop().call_soon(self.continue_with_unread, run.agent_id, unread)
+        task.finish(status, result, error=error)
 
-    def _continue_with_unread(self, agent_id: str, unread: list[str]) -> None:
+    def continue_with_unread(self, agent_id: str, unread: list[str]) -> None:
+        """Continue a finished agent this process holds with the messages it never read (if not running)."""
         if not self.is_running(agent_id):
             self.resume_held(agent_id, "\n\n".join(unread))
+
+    def _deliver_to_parent_agent(self, run: SubagentRun, text: str) -> bool:
+        """A nested agent's notification goes to the agent that launched it; False when it goes to the main session.
+
+        A running parent reads it at its next tool round (or continues with it, when it ends first); a parent
+        that has ended and is still held continues in the background with it. A parent this process no
+        longer holds cannot hear it: the main session gets it instead.
+        """
+        parent_id = run.parent_ctx.agent_id
+        if run.depth < 2 or parent_id is None:
+            return False
+        if parent_id in self.live.inboxes:
+            self.live.queue_notice(parent_id, text)
+            return True
+        if parent_id in self.live.finished:
+            self.continue_with_unread(parent_id, [text])  # now: its task is running before this one ends
+            return True
+        return False
 
     async def stop(self, agent_id: str) -> None:
         """TaskStop / shutdown: stop the child where it is; its transcript so far stays."""

@@ -48,9 +48,9 @@ class ChildTranscripts:
 
 def build_child_session(
     plan: ChildPlan, parent_ctx: ToolContext, parent: Session, transcripts: ChildTranscripts,
-    telemetry: Telemetry | None,
+    telemetry: Telemetry | None, *, is_resume: bool = False,
 ) -> SubagentRun:
-    """The child's session and its run, ready for an executor."""
+    """The child's session and its run, ready for an executor (``is_resume``: it continues an earlier agent)."""
     definition = plan.definition
     ctx = ToolContext(
         cwd=plan.cwd,
@@ -58,6 +58,7 @@ def build_child_session(
         permissions=plan.permissions,
         agent_id=plan.agent_id,
         agent_type=definition.agent_type,
+        agent_depth=plan.depth,
         interactive=parent_ctx.interactive,
         services=parent_ctx.services.for_child(),
     )
@@ -105,13 +106,17 @@ def build_child_session(
         is_async=plan.is_async,
         is_fork=plan.is_fork,
         mcp_servers=plan.mcp_servers,
+        depth=plan.depth,
+        is_resume=is_resume,
     )
-    record_agent_selected(telemetry, definition, plan.model, is_async=plan.is_async, is_fork=plan.is_fork)
+    record_agent_selected(telemetry, definition, plan.model, is_async=plan.is_async, is_fork=plan.is_fork,
+                          depth=plan.depth, is_resume=is_resume)
     return run
 
 
 def record_agent_selected(
-    telemetry: Telemetry | None, definition: AgentDefinition, model: ChildModel, *, is_async: bool, is_fork: bool
+    telemetry: Telemetry | None, definition: AgentDefinition, model: ChildModel, *, is_async: bool, is_fork: bool,
+    depth: int = 1, is_resume: bool = False,
 ) -> None:
     """The ``catui_agent_tool_selected`` record (spec 16), with why the model was chosen."""
     if telemetry is None:
@@ -125,8 +130,9 @@ def record_agent_selected(
             "source": definition.source,
             "color": definition.color,
             "is_built_in_agent": definition.is_built_in,
-            "is_resume": False,
+            "is_resume": is_resume,
             "is_async": is_async,
             "is_fork": is_fork,
+            "depth": depth,
         },
     )

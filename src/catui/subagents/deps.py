@@ -31,6 +31,8 @@ class RuntimeDeps:
     parent_resolved: ResolvedModel | None = None
     telemetry: Telemetry | None = None
     load_project_memory: bool = True
+    max_spawn_depth: int = 1
+    """Children at a depth below this may keep the Agent tool (see :mod:`catui.subagents.nesting`)."""
     """False when the SDK left out the user and project setting sources: no CLAUDE.md / CATUI.md is read."""
     skills: SkillRegistry | None = None
     """The session's skills: a definition's ``skills:`` are preloaded from here."""

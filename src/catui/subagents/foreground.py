@@ -38,6 +38,10 @@ class Handover(Protocol):
 
     def adopt(self, run: SubagentRun, handoff: Handoff) -> ToolResult: ...
 
+    def continue_with_unread(self, agent_id: str, unread: list[str]) -> None:
+        """Continue a finished agent (held by this process) in the background with messages it never read."""
+        ...
+
 
 @dataclass
 class _Movable:
@@ -169,10 +173,15 @@ class ForegroundDriver:
             link.cancel()
             self._movable.pop(run.agent_id, None)
             if not handed_off:
-                self.live.close_inbox(run.agent_id)
+                unread = self.live.close_inbox(run.agent_id)
+                woken = self.live.take_wake(run.agent_id)
                 if run.agent_type not in ONE_SHOT_AGENT_TYPES:
                     # Its result tells the parent to continue it with SendMessage: keep the conversation.
                     self.live.keep_finished(run)
+                if woken and unread and self.handover is not None:
+                    # A notification of its own background child came during its last request: it continues
+                    # in the background with it (soon: this call's own bookkeeping ends first).
+                    asyncio.get_running_loop().call_soon(self.handover.continue_with_unread, run.agent_id, unread)
                 if not entry.outcome.done():
                     entry.outcome.set_result(False)
                 closer = getattr(stream, "aclose", None)

@@ -210,5 +210,5 @@ class ForkPlanner:
             is_async=wants_background(request, definition, self.deps, self.background_available),
             temperature=parent.config.temperature, thinking=parent.config.thinking, inherited=inherited,
             effort=parent.config.effort,
-            worktree=worktree, is_fork=True,
+            worktree=worktree, is_fork=True, depth=parent_ctx.agent_depth + 1,
         )

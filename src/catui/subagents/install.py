@@ -19,6 +19,7 @@ from catui.config.flags import (
     auto_background_ms,
     background_tasks_disabled,
     fork_subagent_enabled,
+    max_subagent_spawn_depth,
     send_message_enabled,
 )
 from catui.paths import sessions_dir
@@ -26,6 +27,7 @@ from catui.subagents.agent_tool import AgentTool
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.background_tasks import AgentTaskRecords
 from catui.subagents.child_session import ChildTranscripts
+from catui.subagents.deferred_review import DeferredReview
 from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.in_process import InProcessExecutor
@@ -37,6 +39,7 @@ from catui.subagents.names import AgentNames
 from catui.subagents.outcome import RunConcluder
 from catui.subagents.parent_notices import ParentNotices
 from catui.subagents.plan import ChildPlanner
+from catui.subagents.progress_summary import ProgressSummaries, summary_settings
 from catui.subagents.resume import AgentResumer
 from catui.subagents.runtime import SubagentRuntime
 from catui.subagents.send_message import SendMessageTool
@@ -78,6 +81,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         telemetry=Telemetry.from_settings(settings, env),
         load_project_memory=bool(set(app.options.setting_sources) & {"user", "project"}),
         skills=app.services.skills,
+        max_spawn_depth=max_subagent_spawn_depth(settings, env),
     )
     executor = executor or InProcessExecutor()
     worktrees = WorktreeLeases(deps.project_root, settings)
@@ -91,8 +95,9 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         names = AgentNames(session.session_id, app.tasks.state)
         notices = ParentNotices(session, app.tasks)
         notices.connect()
+        summaries = ProgressSummaries(summary_settings(settings, env), deps)
         background = BackgroundAgents(
-            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices
+            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices, summaries
         )
     foreground = ForegroundDriver(
         executor, concluder, live, handover=background,
@@ -111,6 +116,8 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session
     session.ctx.services.messaging = messaging
+    if background is not None:
+        session.ctx.services.output_review = DeferredReview(app.tasks, concluder)
     app.services.subagents = system
     _offer_tools(app, fork_on, offer_send_message=messaging is not None and (
         agent_teams_enabled(env) or send_message_enabled(settings, env)))

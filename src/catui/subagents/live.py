@@ -15,6 +15,7 @@ class LiveAgents:
         self.inboxes: dict[str, list[str]] = {}
         self.finished: dict[str, SubagentRun] = {}
         self._keep = keep_finished
+        self._wake: set[str] = set()
 
     def attach_inbox(self, run: SubagentRun) -> None:
         """Deliver messages queued for ``run`` with its next tool_result round."""
@@ -35,6 +36,22 @@ class LiveAgents:
     def queue(self, agent_id: str, text: str) -> None:
         """Queue ``text`` for a running child's next tool round."""
         self.inboxes.setdefault(agent_id, []).append(text)
+
+    def queue_notice(self, agent_id: str, text: str) -> None:
+        """Queue a nested background agent's ``<task-notification>`` for its running parent agent.
+
+        Unlike a plain message, a notice left unread when the parent ends continues the parent
+        (see :meth:`take_wake`), so that it is never lost.
+        """
+        self.queue(agent_id, text)
+        self._wake.add(agent_id)
+
+    def take_wake(self, agent_id: str) -> bool:
+        """Whether a notice was queued for ``agent_id`` since the last call (and forget it)."""
+        if agent_id in self._wake:
+            self._wake.discard(agent_id)
+            return True
+        return False
 
     def close_inbox(self, agent_id: str) -> list[str]:
         """Remove a child's inbox; returns what it had not read."""

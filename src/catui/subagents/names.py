@@ -3,7 +3,9 @@
 A background agent spawned with ``name`` is registered under it while it
 runs, in memory and in state.db's ``agent_names`` table (so that other
 processes can see who is who); the registration is released when the agent
-ends. Released names are remembered in memory as *former* names: SendMessage
+ends. The registry starts from the table's rows for its session, so after a
+restart (the same ``session_id``) a name whose agent never ended (its process
+died) still addresses it, until the agent ends and the name is released. Released names are remembered in memory as *former* names: SendMessage
 to a finished agent by name writes to its mailbox.
 """
 
@@ -23,7 +25,7 @@ class AgentNames:
     def __init__(self, session_id: str, state: Any = None) -> None:
         self.session_id = session_id
         self.state = state
-        self._live: dict[str, str] = {}
+        self._live: dict[str, str] = self._load()
         self._former: dict[str, str] = {}
 
     def register(self, name: str, agent_id: str) -> None:
@@ -56,6 +58,16 @@ class AgentNames:
     def known(self) -> dict[str, str]:
         """Every name this session has given, current ones winning: ``name -> agent id``."""
         return {**self._former, **self._live}
+
+    def _load(self) -> dict[str, str]:
+        """The names state.db holds for this session (none without a database, or when it cannot be read)."""
+        if self.state is None:
+            return {}
+        try:
+            return dict(self.state.names(self.session_id))
+        except CatuiError as exc:
+            log.warning("agent names could not be read from state.db: %s", exc)
+            return {}
 
     def _store(self, write: Any) -> None:
         if self.state is None:

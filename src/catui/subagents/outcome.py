@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catui.errors import CatuiError
+from catui.messages import Message
 from catui.models.resolve import create_provider, resolve_model
 from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety
 from catui.session.events import ResultEvent
@@ -33,13 +34,18 @@ class RunConcluder:
 
     async def finish(self, run: SubagentRun) -> ToolResult:
         """The tool_result of a child whose run has ended: its answer, or the reason it failed."""
+        result, _ = await self.finish_reviewed(run)
+        return result
+
+    async def finish_reviewed(self, run: SubagentRun) -> tuple[ToolResult, str | None]:
+        """:meth:`finish`, with the handoff review's warning (or degraded note) apart, for background agents."""
         failure = failure_text(run, run.result_event)
         if failure is not None:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
             if run.stop_requested:
-                return stopped_result(run, kept)
-            return failed_result(failure, kept)
+                return stopped_result(run, kept), None
+            return failed_result(failure, kept), None
         try:
             result = extract_agent_result(
                 run.messages, run.agent_id, agent_type=run.agent_type, prompt=run.request.prompt,
@@ -48,12 +54,14 @@ class RunConcluder:
         except NoAssistantMessagesError as exc:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
-            return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept)
+            return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept), None
         result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
         warning = await self.handoff_warning(run, result)
         kept_path, kept_branch = await self.worktrees.settle(run.worktree)
         self.record_completed(run, result)
-        return format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch, warning=warning)
+        formatted = format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch,
+                                             warning=warning, depth=run.depth)
+        return formatted, warning
 
     async def crashed(self, run: SubagentRun, exc: BaseException) -> ToolResult:
         """The error result of a child whose driver raised (a bug in it must not take the parent down)."""
@@ -64,6 +72,13 @@ class RunConcluder:
         """Spec 12.1: in auto mode, a classifier reviews the child's work before the parent sees it."""
         if run.parent_ctx.permissions.mode != "auto":
             return None
+        return await self.review_transcript(run.messages, run.agent_type, result.total_tool_use_count,
+                                            [t.name for t in run.session.tools])
+
+    async def review_transcript(
+        self, messages: list[Message], agent_type: str, tool_use_count: int, tool_names: list[str]
+    ) -> str | None:
+        """The auto-mode handoff review of a child's conversation: its warning, the degraded note, or None."""
         deps = self.deps
         try:
             resolved = resolve_model("haiku", deps.settings, deps.env, within=deps.parent_resolved)
@@ -71,13 +86,13 @@ class RunConcluder:
         except CatuiError:
             return UNAVAILABLE_NOTE
         return await check_handoff_safety(
-            run.messages,
-            permission_mode=run.parent_ctx.permissions.mode,
+            messages,
+            permission_mode="auto",
             provider=provider,
             model=resolved.model_id,
-            subagent_type=run.agent_type,
-            total_tool_use_count=result.total_tool_use_count,
-            tool_names=[t.name for t in run.session.tools],
+            subagent_type=agent_type,
+            total_tool_use_count=tool_use_count,
+            tool_names=tool_names,
             telemetry=deps.telemetry,
         )
 
@@ -102,6 +117,7 @@ class RunConcluder:
                 "is_built_in_agent": run.definition.is_built_in,
                 "is_async": run.is_async,
                 "is_error": result is None,
+                "depth": run.depth,
             },
         )
 

@@ -31,13 +31,14 @@ from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.ids import new_agent_id
 from catui.subagents.memory_tools import grant_memory_tools
 from catui.subagents.models import ChildModel, resolve_child_model
+from catui.subagents.nesting import may_spawn, refusal_for, tools_never_given
 from catui.subagents.prompt import (
     build_first_message,
     build_subagent_system_prompt,
     load_agent_memory,
     memory_dir,
 )
-from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
+from catui.subagents.resolve import DEFAULT_AGENT_TYPE, AgentSpawnError, find_agent, resolve_agent_type
 from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
 from catui.subagents.worktrees import WorktreeLeases
@@ -78,6 +79,8 @@ class ChildPlan:
     worktree: WorktreeInfo | None = None
     mcp_servers: ChildMcpServers | None = None
     is_fork: bool = False
+    depth: int = 1
+    """The child's nesting depth (its parent's plus one; the main agent is 0)."""
 
     async def release(self, worktrees: WorktreeLeases) -> None:
         """Give back what the plan holds (its own MCP connections, a worktree it created) when no run follows."""
@@ -125,6 +128,7 @@ class ChildPlanner:
         deps = self.deps
         parent = parent_session(parent_ctx)
         deps.registry.reload_if_changed()
+        self._check_nesting(request, parent_ctx)
         definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
         mcp = parent_ctx.services.mcp
         await _check_mcp_requirements(definition, parent.tools, mcp)
@@ -136,7 +140,9 @@ class ChildPlanner:
         permissions = _child_permissions(parent_ctx.permissions, definition, request)
         pool = _tool_pool(parent.tools, mcp)
         try:
-            tools = filter_tools_for_agent(definition, pool, permissions)
+            depth = parent_ctx.agent_depth + 1
+            never = tools_never_given(definition, depth, deps.max_spawn_depth)
+            tools = filter_tools_for_agent(definition, pool, permissions, never=never)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
         tools, permissions = grant_memory_tools(
@@ -166,6 +172,22 @@ class ChildPlanner:
             await self.worktrees.discard(created)
             raise
 
+    def _check_nesting(self, request: SpawnRequest, parent_ctx: ToolContext) -> None:
+        """A nested parent (a sub-agent) may start only what its definition and the depth cap allow."""
+        if parent_ctx.agent_depth < 1 or parent_ctx.agent_type is None:
+            return
+        parent_definition = find_agent(self.deps.registry, parent_ctx.agent_type)
+        if parent_definition is None:  # a fork worker: its own rules apply (catui.subagents.fork)
+            return
+        if not may_spawn(parent_definition, parent_ctx.agent_depth, self.deps.max_spawn_depth):
+            raise AgentSpawnError(
+                f"Sub-agents at depth {parent_ctx.agent_depth} may not start agents: the nesting cap "
+                f"(maxSubagentSpawnDepth / CATUI_MAX_SUBAGENT_SPAWN_DEPTH) is {self.deps.max_spawn_depth}."
+            )
+        refusal = refusal_for(parent_definition, request.subagent_type, DEFAULT_AGENT_TYPE)
+        if refusal is not None:
+            raise AgentSpawnError(refusal)
+
     def _settle_folder_and_prompt(
         self, request: SpawnRequest, parent_ctx: ToolContext, definition: AgentDefinition, model: ChildModel,
         provider: ModelProvider, permissions: PermissionContext, tools: list[Tool], agent_id: str,
@@ -188,7 +210,7 @@ class ChildPlanner:
             max_tokens=default_max_tokens(model.model_id),
             query_source=f"agent:{definition.agent_type}",
             is_async=wants_background(request, definition, self.deps, self.background_available),
-            worktree=worktree, mcp_servers=child_mcp,
+            worktree=worktree, mcp_servers=child_mcp, depth=parent_ctx.agent_depth + 1,
             effort=effort_level(definition.effort) if definition.effort is not None
             else parent_session(parent_ctx).config.effort,
         )

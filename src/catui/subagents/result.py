@@ -156,13 +156,18 @@ def extract_agent_result(
 
 
 def continuation_trailer(result: AgentResult, *, worktree_path: str | None = None,
-                         worktree_branch: str | None = None) -> str:
-    """The second text block general-purpose and custom agents return (observed section 3)."""
+                         worktree_branch: str | None = None, depth: int = 1) -> str:
+    """The second text block general-purpose and custom agents return (observed section 3).
+
+    A nested agent (``depth`` 2 or more, a catui extension) has a ``depth:`` line too.
+    """
     lines = [f"agentId: {result.agent_id} (use SendMessage with to: '{result.agent_id}' to continue this agent)"]
     if worktree_path:
         lines.append(f"worktreePath: {worktree_path}")
     if worktree_branch:
         lines.append(f"worktreeBranch: {worktree_branch}")
+    if depth > 1:
+        lines.append(f"depth: {depth}")
     lines.append(
         f"<usage>total_tokens: {result.total_tokens}\ntool_uses: {result.total_tool_use_count}\n"
         f"duration_ms: {result.total_duration_ms}</usage>"
@@ -176,16 +181,19 @@ def format_agent_tool_result(
     worktree_path: str | None = None,
     worktree_branch: str | None = None,
     warning: str | None = None,
+    depth: int = 1,
 ) -> ToolResult:
     """The tool_result the parent receives, with the structured result as ``data``.
 
-    ``warning`` (the handoff review's) goes first, as its own text block.
+    ``warning`` (the handoff review's) goes first, as its own text block. A nested child's ``depth``
+    (2 or more) is in the trailer and in ``data``.
     """
     content: list[Block] = [dict(b) for b in result.content]
     if not content:
         content = [{"type": "text", "text": "(The agent finished without a text answer.)"}]
     if result.agent_type not in ONE_SHOT_AGENT_TYPES:
-        trailer = continuation_trailer(result, worktree_path=worktree_path, worktree_branch=worktree_branch)
+        trailer = continuation_trailer(result, worktree_path=worktree_path, worktree_branch=worktree_branch,
+                                       depth=depth)
         content.append({"type": "text", "text": trailer})
     if warning:
         content.insert(0, {"type": "text", "text": warning})
@@ -194,4 +202,6 @@ def format_agent_tool_result(
         data["worktreePath"] = worktree_path
     if worktree_branch:
         data["worktreeBranch"] = worktree_branch
+    if depth > 1:
+        data["depth"] = depth
     return ToolResult(content, data=data)

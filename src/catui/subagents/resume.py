@@ -105,7 +105,8 @@ class AgentResumer:
             return f"Agent {agent_id} cannot be resumed: {exc}"
         parent = self.main_ctx.services.session
         assert parent is not None  # plan_child checked it
-        run = build_child_session(plan, self.main_ctx, parent, self.transcripts, self.planner.deps.telemetry)
+        run = build_child_session(plan, self.main_ctx, parent, self.transcripts, self.planner.deps.telemetry,
+                                  is_resume=True)
         run.session.messages[:] = history
         run.first_message = user_message([{"type": "text", "text": text}])
         run.is_async = True

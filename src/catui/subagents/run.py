@@ -63,6 +63,10 @@ class SubagentRun:
     worktree: WorktreeInfo | None = None
     is_async: bool = False
     is_fork: bool = False
+    depth: int = 1
+    """How deep this child is nested (its parent's depth plus one; the main agent is 0)."""
+    is_resume: bool = False
+    """Whether this run continues an agent that ran before (SendMessage to a finished agent)."""
     started: float = field(default_factory=time.monotonic)
     tool_use_count: int = 0
     last_tool_name: str | None = None

@@ -150,16 +150,19 @@ class SendMessageTool(Tool):
         live = names.live(to)
         if live is not None and manager.running_agent(live):
             return self._queue(manager, live, to, text, args.summary)
-        if is_agent_id(to) and manager.running_agent(to):
-            return self._queue(manager, to, to, text, args.summary)
-        if is_agent_id(to) and manager.holds_finished(to):
-            manager.resume(to, text)
-            return _resumed(to)
-        saved = manager.saved_transcript(to) if is_agent_id(to) and not manager.running_agent(to) else None
-        if saved is not None:  # finished in an earlier process (or its conversation was dropped): from disk
-            refusal = await manager.resume_from_transcript(to, text, saved)
+        # A name still registered addresses its agent like its id does (one read back from state.db after a
+        # restart, whose agent did not end in that process); a released (former) name only reaches the mailbox.
+        target = live or (to if is_agent_id(to) else None)
+        if target is not None and manager.running_agent(target):
+            return self._queue(manager, target, to, text, args.summary)
+        if target is not None and manager.holds_finished(target):
+            manager.resume(target, text)
+            return _resumed(target)
+        saved = manager.saved_transcript(target) if target is not None else None
+        if target is not None and saved is not None:  # ended in an earlier process (or was dropped): from disk
+            refusal = await manager.resume_from_transcript(target, text, saved)
             if refusal is None:
-                return _resumed(to)
+                return _resumed(target)
             return ToolResult(refusal, is_error=True)
         former = live or names.former(to)
         if former is not None:

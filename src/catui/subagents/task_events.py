@@ -29,15 +29,18 @@ def task_started(run: SubagentRun) -> SystemEvent:
     })
 
 
-def task_progress(run: SubagentRun) -> SystemEvent:
-    """``system/task_progress``: the run's counters so far."""
-    return _event(run, "task_progress", {
+def task_progress(run: SubagentRun, summary: str | None = None) -> SystemEvent:
+    """``system/task_progress``: the run's counters so far (and a background agent's progress summary)."""
+    data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
         "description": run.description,
         "last_tool_name": run.last_tool_name,
         "usage": run.progress_usage(),
-    })
+    }
+    if summary is not None:
+        data["summary"] = summary
+    return _event(run, "task_progress", data)
 
 
 def task_notification(run: SubagentRun, *, status: str, output_file: str, summary: str) -> SystemEvent:

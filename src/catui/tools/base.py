@@ -80,6 +80,8 @@ class ToolContext:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     agent_id: str | None = None
     agent_type: str | None = None
+    agent_depth: int = 0
+    """How deep the owning agent is nested: the main agent 0, its children 1, theirs 2, …"""
     interactive: bool = False
     ask_user: Callable[[list[dict[str, Any]]], Awaitable[dict[str, str]]] | None = None
     todos: list[dict[str, Any]] = field(default_factory=list)

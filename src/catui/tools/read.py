@@ -145,6 +145,9 @@ class ReadTool(Tool):
             )
         if not path.exists():
             return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
+        reviewer = ctx.services.output_review
+        if reviewer is not None:  # a background agent's output file: its deferred review lands in its last line
+            await reviewer.review_file(path, ctx)
         try:
             data = path.read_bytes()
         except OSError as exc:

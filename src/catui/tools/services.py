@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from catui.agents.definition import AgentDefinition
@@ -65,6 +66,18 @@ class SubagentSpawner(Protocol):
         ...
 
 
+class OutputReviewer(Protocol):
+    """The deferred handoff review of background agents' output (``catui.subagents.deferred_review``)."""
+
+    async def review_task(self, task_id: str, ctx: ToolContext) -> str | None:
+        """Review a finished agent read through TaskOutput if due; its warning, or None."""
+        ...
+
+    async def review_file(self, path: Path, ctx: ToolContext) -> str | None:
+        """The same for a Read of ``path`` when it is an agent's output file; its warning, or None."""
+        ...
+
+
 @dataclass(frozen=True)
 class TeamMembership:
     """Set on a teammate's context: the team it belongs to (spec 12.3's rules read it)."""
@@ -93,6 +106,8 @@ class ToolServices:
     """The main session's settings hooks; each sub-agent's own runner is derived from it."""
     mcp: McpManager | None = None
     team: TeamMembership | None = None
+    output_review: OutputReviewer | None = None
+    """Reviews a background agent's output when it is read in auto mode (None when background agents are off)."""
 
     def for_child(self, session: Session | None = None) -> ToolServices:
         """A copy for a child agent's context, owned by ``session``."""

@@ -65,6 +65,9 @@ class TaskOutputTool(Tool):
         if registry.get(args.task_id) is None:
             return no_such_task(args.task_id, registry)
         task = await registry.wait(args.task_id, args.timeout / 1000 if args.block else 0)
+        reviewer = ctx.services.output_review
+        # The deferred handoff review (auto mode) runs before the output is read, so its line is in it.
+        warning = await reviewer.review_task(task.id, ctx) if reviewer is not None else None
         finished = task.done.is_set()
         retrieval = "success" if finished else ("timeout" if args.block else "not_ready")
         output = task.read_output()
@@ -82,8 +85,12 @@ class TaskOutputTool(Tool):
         if task.exit_code is not None:
             parts.append(f"<exit_code>{task.exit_code}</exit_code>")
         parts.append(f"<output_file>{task.output_file}</output_file>")
+        progress = task.metadata.get("progress_summary")
+        if progress and not finished:  # a running background agent's latest progress summary
+            parts.append(f"<progress_summary>{progress}</progress_summary>")
         if task.result and task.type == "local_agent":
-            parts.append(f"<result>\n{task.result}\n</result>")
+            result = f"{warning}\n\n{task.result}" if warning else task.result
+            parts.append(f"<result>\n{result}\n</result>")
         parts.append(
             f"<output>\n{output.rstrip()}\n</output>" if output.strip() else "<output>(none yet)</output>"
         )
