@@ -27,6 +27,7 @@ from catui.paths import find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
 from catui.session.prompt import context_block, main_system_prompt
+from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
@@ -68,6 +69,12 @@ class RunOptions:
     env: Mapping[str, str] | None = None
     session_id: str | None = None
     write_transcript: bool = True
+    resume: str | None = None
+    """A session id whose conversation this run continues (``--resume``)."""
+    continue_conversation: bool = False
+    """Continue the project's latest session (``--continue``)."""
+    fork_session: bool = False
+    """With resume/continue: run under a new id, starting from a copy of the old conversation."""
 
 
 @dataclass
@@ -182,13 +189,17 @@ def build_app(options: RunOptions) -> AgentApp:
         search_tools=_offers_search_tools(permissions),
     )
     tasks = TaskRegistry(project_root)
-    session_id = options.session_id or new_session_id()
+    resume_request = ResumeRequest(resume=options.resume, continue_conversation=options.continue_conversation,
+                                   fork_session=options.fork_session, session_id=options.session_id)
+    resumed = plan_resume(resume_request, cwd, new_id=options.session_id or new_session_id())
+    session_id = resumed.session_id
 
     transcript_path: Path | None = None
     transcript: TranscriptWriter | None = None
     if options.write_transcript:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
         transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+        carry_history(transcript, resumed)
 
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
     services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks)
@@ -226,6 +237,7 @@ def build_app(options: RunOptions) -> AgentApp:
         can_use_tool=options.can_use_tool,
         include_partial_messages=options.include_partial_messages,
         usage_tracker=usage_tracker,
+        history=list(resumed.messages),
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -241,9 +253,11 @@ def build_app(options: RunOptions) -> AgentApp:
         transcript_path=transcript_path,
         model_display=resolved.display,
     )
-    app.services.context_block = context_block(
+    # A resumed conversation carries its context reminder in its first message already.
+    app.services.context_block = None if resumed.messages else context_block(
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
+    app.services.startup_warnings.extend(resumed.warnings)
     app.services.env = env
     app.services.resolved_model = resolved
     install_subagents(app)

@@ -43,6 +43,9 @@ class CatuiOptions:
     permission rules say "ask"; without it such calls are refused.
     ``system_prompt`` replaces catui's main prompt (a str) or keeps it (None, or
     claude-agent-sdk's ``{"type": "preset", "preset": "claude_code", "append": ...}``).
+    ``resume`` (a session id) or ``continue_conversation`` (the latest session
+    of ``cwd``) start from a saved conversation; with ``fork_session`` it is
+    continued under a new id and the old transcript is left as it was.
     """
 
     agents: dict[str, Any] | None = None
@@ -66,6 +69,9 @@ class CatuiOptions:
     include_partial_messages: bool = False
     session_id: str | None = None
     write_transcript: bool = True
+    resume: str | None = None
+    continue_conversation: bool = False
+    fork_session: bool = False
 
 
 def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
@@ -114,6 +120,9 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         env=dict(options.env),
         session_id=options.session_id,
         write_transcript=options.write_transcript,
+        resume=options.resume,
+        continue_conversation=options.continue_conversation,
+        fork_session=options.fork_session,
     )
 
 

@@ -88,6 +88,8 @@ class SessionConfig:
     fallback: tuple[ModelProvider, str] | None = None
     """(provider, model id) to switch to when the model is overloaded after its retries."""
     hooks: HookRunner | None = None
+    history: list[Message] = field(default_factory=list)
+    """Messages the session starts from (a resumed or forked session's old conversation)."""
     """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
 
 
@@ -104,7 +106,7 @@ class Session:
     def __init__(self, config: SessionConfig) -> None:
         self.config = config
         self.ctx = config.tool_context
-        self.messages: list[Message] = []
+        self.messages: list[Message] = list(config.history)
         self.usage: dict[str, Any] = empty_usage()
         self.permission_denials: list[dict[str, Any]] = []
         self.totals = TurnTotals()
