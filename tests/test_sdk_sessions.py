@@ -128,3 +128,13 @@ async def test_session_helpers_read_real_transcripts(server: Any, project: Path)
         catui.delete_session(second.session_id)
     with pytest.raises(ValueError, match="Invalid session_id"):
         catui.delete_session("../escape")
+
+
+async def test_resume_options_with_bad_values_fail_in_one_line(server: Any, project: Path) -> None:
+    with pytest.raises(catui.ConfigurationError, match=r"CatuiOptions\.resume '\.\./x' is not a session id"):
+        await collect("hi", options(server, project, resume="../x"))
+    with pytest.raises(catui.ConfigurationError, match="no saved session 00000000-0000-4000-8000-000000000000"):
+        await collect("hi", options(server, project, resume="00000000-0000-4000-8000-000000000000"))
+    with pytest.raises(catui.ConfigurationError, match=r"fork_session \(--fork-session\) needs a session to fork"):
+        await collect("hi", options(server, project, fork_session=True))
+    assert server.requests == []

@@ -167,6 +167,14 @@ def _check_shapes(options: CatuiOptions) -> None:
             "CatuiOptions.mcp_servers must be a dict {name: create_sdk_mcp_server(...)}; configure external MCP "
             "servers in .mcp.json or settings"
         )
+    if options.resume is not None and (not isinstance(options.resume, str) or not _SESSION_ID_PATTERN.match(options.resume)):
+        raise ConfigurationError(
+            f"CatuiOptions.resume {options.resume!r} is not a session id: pass the session_id of a saved session "
+            "(catui.list_sessions() lists them)"
+        )
+    for name in ("continue_conversation", "fork_session"):
+        if not isinstance(getattr(options, name), bool):
+            raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
     session_id = options.session_id
     if session_id is not None and (not isinstance(session_id, str) or not _SESSION_ID_PATTERN.match(session_id)):
         # It names the transcript file: a path separator would write outside the projects folder.

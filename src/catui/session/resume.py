@@ -58,7 +58,10 @@ class ResumePlan:
 def plan_resume(request: ResumeRequest, cwd: Path, new_id: str | None = None) -> ResumePlan:
     """The plan for ``request`` in the project at ``cwd``; a wrong id or an empty project is a one-line error."""
     if request.fork_session and not request.wants_history:
-        raise ConfigurationError("--fork-session needs --resume ID or --continue: it forks an existing session")
+        raise ConfigurationError(
+            "fork_session (--fork-session) needs a session to fork: resume=ID (--resume ID) "
+            "or continue_conversation=True (--continue)"
+        )
     fresh_id = request.session_id or new_id or str(uuid.uuid4())
     if not request.wants_history:
         return ResumePlan(session_id=fresh_id)
