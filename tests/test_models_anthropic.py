@@ -10,7 +10,7 @@ import pytest
 
 from catui.errors import ProviderError
 from catui.models.accumulate import MessageAccumulator
-from catui.models.anthropic import AnthropicProvider
+from catui.models.anthropic import AnthropicProvider, message_events
 from catui.models.base import STREAM_RETRY, ModelRequest, StreamEvent
 from catui.models.retry import RetryPolicy
 from tests.support.anthropic_server import AnthropicTestServer, Fault
@@ -258,6 +258,8 @@ async def test_an_error_event_mid_stream_is_retried_or_raised_by_its_type() -> N
         assert next(e for e in events if e["type"] == STREAM_RETRY)["error"].endswith("overloaded_error: Overloaded")
         assert final_message(events)["content"][1]["text"] == "Let me look at the project files for you."
         assert len(server.requests) == 2
+        # As Claude Code does, the retry after an error event mid-message asks for the whole message at once.
+        assert server.requests[0].body["stream"] is True and server.requests[1].body["stream"] is False
         # Before any event was handed over, an overloaded error event is retried like a 529, silently.
         server.inject(Fault(error_event_after=0, error_type="overloaded_error"))
         events = await collect(provider_for(server), make_request())
@@ -266,6 +268,33 @@ async def test_an_error_event_mid_stream_is_retried_or_raised_by_its_type() -> N
         with pytest.raises(ProviderError, match="invalid_request_error: bad"):
             await collect(provider_for(server), make_request())
         assert len(server.requests) == 5
+
+
+async def test_a_cut_stream_is_retried_streaming_and_only_once_without_streaming_after_an_error_event() -> None:
+    with AnthropicTestServer(SCRIPT) as server:
+        server.inject(Fault(cut_after_events=4), Fault(error_event_after=4, error_type="api_error"),
+                      Fault(status=529, error_type="overloaded_error"))
+        events = await collect(provider_for(server), make_request())
+    # cut -> streamed again; error event -> without streaming (a 529) -> streaming again.
+    assert [r.body["stream"] for r in server.requests] == [True, True, False, True]
+    assert final_message(events)["content"][1]["text"] == "Let me look at the project files for you."
+
+
+def test_message_events_rebuild_the_same_message() -> None:
+    message = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "thinking", "thinking": "Look first.", "signature": "sig"},
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a.py", "limit": 5}},
+        ],
+        "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 7},
+    }
+    accumulator = MessageAccumulator()
+    for event in message_events(message):
+        accumulator.feed(event)
+    assert accumulator.done and accumulator.message == message
 
 
 async def test_401_names_the_variable_to_fix_in_one_line() -> None:
