@@ -88,9 +88,9 @@ class SessionConfig:
     fallback: tuple[ModelProvider, str] | None = None
     """(provider, model id) to switch to when the model is overloaded after its retries."""
     hooks: HookRunner | None = None
+    """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
     history: list[Message] = field(default_factory=list)
     """Messages the session starts from (a resumed or forked session's old conversation)."""
-    """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
 
 
 @dataclass
