@@ -26,7 +26,14 @@ from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import run_status_command, status_command
 from catui.cli.ui_terminal import _EditState, key, split_keys
 from catui.permissions.context import PermissionContext, PermissionRequest
-from catui.session.events import ResultEvent, TextDelta, ToolEndEvent, ToolStartEvent, UsageEvent
+from catui.session.events import (
+    ResultEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolEndEvent,
+    ToolStartEvent,
+    UsageEvent,
+)
 from catui.tools.base import ToolContext
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -161,6 +168,16 @@ def test_subagent_lines_appear_after_two_seconds_nested_under_their_calls() -> N
     lines = [ANSI.sub("", line) for line in view.live_lines(clock.now)]
     assert "● Explore(Survey alpha)" not in lines and "● Explore(Survey beta)" in lines
     assert "Explore(Survey alpha)\n  ⎿ Done (1 tool use · 1.5k tokens · 3s)" in ANSI.sub("", out.getvalue())
+
+
+def test_the_spinner_says_thinking_while_thinking_deltas_stream() -> None:
+    clock = FakeClock()
+    view = TurnView(Screen(io.StringIO(), tty=True, color=False), cwd=Path("/p"), clock=clock)
+    view.start_turn()
+    view.handle(ThinkingDelta(text="Let me see"))
+    assert ANSI.sub("", view.live_lines(clock.now)[-1]).split(" (")[0].endswith("Thinking…")
+    view.handle(TextDelta(text="Answer"))
+    assert ANSI.sub("", view.live_lines(clock.now)[-1]).split(" (")[0].endswith("Working…")
 
 
 def test_plain_output_streams_text_and_prints_calls_with_outcomes() -> None:

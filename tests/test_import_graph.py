@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.hooks", "catui.mcp"),
     ("catui.session",),
     ("catui.subagents",),
-    ("catui.app",),
+    ("catui.app", "catui.main_agent"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
      "catui.__main__"),
 )

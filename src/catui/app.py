@@ -15,13 +15,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
 from catui.config.context import environment_block, git_status_snapshot, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
 from catui.hooks.install import close_hooks, install_hooks
 from catui.hooks.runner import HookRunner
+from catui.main_agent import (
+    agent_model,
+    check_tools_left,
+    find_main_agent,
+    inline_mcp_servers,
+    main_agent_hooks,
+    main_agent_system_prompt,
+    restrict_tools,
+    with_initial_prompt,
+)
 from catui.mcp.install import install_mcp
+from catui.models.reasoning import Effort, effort_level, parse_effort, thinking_from_budget, thinking_is_on
 from catui.models.resolve import ResolvedModel, create_provider, default_max_tokens, resolve_model
 from catui.paths import find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
@@ -75,6 +87,14 @@ class RunOptions:
     """Continue the project's latest session (``--continue``)."""
     fork_session: bool = False
     """With resume/continue: run under a new id, starting from a copy of the old conversation."""
+    effort: Effort | None = None
+    """Checked by ``catui.models.reasoning.parse_effort``; None falls back to the agent, then settings."""
+    thinking: dict[str, Any] | None = None
+    """An extended-thinking config (``catui.models.reasoning``); None falls back to ``MAX_THINKING_TOKENS``."""
+    agent: str | None = None
+    """Run the main session as this agent definition (``--agent``; catui.main_agent)."""
+    agent_origin: str = "--agent"
+    """How errors name the option that gave ``agent``."""
 
 
 @dataclass
@@ -90,6 +110,10 @@ class AppServices:
     hooks: HookRunner | None = None
     mcp: McpManager | None = None
     startup_warnings: list[str] = field(default_factory=list)
+    main_agent: AgentDefinition | None = None
+    """The definition the main session runs as (``--agent``), or None."""
+    initial_prompt: str | None = None
+    """The ``--agent`` definition's initialPrompt, put before the first prompt and then cleared."""
     startup_hooks: list[Callable[[AgentApp], Awaitable[None]]] = field(default_factory=list)
     session_end_done: bool = False
     """SessionEnd hooks run once, whoever closes the app first."""
@@ -154,12 +178,6 @@ def build_app(options: RunOptions) -> AgentApp:
     settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
     env = effective_env(options, settings_env(settings))
 
-    try:
-        resolved = resolve_model(options.model, settings.merged, env)
-    except ConfigurationError as exc:
-        raise ConfigurationError(f"{_model_origin(options.model, settings, env)}{exc}") from None
-    provider = create_provider(resolved, settings.merged, env)
-
     permissions = permission_context_from_settings(
         settings,
         cwd=cwd,
@@ -168,7 +186,6 @@ def build_app(options: RunOptions) -> AgentApp:
         mode=options.permission_mode,
         add_dirs=options.add_dirs,
     )
-
 
     def settings_plugin_dirs() -> list[str]:
         # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
@@ -188,6 +205,33 @@ def build_app(options: RunOptions) -> AgentApp:
         # The guide's tool set depends on whether the session offers the dedicated search tools.
         search_tools=_offers_search_tools(permissions),
     )
+    main_agent = find_main_agent(registry, options.agent, options.agent_origin) if options.agent else None
+    if main_agent is not None and main_agent.permission_mode and options.permission_mode is None:
+        permissions = permission_context_from_settings(
+            settings,
+            cwd=cwd,
+            allowed_tools=options.allowed_tools,
+            disallowed_tools=options.disallowed_tools,
+            mode=main_agent.permission_mode,
+            add_dirs=options.add_dirs,
+        )
+
+    model_spec = options.model or (agent_model(main_agent) if main_agent is not None else None)
+    try:
+        resolved = resolve_model(model_spec, settings.merged, env)
+    except ConfigurationError as exc:
+        origin = (
+            f"--agent {main_agent.agent_type}: its model: "
+            if main_agent is not None and not options.model and model_spec
+            else _model_origin(options.model, settings, env)
+        )
+        raise ConfigurationError(f"{origin}{exc}") from None
+    provider = create_provider(resolved, settings.merged, env)
+    effort = _session_effort(options, main_agent, settings, env)
+    thinking = options.thinking
+    if thinking is None:
+        thinking = thinking_from_budget(env.get("MAX_THINKING_TOKENS"), "MAX_THINKING_TOKENS")
+
     tasks = TaskRegistry(project_root)
     resume_request = ResumeRequest(resume=options.resume, continue_conversation=options.continue_conversation,
                                    fork_session=options.fork_session, session_id=options.session_id)
@@ -213,7 +257,19 @@ def build_app(options: RunOptions) -> AgentApp:
     tools = [t for t in tools if t.is_enabled()]
     tools.extend(options.extra_tools)
 
-    if options.system_prompt is not None:
+    if main_agent is not None:
+        tools = restrict_tools(main_agent, tools)
+        system = main_agent_system_prompt(
+            main_agent,
+            main_system_prompt(
+                environment_block(cwd, resolved.model_id, additional_dirs=tuple(Path(d) for d in options.add_dirs)),
+                git_status_snapshot(cwd),
+            ),
+            cli_append=options.append_system_prompt,
+            active_agents=list(registry.active),
+            tool_names=[t.name for t in tools],
+        )
+    elif options.system_prompt is not None:
         system = [{"type": "text", "text": options.system_prompt}]
         if options.append_system_prompt:
             system.append({"type": "text", "text": options.append_system_prompt})
@@ -238,6 +294,8 @@ def build_app(options: RunOptions) -> AgentApp:
         include_partial_messages=options.include_partial_messages,
         usage_tracker=usage_tracker,
         history=list(resumed.messages),
+        effort=effort_level(effort) if effort is not None else None,
+        thinking=thinking if thinking_is_on(thinking) else None,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -260,11 +318,45 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.startup_warnings.extend(resumed.warnings)
     app.services.env = env
     app.services.resolved_model = resolved
+    app.services.main_agent = main_agent
+    app.services.initial_prompt = main_agent.initial_prompt if main_agent is not None else None
     install_subagents(app)
 
-    install_hooks(app)
-    install_mcp(app)
+    install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)
+    mcp = install_mcp(app, extra_servers=inline_mcp_servers(main_agent) if main_agent is not None else None)
+    if main_agent is not None:
+        _keep_agent_tools(app, main_agent, mcp)
     return app
+
+
+def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManager | None) -> None:
+    """Hold the main session to the ``--agent`` definition's tools, now and when MCP tools join."""
+    session = app.session
+    check_tools_left(definition, session.tools)  # the Agent tool is among them by now
+    session.set_tools(restrict_tools(definition, session.tools))
+    if mcp is not None:
+        mcp.on_ready(lambda _ready: session.set_tools(restrict_tools(definition, session.tools)))
+
+
+def _session_effort(
+    options: RunOptions, main_agent: AgentDefinition | None, settings: Any, env: Mapping[str, str]
+) -> Effort | None:
+    """The main session's effort: the option, else the ``--agent`` definition's, else ``CLAUDE_CODE_EFFORT_LEVEL``,
+    else the ``effortLevel`` setting (a bad setting is a warning and is ignored, as other settings problems are)."""
+    if options.effort is not None:
+        return options.effort
+    if main_agent is not None and main_agent.effort is not None:
+        return main_agent.effort
+    from_env = parse_effort(env.get("CLAUDE_CODE_EFFORT_LEVEL"), "CLAUDE_CODE_EFFORT_LEVEL")
+    if from_env is not None:
+        return from_env
+    files = [f for f in settings.files if "effortLevel" in f.data]
+    where = str(files[-1].path) if files and files[-1].path is not None else "--settings"
+    try:
+        return parse_effort(settings.merged.get("effortLevel"), f"{where}: effortLevel")
+    except ConfigurationError as exc:
+        settings.warnings.append(f"{exc}; the setting is ignored")
+        return None
 
 
 def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) -> str:
@@ -315,6 +407,7 @@ async def start_app(app: AgentApp) -> None:
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
-    """The first user message: the context reminder, then the prompt verbatim."""
+    """The first user message: the context reminder, then the prompt (after the ``--agent``'s initialPrompt, once)."""
     blocks = [app.services.context_block] if app.services.context_block is not None else []
-    return [*blocks, {"type": "text", "text": prompt}]
+    initial, app.services.initial_prompt = app.services.initial_prompt, None
+    return [*blocks, {"type": "text", "text": with_initial_prompt(initial, prompt)}]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError, ConfigurationError
+from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
 from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
 from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 
@@ -72,6 +73,15 @@ class CatuiOptions:
     resume: str | None = None
     continue_conversation: bool = False
     fork_session: bool = False
+    effort: str | int | None = None
+    """``low``, ``medium``, ``high``, ``xhigh``, ``max`` (claude-agent-sdk's EffortLevel) or a positive integer."""
+    thinking: dict[str, Any] | None = None
+    """claude-agent-sdk's ThinkingConfig: ``{"type": "enabled", "budget_tokens": N}``, ``adaptive`` or ``disabled``;
+    wins over ``max_thinking_tokens``."""
+    max_thinking_tokens: int | None = None
+    """The older way to give a thinking budget (0 = off)."""
+    agent: str | None = None
+    """Run the main session as this agent definition (the CLI's ``--agent``)."""
 
 
 def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
@@ -123,7 +133,18 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         resume=options.resume,
         continue_conversation=options.continue_conversation,
         fork_session=options.fork_session,
+        effort=parse_effort(options.effort, "CatuiOptions.effort"),
+        thinking=_thinking(options),
+        agent=options.agent,
+        agent_origin="CatuiOptions.agent",
     )
+
+
+def _thinking(options: CatuiOptions) -> dict[str, Any] | None:
+    """The run's thinking config: ``thinking`` when given (even ``disabled``), else ``max_thinking_tokens``."""
+    if options.thinking is not None:
+        return parse_thinking_config(options.thinking, "CatuiOptions.thinking")
+    return thinking_from_budget(options.max_thinking_tokens, "CatuiOptions.max_thinking_tokens")
 
 
 _SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
@@ -131,7 +152,7 @@ _SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 
 def _check_shapes(options: CatuiOptions) -> None:
     """Refuse values of the wrong type before anything iterates them (``allowed_tools="Bash"`` is 4 rules)."""
-    for name in ("model", "fallback_model", "append_system_prompt", "settings"):
+    for name in ("model", "fallback_model", "append_system_prompt", "settings", "agent"):
         value = getattr(options, name)
         if value is not None and not isinstance(value, str):
             raise ConfigurationError(f"CatuiOptions.{name} must be a string or None, not {type(value).__name__}")

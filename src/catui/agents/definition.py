@@ -21,7 +21,8 @@ PermissionModeName = Literal["acceptEdits", "auto", "bypassPermissions", "defaul
 
 PERMISSION_MODES: tuple[str, ...] = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
 MEMORY_SCOPES: tuple[str, ...] = ("user", "project", "local")
-EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high")
+EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+"""The claude-agent-sdk's EffortLevel names (catui.models.reasoning sends them)."""
 # The colours Claude Code's UI knows; other values are dropped by the loaders.
 AGENT_COLORS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
 MAX_AGENT_NAME_LENGTH = 200
@@ -94,7 +95,7 @@ class AgentDefinition(BaseModel):
     tools: list[str] | None = None
     disallowed_tools: list[str] | None = None
     model: str | None = None
-    effort: Literal["low", "medium", "high"] | int | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | int | None = None
     permission_mode: PermissionModeName | None = None
     isolation: Literal["worktree"] | None = None
     background: bool | None = None

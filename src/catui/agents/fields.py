@@ -139,7 +139,7 @@ def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) 
         elif isinstance(effort, int) and not isinstance(effort, bool) and effort > 0:
             out["effort"] = effort
         else:
-            warn(f"effort {effort!r} is not low, medium, high or a positive integer; ignored")
+            warn(f"effort {effort!r} is not one of {', '.join(EFFORT_LEVELS)} or a positive integer; ignored")
 
     if "maxTurns" in data and data["maxTurns"] is not None:
         turns = _positive_int(data["maxTurns"])

@@ -65,6 +65,11 @@ class RootCommand(click.Command):
 @click.option("--append-system-prompt", help="Text appended to the system prompt.")
 @click.option("--settings", "settings_arg", help="A settings file or JSON string, applied over the others.")
 @click.option("--agents", "agents_json", help="Agent definitions as JSON: {name: {description, prompt, ...}}.")
+@click.option("--agent", "agent", help="Run the main session as this agent (from .claude/agents, --agents, plugins).")
+@click.option("--effort", help="Reasoning effort: low, medium, high, xhigh, max (or a positive integer).")
+@click.option(
+    "--max-thinking-tokens", "max_thinking_tokens", help="Extended thinking budget in tokens (0 = off, else >= 1024)."
+)
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, help="Load a plugin from this folder.")
 @click.option("--include-partial-messages", is_flag=True, help="stream-json: include stream events.")
 @click.option("-c", "--continue", "continue_conversation", is_flag=True,

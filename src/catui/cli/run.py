@@ -18,6 +18,7 @@ import click
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
+from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
 
@@ -100,6 +101,9 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         continue_conversation=bool(options.get("continue_conversation")),
         fork_session=bool(options.get("fork_session")),
         session_id=options.get("session_id"),
+        effort=parse_effort(options.get("effort"), "--effort"),
+        thinking=thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
+        agent=options.get("agent") or None,
     )
 
 

@@ -35,6 +35,7 @@ from catui.session.events import (
     ResultEvent,
     SystemEvent,
     TextDelta,
+    ThinkingDelta,
     ToolEndEvent,
     ToolStartEvent,
     UsageEvent,
@@ -102,6 +103,7 @@ class TurnView:
         self.status_hint = "esc to interrupt"
         self.agents_hint = ""  # shown while sub-agents run, e.g. "ctrl-b to run in background"
         self.busy = False
+        self.thinking = False  # the model is streaming thinking (extended thinking), not text or calls yet
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -115,9 +117,13 @@ class TurnView:
         """Show one event."""
         if event.parent_tool_use_id is not None or event.agent_id is not None:
             self._handle_child(event)
+        elif isinstance(event, ThinkingDelta):
+            self.thinking = True
         elif isinstance(event, TextDelta):
+            self.thinking = False
             self._text(event.text)
         elif isinstance(event, AssistantMessageEvent):
+            self.thinking = False
             self._end_text()
         elif isinstance(event, ToolStartEvent):
             self._tool_start(event)
@@ -292,7 +298,8 @@ class TurnView:
             if self.agents and self.agents_hint:
                 parts.append(self.agents_hint)
             spinner = "✻✶✳✢·"[int(now * 4) % 5]
-            lines.append(self.screen.style(f"{spinner} Working… ({' · '.join(parts)})", "magenta"))
+            doing = "Thinking…" if self.thinking else "Working…"
+            lines.append(self.screen.style(f"{spinner} {doing} ({' · '.join(parts)})", "magenta"))
         return lines
 
     def _agent_lines(self, agent: AgentProgress, now: float, depth: int) -> list[str]:

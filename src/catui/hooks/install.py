@@ -17,15 +17,18 @@ from catui.hooks.config import HooksConfig, hooks_from_agent, hooks_from_setting
 from catui.hooks.runner import HookRunner
 
 
-def install_hooks(app: Any) -> HookRunner:
+def install_hooks(app: Any, extra: HooksConfig | None = None) -> HookRunner:
     """Create the main session's runner from ``app.settings``; returns it (also in ``app.services.hooks``).
 
+    ``extra`` hooks run after the settings' (those of the ``--agent`` definition).
     Calling it again returns the runner already installed.
     """
     existing = app.services.hooks
     if isinstance(existing, HookRunner):
         return existing
     config = hooks_from_settings(app.settings)
+    if extra is not None:
+        config = config.merged_with(extra)
     warnings = getattr(app.settings, "warnings", None)
     if isinstance(warnings, list):
         warnings.extend(config.warnings)

@@ -12,7 +12,9 @@ lines). Prompt caching can be switched off with ``DISABLE_PROMPT_CACHING=1``.
 catui speaks API version 2023-06-01, as Claude Code 2.1.92 does (the 2.x SDKs
 default to 2026-10-21; ``CATUI_ANTHROPIC_VERSION`` overrides). ``temperature``
 is sent only where it is accepted: not from API version 2026-10-21 on, and not
-to models that reject sampling parameters (Opus 4.7 and later, generation 5).
+to models that reject sampling parameters (Opus 4.7 and later, generation 5),
+nor, other than 1, with extended thinking on. An effort goes out as ``output_config.effort``
+and only when one is set (``catui.models.reasoning``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from catui.errors import ProviderError
 from catui.messages import Block, Message
 from catui.models.base import ModelRequest, StreamEvent
 from catui.models.http import post_json, post_sse
+from catui.models.reasoning import thinking_for_request, thinking_is_on
 from catui.models.retry import RetryableFailure, RetryPolicy, stream_with_retries
 from catui.models.transport_settings import TransportSettings
 
@@ -158,10 +161,18 @@ class AnthropicProvider:
             body["tools"] = list(request.tools)
         if request.tool_choice is not None:
             body["tool_choice"] = request.tool_choice
-        if request.temperature is not None and accepts_temperature(request.model, self.api_version):
+        thinking = thinking_for_request(request.thinking, request.max_tokens)
+        # With thinking on the API takes no temperature other than 1, so another value is not sent.
+        if (
+            request.temperature is not None
+            and (request.temperature == 1 or not thinking_is_on(thinking))
+            and accepts_temperature(request.model, self.api_version)
+        ):
             body["temperature"] = request.temperature
-        if request.thinking is not None:
-            body["thinking"] = request.thinking
+        if thinking is not None:
+            body["thinking"] = thinking
+        if request.effort is not None:
+            body["output_config"] = {"effort": request.effort}
         body["stream"] = True
         return body
 

@@ -38,6 +38,8 @@ class ModelRequest:
     max_tokens: int = 32000
     temperature: float | None = None
     thinking: dict[str, Any] | None = None
+    effort: str | None = None
+    """A level name of ``catui.models.reasoning.EFFORT_NAMES``; None sends no effort at all."""
     tool_choice: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 

@@ -7,7 +7,9 @@ Configuration: ``OPENAI_BASE_URL`` (default https://api.openai.com/v1) and
 ``content`` null or empty, tool-call fragments split across chunks (keyed by
 ``index``; ids and names may come late), usage in a last chunk with no
 choices or no usage at all, a missing ``[DONE]`` after a finish_reason, and
-``reasoning_content`` (turned into a thinking block).
+``reasoning_content`` (turned into a thinking block). An effort is sent as
+``reasoning_effort``; an extended-thinking budget has no Chat Completions
+equivalent and is not sent.
 """
 
 from __future__ import annotations
@@ -170,6 +172,9 @@ def build_chat_body(request: ModelRequest) -> dict[str, Any]:
             body["tool_choice"] = convert_tool_choice(request.tool_choice)
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.effort is not None:
+        # Chat Completions' reasoning_effort takes the same level names (low … xhigh, max).
+        body["reasoning_effort"] = request.effort
     return body
 
 

@@ -76,6 +76,8 @@ class SessionConfig:
     max_tokens: int = 32000
     temperature: float | None = None
     thinking: dict[str, Any] | None = None
+    effort: str | None = None
+    """The wire effort level (``catui.models.reasoning``); None sends none."""
     transcript: TranscriptWriter | None = None
     can_use_tool: CanUseTool | None = None
     include_partial_messages: bool = False
@@ -284,6 +286,7 @@ class Session:
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
             thinking=self.config.thinking,
+            effort=self.config.effort,
             metadata={"agent_id": self.config.agent_id, **self.config.request_metadata},
         )
 

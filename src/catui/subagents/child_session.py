@@ -77,6 +77,7 @@ def build_child_session(
         max_tokens=plan.max_tokens,
         temperature=plan.temperature,
         thinking=plan.thinking,
+        effort=plan.effort,
         transcript=transcript,
         can_use_tool=parent.config.can_use_tool,
         usage_tracker=parent.config.usage_tracker,

@@ -209,5 +209,6 @@ class ForkPlanner:
             first_message=first_message, max_tokens=parent.config.max_tokens, query_source=FORK_QUERY_SOURCE,
             is_async=wants_background(request, definition, self.deps, self.background_available),
             temperature=parent.config.temperature, thinking=parent.config.thinking, inherited=inherited,
+            effort=parent.config.effort,
             worktree=worktree, is_fork=True,
         )

@@ -20,6 +20,7 @@ from catui.errors import CatuiError
 from catui.mcp.subagents import check_required_servers, child_mcp_tools, mcp_tool_pool
 from catui.messages import Block, Message
 from catui.models.base import ModelProvider
+from catui.models.reasoning import effort_level
 from catui.models.resolve import default_max_tokens
 from catui.permissions.context import PermissionContext
 from catui.permissions.decide import cap_mode
@@ -63,6 +64,8 @@ class ChildPlan:
     is_async: bool
     temperature: float | None = 1
     thinking: dict[str, object] | None = None
+    effort: str | None = None
+    """The wire effort level: the definition's own, else the parent's (catui.models.reasoning)."""
     inherited: list[Message] = field(default_factory=list)
     """Messages the child starts with (a fork's copy of its parent's conversation)."""
     worktree: WorktreeInfo | None = None
@@ -175,6 +178,8 @@ class ChildPlanner:
             query_source=f"agent:{definition.agent_type}",
             is_async=wants_background(request, definition, self.deps, self.background_available),
             worktree=worktree, mcp_servers=child_mcp,
+            effort=effort_level(definition.effort) if definition.effort is not None
+            else parent_session(parent_ctx).config.effort,
         )
 
     def _system_prompt(
