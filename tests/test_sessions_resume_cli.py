@@ -168,3 +168,16 @@ def test_interactive_resume_without_an_id_offers_a_numbered_list(tmp_path: Path,
     assert f"Resumed session {older['session_id']} (2 earlier messages)" in out
     assert texts(server.bodies()[-1]["messages"]) == [
         ("user", "FIRST question"), ("assistant", "Answer one."), ("user", "where were we?")]
+
+
+def test_an_agents_initial_prompt_opens_the_conversation_once(tmp_path: Path, server: Any) -> None:
+    agents = tmp_path / "proj" / ".catui" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "opener.md").write_text(
+        "---\nname: opener\ndescription: Opens with a ritual.\ninitialPrompt: OPENING-RITUAL\n---\nYou open.\n")
+    first = run_ok(tmp_path, server, "--agent", "opener", "-p", "FIRST question")
+    assert "OPENING-RITUAL" in json.dumps(server.bodies()[-1]["messages"][-1])
+    resumed = run_ok(tmp_path, server, "--agent", "opener", "-c", "-p", "next step")
+    assert resumed["session_id"] == first["session_id"]
+    sent = server.bodies()[-1]["messages"]
+    assert json.dumps(sent).count("OPENING-RITUAL") == 1 and texts(sent)[-1] == ("user", "next step")

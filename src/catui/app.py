@@ -319,7 +319,10 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.env = env
     app.services.resolved_model = resolved
     app.services.main_agent = main_agent
-    app.services.initial_prompt = main_agent.initial_prompt if main_agent is not None else None
+    # An agent's initialPrompt opens a conversation; a resumed one was opened already.
+    app.services.initial_prompt = (
+        main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
+    )
     install_subagents(app)
 
     install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)
