@@ -44,7 +44,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.session",),
     ("catui.subagents",),
     ("catui.app", "catui.main_agent"),
-    ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_tools", "catui.sdk_types", "catui.__main__"),
+    ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
+     "catui.__main__"),
 )
 
 

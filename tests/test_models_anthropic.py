@@ -10,8 +10,8 @@ import pytest
 
 from catui.errors import ProviderError
 from catui.models.accumulate import MessageAccumulator
-from catui.models.anthropic import AnthropicProvider
-from catui.models.base import ModelRequest, StreamEvent
+from catui.models.anthropic import AnthropicProvider, message_events
+from catui.models.base import STREAM_RETRY, ModelRequest, StreamEvent
 from catui.models.retry import RetryPolicy
 from tests.support.anthropic_server import AnthropicTestServer, Fault
 from tests.support.transports import http_transport as http_transport  # runs each test on both
@@ -218,16 +218,29 @@ async def test_retry_base_delay_comes_from_the_environment() -> None:
     assert len(server.requests) == 2
 
 
-async def test_a_stream_cut_mid_message_raises_and_is_not_retried() -> None:
+async def test_a_stream_cut_mid_message_is_withdrawn_and_retried() -> None:
     with AnthropicTestServer(SCRIPT) as server:
         server.inject(Fault(cut_after_events=5))
-        seen: list[StreamEvent] = []
+        events = await collect(provider_for(server), make_request())
+    kinds = [event["type"] for event in events]
+    # The first attempt's events come first, then the withdrawal, then a whole second answer.
+    retry_at = kinds.index(STREAM_RETRY)
+    assert kinds[0] == "message_start" and 0 < retry_at < kinds.index("message_stop")
+    assert kinds[retry_at + 1] == "message_start" and kinds.count("message_stop") == 1
+    notice = events[retry_at]
+    assert notice["attempt"] == 1 and notice["max_retries"] == FAST.max_retries
+    assert "ended before message_stop" in notice["error"] or "dropped" in notice["error"]
+    assert final_message(events)["content"][1]["text"] == "Let me look at the project files for you."
+    assert len(server.requests) == 2
+
+
+async def test_a_stream_cut_every_time_gives_up_after_the_retry_budget() -> None:
+    with AnthropicTestServer(SCRIPT) as server:
+        server.inject(*[Fault(cut_after_events=3)] * (FAST.max_retries + 1))
         with pytest.raises(ProviderError, match=r"dropped|ended before message_stop") as caught:
-            async for event in provider_for(server).stream(make_request()):
-                seen.append(event)
-    assert seen and seen[0]["type"] == "message_start"
-    assert len(server.requests) == 1
-    assert caught.value.retryable
+            await collect(provider_for(server), make_request())
+    assert len(server.requests) == FAST.max_retries + 1
+    assert caught.value.retryable and "gave up after 3 retries" in str(caught.value)
 
 
 async def test_a_cut_before_the_first_event_and_a_dropped_connection_are_retried() -> None:
@@ -238,20 +251,50 @@ async def test_a_cut_before_the_first_event_and_a_dropped_connection_are_retried
     assert len(server.requests) == 3
 
 
-async def test_an_error_event_mid_stream_raises_with_its_type_and_message() -> None:
+async def test_an_error_event_mid_stream_is_retried_or_raised_by_its_type() -> None:
     with AnthropicTestServer(SCRIPT) as server:
         server.inject(Fault(error_event_after=4, error_type="overloaded_error", message="Overloaded"))
-        with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
-            await collect(provider_for(server), make_request())
-        assert len(server.requests) == 1
-        # Before any event was handed over, an overloaded error event is retried like a 529.
+        events = await collect(provider_for(server), make_request())
+        assert next(e for e in events if e["type"] == STREAM_RETRY)["error"].endswith("overloaded_error: Overloaded")
+        assert final_message(events)["content"][1]["text"] == "Let me look at the project files for you."
+        assert len(server.requests) == 2
+        # As Claude Code does, the retry after an error event mid-message asks for the whole message at once.
+        assert server.requests[0].body["stream"] is True and server.requests[1].body["stream"] is False
+        # Before any event was handed over, an overloaded error event is retried like a 529, silently.
         server.inject(Fault(error_event_after=0, error_type="overloaded_error"))
-        await collect(provider_for(server), make_request())
-        assert len(server.requests) == 3
-        server.inject(Fault(error_event_after=0, error_type="invalid_request_error", message="bad"))
+        events = await collect(provider_for(server), make_request())
+        assert len(server.requests) == 4 and STREAM_RETRY not in [e["type"] for e in events]
+        server.inject(Fault(error_event_after=2, error_type="invalid_request_error", message="bad"))
         with pytest.raises(ProviderError, match="invalid_request_error: bad"):
             await collect(provider_for(server), make_request())
-        assert len(server.requests) == 4
+        assert len(server.requests) == 5
+
+
+async def test_a_cut_stream_is_retried_streaming_and_only_once_without_streaming_after_an_error_event() -> None:
+    with AnthropicTestServer(SCRIPT) as server:
+        server.inject(Fault(cut_after_events=4), Fault(error_event_after=4, error_type="api_error"),
+                      Fault(status=529, error_type="overloaded_error"))
+        events = await collect(provider_for(server), make_request())
+    # cut -> streamed again; error event -> without streaming (a 529) -> streaming again.
+    assert [r.body["stream"] for r in server.requests] == [True, True, False, True]
+    assert final_message(events)["content"][1]["text"] == "Let me look at the project files for you."
+
+
+def test_message_events_rebuild_the_same_message() -> None:
+    message = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "thinking", "thinking": "Look first.", "signature": "sig"},
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a.py", "limit": 5}},
+        ],
+        "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 7},
+    }
+    accumulator = MessageAccumulator()
+    for event in message_events(message):
+        accumulator.feed(event)
+    assert accumulator.done and accumulator.message == message
 
 
 async def test_401_names_the_variable_to_fix_in_one_line() -> None:

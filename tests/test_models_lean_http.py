@@ -114,7 +114,7 @@ async def test_a_cut_stream_fails_in_each_framing_and_the_connection_is_not_reus
         server.inject(Fault(cut_after_events=3))
         seen: list[StreamEvent] = []
         with pytest.raises(ProviderError, match=message):
-            async for event in provider_for(server.url).stream(REQUEST):
+            async for event in provider_for(server.url, retry=NO_RETRY).stream(REQUEST):
                 seen.append(event)
         assert seen and seen[0]["type"] == "message_start"
         assert lean_http.pool().idle_count() == 0
@@ -131,7 +131,7 @@ async def test_a_complete_answer_returns_the_connection_and_a_cut_one_does_not()
         assert lean_http.pool().idle_count() == 1
         server.inject(Fault(cut_after_events=2))
         with pytest.raises(ProviderError, match="dropped"):
-            await collect(provider_for(server.url))
+            await collect(provider_for(server.url, retry=NO_RETRY))
         assert lean_http.pool().idle_count() == 0
         await collect(provider_for(server.url))
         await collect(provider_for(server.url))

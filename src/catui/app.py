@@ -39,6 +39,7 @@ from catui.paths import find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
 from catui.session.prompt import context_block, main_system_prompt
+from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
@@ -82,6 +83,12 @@ class RunOptions:
     env: Mapping[str, str] | None = None
     session_id: str | None = None
     write_transcript: bool = True
+    resume: str | None = None
+    """A session id whose conversation this run continues (``--resume``)."""
+    continue_conversation: bool = False
+    """Continue the project's latest session (``--continue``)."""
+    fork_session: bool = False
+    """With resume/continue: run under a new id, starting from a copy of the old conversation."""
     effort: Effort | None = None
     """Checked by ``catui.models.reasoning.parse_effort``; None falls back to the agent, then settings."""
     thinking: dict[str, Any] | None = None
@@ -230,13 +237,17 @@ def build_app(options: RunOptions) -> AgentApp:
         thinking = thinking_from_budget(env.get("MAX_THINKING_TOKENS"), "MAX_THINKING_TOKENS")
 
     tasks = TaskRegistry(project_root)
-    session_id = options.session_id or new_session_id()
+    resume_request = ResumeRequest(resume=options.resume, continue_conversation=options.continue_conversation,
+                                   fork_session=options.fork_session, session_id=options.session_id)
+    resumed = plan_resume(resume_request, cwd, new_id=options.session_id or new_session_id())
+    session_id = resumed.session_id
 
     transcript_path: Path | None = None
     transcript: TranscriptWriter | None = None
     if options.write_transcript:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
         transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+        carry_history(transcript, resumed)
 
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
     services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks)
@@ -294,6 +305,7 @@ def build_app(options: RunOptions) -> AgentApp:
         can_use_tool=options.can_use_tool,
         include_partial_messages=options.include_partial_messages,
         usage_tracker=usage_tracker,
+        history=list(resumed.messages),
         effort=effort_level(effort) if effort is not None else None,
         thinking=thinking if thinking_is_on(thinking) else None,
     )
@@ -311,14 +323,19 @@ def build_app(options: RunOptions) -> AgentApp:
         transcript_path=transcript_path,
         model_display=resolved.display,
     )
-    app.services.context_block = context_block(
+    # A resumed conversation carries its context reminder in its first message already.
+    app.services.context_block = None if resumed.messages else context_block(
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
+    app.services.startup_warnings.extend(resumed.warnings)
     app.services.env = env
     app.services.skills = skills
     app.services.resolved_model = resolved
     app.services.main_agent = main_agent
-    app.services.initial_prompt = main_agent.initial_prompt if main_agent is not None else None
+    # An agent's initialPrompt opens a conversation; a resumed one was opened already.
+    app.services.initial_prompt = (
+        main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
+    )
     install_subagents(app)
 
     install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)

@@ -144,7 +144,7 @@ def _forget_unrequested_memory(app: Any, run_options: Any) -> None:
     for no settings files must not be changed by memory files either.
     """
     sources = set(run_options.setting_sources)
-    if run_options.system_prompt is None and not sources & {"user", "project"}:
+    if run_options.system_prompt is None and not sources & {"user", "project"} and not app.session.messages:
         from catui.session.prompt import context_block
 
         app.services.context_block = context_block(None)

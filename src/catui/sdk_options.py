@@ -44,6 +44,9 @@ class CatuiOptions:
     permission rules say "ask"; without it such calls are refused.
     ``system_prompt`` replaces catui's main prompt (a str) or keeps it (None, or
     claude-agent-sdk's ``{"type": "preset", "preset": "claude_code", "append": ...}``).
+    ``resume`` (a session id) or ``continue_conversation`` (the latest session
+    of ``cwd``) start from a saved conversation; with ``fork_session`` it is
+    continued under a new id and the old transcript is left as it was.
     """
 
     agents: dict[str, Any] | None = None
@@ -67,6 +70,9 @@ class CatuiOptions:
     include_partial_messages: bool = False
     session_id: str | None = None
     write_transcript: bool = True
+    resume: str | None = None
+    continue_conversation: bool = False
+    fork_session: bool = False
     effort: str | int | None = None
     """``low``, ``medium``, ``high``, ``xhigh``, ``max`` (claude-agent-sdk's EffortLevel) or a positive integer."""
     thinking: dict[str, Any] | None = None
@@ -124,6 +130,9 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         env=dict(options.env),
         session_id=options.session_id,
         write_transcript=options.write_transcript,
+        resume=options.resume,
+        continue_conversation=options.continue_conversation,
+        fork_session=options.fork_session,
         effort=parse_effort(options.effort, "CatuiOptions.effort"),
         thinking=_thinking(options),
         agent=options.agent,
@@ -179,6 +188,14 @@ def _check_shapes(options: CatuiOptions) -> None:
             "CatuiOptions.mcp_servers must be a dict {name: create_sdk_mcp_server(...)}; configure external MCP "
             "servers in .mcp.json or settings"
         )
+    if options.resume is not None and (not isinstance(options.resume, str) or not _SESSION_ID_PATTERN.match(options.resume)):
+        raise ConfigurationError(
+            f"CatuiOptions.resume {options.resume!r} is not a session id: pass the session_id of a saved session "
+            "(catui.list_sessions() lists them)"
+        )
+    for name in ("continue_conversation", "fork_session"):
+        if not isinstance(getattr(options, name), bool):
+            raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
     session_id = options.session_id
     if session_id is not None and (not isinstance(session_id, str) or not _SESSION_ID_PATTERN.match(session_id)):
         # It names the transcript file: a path separator would write outside the projects folder.

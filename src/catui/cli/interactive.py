@@ -51,6 +51,9 @@ async def interactive_main(run_options: Any, prompt: str | None) -> int:
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         sys.stderr.write(f"catui: warning: {warning}\n")
     ui = InteractiveSession(app, stdin=sys.stdin, stdout=sys.stdout)
+    if app.session.messages:
+        ui.screen.print(ui.screen.style(
+            f"Resumed session {app.session.session_id} ({len(app.session.messages)} earlier messages)", "dim"))
     try:
         return await ui.run(prompt)
     finally:

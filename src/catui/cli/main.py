@@ -73,6 +73,12 @@ class RootCommand(click.Command):
 )
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, help="Load a plugin from this folder.")
 @click.option("--include-partial-messages", is_flag=True, help="stream-json: include stream events.")
+@click.option("-c", "--continue", "continue_conversation", is_flag=True,
+              help="Continue the latest session of this project.")
+@click.option("-r", "--resume", "resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Resume a session by id (without an id: pick one; print mode needs the id).")
+@click.option("--session-id", help="Use this UUID as the new session's id.")
+@click.option("--fork-session", is_flag=True, help="With --resume/--continue: continue under a new session id.")
 @click.option("--verbose", is_flag=True, help="Show tracebacks and debug detail.")
 @click.version_option(package_name="catui", prog_name="catui")
 def root(**options: Any) -> None:

@@ -20,6 +20,7 @@ from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.session.events import Event, ResultEvent
+from catui.session.resume import check_new_session_id
 
 EXIT_ERROR = 1
 
@@ -64,8 +65,25 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
             raise ConfigurationError(f"--agents is not valid JSON: {exc.msg} at column {exc.colno}") from None
         if not isinstance(flag_agents, dict):
             raise ConfigurationError('--agents must be a JSON object: {"name": {"description": ..., "prompt": ...}}')
+    cwd = Path.cwd()
+    resume = options.get("resume")
+    if resume == "":
+        if not interactive:
+            raise click.UsageError(
+                "--resume needs a session id in print mode: catui -p --resume <session-id> \"task\" "
+                "(or --continue for the latest session)"
+            )
+        # lazy: only a bare `catui -r` shows the list
+        from catui.cli.session_picker import pick_session
+
+        resume = pick_session(cwd)
+    if options.get("fork_session") and resume is None and not options.get("continue_conversation"):
+        raise click.UsageError("--fork-session needs --resume ID or --continue: it forks an existing session")
+    if options.get("session_id"):
+        check_new_session_id(options["session_id"], cwd.resolve(), resuming=bool(
+            (resume or options.get("continue_conversation")) and not options.get("fork_session")))
     return RunOptions(
-        cwd=Path.cwd(),
+        cwd=cwd,
         model=options.get("model"),
         fallback_model=options.get("fallback_model"),
         max_turns=options.get("max_turns"),
@@ -79,6 +97,10 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         plugin_dirs=list(options.get("plugin_dirs") or ()),
         interactive=interactive,
         include_partial_messages=bool(options.get("include_partial_messages")),
+        resume=resume,
+        continue_conversation=bool(options.get("continue_conversation")),
+        fork_session=bool(options.get("fork_session")),
+        session_id=options.get("session_id"),
         effort=parse_effort(options.get("effort"), "--effort"),
         thinking=thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
         agent=options.get("agent") or None,

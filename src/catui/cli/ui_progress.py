@@ -239,12 +239,24 @@ class TurnView:
         return depth
 
     def _system(self, event: SystemEvent) -> None:
+        if event.subtype == "stream_retry":
+            self._stream_retry(event)
+            return
         # a foreground agent's end shows under its Agent call; only background agents are announced here
         running_here = event.data.get("tool_use_id") in self.agents
         if event.subtype == "task_notification" and event.parent_tool_use_id is None and not running_here:
             summary = event.data.get("summary") or event.data.get("status") or ""
             if summary:
                 self.screen.print(self.screen.style(f"{BULLET} {summary}", "dim"))
+
+    def _stream_retry(self, event: SystemEvent) -> None:
+        # The text streamed so far cannot be unprinted; say plainly that it does not count.
+        self._end_text()
+        withdrawn = " (the partial answer above is withdrawn)" if event.data.get("withdrawn_text") else ""
+        attempt, limit = event.data.get("attempt"), event.data.get("max_retries")
+        self.screen.print(self.screen.style(
+            f"{BULLET} Stream interrupted: {event.data.get('error', '')}; retrying ({attempt}/{limit}){withdrawn}",
+            "yellow"))
 
     def _result(self, event: ResultEvent) -> None:
         self._end_text()

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from catui.errors import ProviderError
-from catui.models.base import StreamEvent
+from catui.models.base import STREAM_RETRY, StreamEvent
 
 
 class MessageAccumulator:
@@ -24,7 +24,12 @@ class MessageAccumulator:
 
     def feed(self, event: StreamEvent) -> None:
         kind = event.get("type")
-        if kind == "message_start":
+        if kind == STREAM_RETRY:
+            # The provider is repeating the request: what arrived so far is withdrawn.
+            self.message = {}
+            self._partial_json = {}
+            self.done = False
+        elif kind == "message_start":
             self.message = json.loads(json.dumps(event["message"]))
             self.message.setdefault("content", [])
         elif kind == "content_block_start":

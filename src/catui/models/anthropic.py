@@ -28,7 +28,7 @@ from typing import Any
 from catui.errors import ProviderError
 from catui.messages import Block, Message
 from catui.models.base import ModelRequest, StreamEvent
-from catui.models.http import post_sse
+from catui.models.http import post_json, post_sse
 from catui.models.reasoning import thinking_for_request, thinking_is_on
 from catui.models.retry import RetryableFailure, RetryPolicy, stream_with_retries
 from catui.models.transport_settings import TransportSettings
@@ -200,13 +200,48 @@ class AnthropicProvider:
         return "No key was sent: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one turn, retrying transient failures that happen before the first event."""
+        """Stream one turn, retrying transient failures (a stream that fails part-way too).
+
+        After an overloaded / api error event in the middle of a stream, the
+        next attempt asks for the whole message without streaming, as Claude
+        Code does (observed §11); later attempts stream again.
+        """
         body = self.build_body(request)
         headers = self.build_headers()
-        return stream_with_retries(lambda: self._attempt(body, headers), self.retry)
+        after_error_event: list[bool] = [False]
 
-    async def _attempt(self, body: dict[str, Any], headers: dict[str, str]) -> AsyncIterator[StreamEvent]:
+        def attempt() -> AsyncIterator[StreamEvent]:
+            if after_error_event[0]:
+                after_error_event[0] = False
+                return self._attempt_whole(body, headers)
+            return self._attempt(body, headers, after_error_event)
+
+        return stream_with_retries(attempt, self.retry)
+
+    async def _attempt_whole(self, body: dict[str, Any], headers: dict[str, str]) -> AsyncIterator[StreamEvent]:
+        """One request without streaming; its message is replayed as the events a stream would have sent."""
+        whole = await post_json(
+            self.url,
+            headers=headers,
+            body={**body, "stream": False},
+            service="the Anthropic API",
+            credential_hint=self._credential_hint(),
+            base_var="ANTHROPIC_BASE_URL",
+            settings=self.transport_settings,
+        )
+        if not isinstance(whole, dict) or whole.get("type") != "message":
+            raise ProviderError(
+                f"the Anthropic API at {self.url} answered a request without streaming with something that is "
+                f"not a message: {json.dumps(whole)[:200]}"
+            )
+        for event in message_events(whole):
+            yield event
+
+    async def _attempt(
+        self, body: dict[str, Any], headers: dict[str, str], after_error_event: list[bool]
+    ) -> AsyncIterator[StreamEvent]:
         finished = False
+        started = False
         async for sse in post_sse(
             self.url,
             headers=headers,
@@ -236,8 +271,11 @@ class AnthropicProvider:
                     f"{error.get('type', 'error')}: {error.get('message', '')}"
                 )
                 if error.get("type") in RETRYABLE_STREAM_ERRORS:
+                    # Mid-message, the retry asks for the whole message at once (see stream()).
+                    after_error_event[0] = started
                     raise RetryableFailure(message)
                 raise ProviderError(message)
+            started = True
             yield event
             if kind == "message_stop":
                 finished = True
@@ -248,3 +286,35 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         """Nothing to release: the HTTP client is shared (see :mod:`catui.models.http`)."""
+
+
+def message_events(message: dict[str, Any]) -> list[StreamEvent]:
+    """The stream events that build ``message`` (a non-streaming answer), in the API's order and shapes."""
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+    events: list[StreamEvent] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message.get("content") or []):
+        kind = block.get("type")
+        if kind == "text":
+            events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "text_delta", "text": block.get("text", "")}})
+        elif kind in ("tool_use", "server_tool_use"):
+            events.append({"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(block.get("input") or {})}})
+        elif kind == "thinking":
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "thinking_delta", "thinking": block.get("thinking", "")}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "signature_delta", "signature": block.get("signature", "")}})
+        else:
+            events.append({"type": "content_block_start", "index": index, "content_block": dict(block)})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta",
+                   "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")},
+                   "usage": usage})
+    events.append({"type": "message_stop"})
+    return events

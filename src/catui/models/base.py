@@ -11,6 +11,15 @@ from catui.messages import Block, Message
 StreamEvent = dict[str, Any]
 """One Anthropic streaming event, e.g. ``{"type": "content_block_delta", "index": 0, "delta": {...}}``."""
 
+STREAM_RETRY = "catui_stream_retry"
+"""The type of catui's own stream event that withdraws everything the stream yielded so far.
+
+A provider yields it when a stream failed after some events were handed over
+and the request is being repeated: the consumer drops its partial message and
+starts again from the next ``message_start``. Its other keys are ``error``
+(one line), ``attempt``, ``max_retries`` and ``retry_delay_ms``.
+"""
+
 
 @dataclass
 class ModelRequest:
@@ -40,6 +49,8 @@ class ModelProvider(Protocol):
 
     Errors are raised as :class:`catui.errors.ProviderError` after the
     provider's own retries; an error event inside a stream is raised too.
+    A stream that failed part-way and is being repeated yields a
+    :data:`STREAM_RETRY` event first.
     """
 
     name: str

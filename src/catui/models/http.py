@@ -198,15 +198,55 @@ def transport_failure(err: errors.TransportError, described: Described) -> Provi
     return described.dropped(err)
 
 
+async def post_json(
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    service: str,
+    credential_hint: str,
+    base_var: str,
+    settings: TransportSettings | None = None,
+) -> Any:
+    """POST ``body`` as JSON and return the decoded JSON answer (a request without streaming).
+
+    Errors are raised as :func:`post_sse` raises them; an answer that is not
+    JSON is a :class:`RetryableFailure` (a proxy's error page, a cut body).
+    """
+    settings = TransportSettings.from_env() if settings is None else settings
+    described = Described(url, service, credential_hint, base_var)
+    transport = transport_for(url, settings)
+    try:
+        async with transport.stream_post(url, headers=_json_headers(headers), body=_payload(body)) as response:
+            raw = await response.aread()
+            if response.status_code >= 400:
+                raise described.status_error(response.status_code, response.headers, raw)
+    except errors.TransportError as err:
+        raise transport_failure(err, described) from err
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RetryableFailure(f"{service} at {url} answered with something that is not JSON: {raw[:200]!r}") from err
+
+
+def _payload(body: Mapping[str, Any]) -> bytes:
+    # Compact JSON, as the official SDKs send it.
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _json_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    sent_headers = dict(headers)
+    if not any(name.lower() == "content-type" for name in sent_headers):
+        sent_headers["content-type"] = "application/json"
+    return sent_headers
+
+
 async def _post_sse(
     described: Described, settings: TransportSettings, headers: Mapping[str, str], body: Mapping[str, Any]
 ) -> AsyncIterator[ServerSentEvent]:
     transport = transport_for(described.url, settings)
-    # Compact JSON, as the official SDKs send it.
-    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    sent_headers = dict(headers)
-    if not any(name.lower() == "content-type" for name in sent_headers):
-        sent_headers["content-type"] = "application/json"
+    payload = _payload(body)
+    sent_headers = _json_headers(headers)
     try:
         async with transport.stream_post(described.url, headers=sent_headers, body=payload) as response:
             if response.status_code >= 400:

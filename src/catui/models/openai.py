@@ -28,6 +28,11 @@ from catui.models.retry import RetryableFailure, RetryPolicy, stream_with_retrie
 from catui.models.transport_settings import TransportSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Error types in a mid-stream error chunk that a new attempt may cure: Anthropic's names (servers that
+# mirror them) and the OpenAI-style server_error / rate_limit_exceeded.
+RETRYABLE_STREAM_ERRORS = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "timeout_error", "server_error", "rate_limit_exceeded"}
+)
 FINISH_REASONS = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -395,10 +400,14 @@ class OpenAIProvider:
                 error = (
                     chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
                 )
-                raise ProviderError(
+                kind = str(error.get("type") or error.get("code") or "error")
+                message = (
                     f"the OpenAI-compatible API at {self.url} sent an error mid-stream: "
-                    f"{error.get('type') or error.get('code') or 'error'}: {error.get('message', '')}"
+                    f"{kind}: {error.get('message', '')}"
                 )
+                if kind in RETRYABLE_STREAM_ERRORS:
+                    raise RetryableFailure(message)
+                raise ProviderError(message)
             for event in converter.feed(chunk):
                 yield event
         if not done and converter.finish_reason is None:

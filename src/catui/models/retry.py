@@ -3,9 +3,11 @@
 It follows the official SDKs: retry 408, 409, 429 and every 5xx (529
 "overloaded" included) and dropped connections, obey ``x-should-retry`` when
 the server sends it, wait what ``retry-after-ms`` / ``retry-after`` say, and
-otherwise back off exponentially with jitter. A stream is retried only while
-nothing of it has been handed to the caller: once events were yielded, a
-second attempt would duplicate them.
+otherwise back off exponentially with jitter. A stream that fails part-way
+(cut before its end, or an overloaded/api error event) is retried on the same
+budget; the events already handed over are withdrawn by a
+:data:`~catui.models.base.STREAM_RETRY` event before the new attempt's first
+event, so the consumer never keeps half a message.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 
 from catui.errors import ProviderError
-from catui.models.base import StreamEvent
+from catui.models.base import STREAM_RETRY, StreamEvent
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 MAX_RETRY_AFTER_S = 60.0
@@ -123,9 +125,10 @@ async def stream_with_retries(
 ) -> AsyncIterator[StreamEvent]:
     """Run ``attempt()`` and yield its events, starting it again after a :class:`RetryableFailure`.
 
-    A failure after the first event was yielded, or once ``policy.max_retries``
-    retries are spent, is raised as a plain :class:`ProviderError` whose
-    ``retryable`` flag says the failure was transient in kind.
+    When the failed attempt had already yielded events, a :data:`STREAM_RETRY`
+    event is yielded before the retry so that the consumer discards them.
+    Once ``policy.max_retries`` retries are spent the failure is raised as a
+    plain :class:`ProviderError` whose ``retryable`` flag says it was transient in kind.
     """
     retries = 0
     while True:
@@ -141,12 +144,20 @@ async def stream_with_retries(
                 if failure.max_retries is None
                 else min(policy.max_retries, failure.max_retries)
             )
-            if yielded or retries >= limit:
-                suffix = "" if yielded or retries == 0 else f" (gave up after {retries} retries)"
+            if retries >= limit:
+                suffix = "" if retries == 0 else f" (gave up after {retries} retries)"
                 raise ProviderError(f"{failure}{suffix}", status=failure.status, retryable=True) from failure
             wait = failure.retry_after
             if wait is None or wait > MAX_RETRY_AFTER_S:
                 wait = policy.backoff(retries) if wait is None else MAX_RETRY_AFTER_S
             retries += 1
             log.info("%s; retrying in %.2f s (retry %d of %d)", failure, wait, retries, limit)
+            if yielded:
+                yield {
+                    "type": STREAM_RETRY,
+                    "error": str(failure),
+                    "attempt": retries,
+                    "max_retries": limit,
+                    "retry_delay_ms": int(wait * 1000),
+                }
             await asyncio.sleep(wait)

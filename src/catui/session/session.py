@@ -30,7 +30,7 @@ from catui.hooks.runner import HookNotice, HookRunner
 from catui.messages import Block, Message, text_of, tool_result_block, tool_uses_of, user_message
 from catui.messages import result_text as content_text
 from catui.models.accumulate import MessageAccumulator
-from catui.models.base import ModelProvider, ModelRequest
+from catui.models.base import STREAM_RETRY, ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
 from catui.permissions.rules import denies_tool_outright
 from catui.session.events import (
@@ -91,6 +91,8 @@ class SessionConfig:
     """(provider, model id) to switch to when the model is overloaded after its retries."""
     hooks: HookRunner | None = None
     """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
+    history: list[Message] = field(default_factory=list)
+    """Messages the session starts from (a resumed or forked session's old conversation)."""
 
 
 @dataclass
@@ -106,7 +108,7 @@ class Session:
     def __init__(self, config: SessionConfig) -> None:
         self.config = config
         self.ctx = config.tool_context
-        self.messages: list[Message] = []
+        self.messages: list[Message] = list(config.history)
         self.usage: dict[str, Any] = empty_usage()
         self.permission_denials: list[dict[str, Any]] = []
         self.totals = TurnTotals()
@@ -313,6 +315,12 @@ class Session:
 
         async def consume() -> None:
             async for event in stream:
+                if event.get("type") == STREAM_RETRY:
+                    data = {**stream_retry_data(event, accumulator.message),
+                            "parent_tool_use_id": fields["parent_tool_use_id"]}
+                    self.emit(SystemEvent(subtype="stream_retry", data=data, **fields))
+                    accumulator.feed(event)
+                    continue
                 accumulator.feed(event)
                 if self.config.include_partial_messages:
                     self.emit(StreamEventRaw(event=event, **fields))
@@ -344,8 +352,9 @@ class Session:
                 with contextlib.suppress(Exception):
                     await closer()
             self.totals.api_ms += int((time.monotonic() - api_started) * 1000)
-        if not accumulator.done and not accumulator.message.get("content"):
-            raise ProviderError("the model stream ended before any message arrived")
+        if not accumulator.done:
+            # Half a message is never kept: a provider that stops early without raising ends the run.
+            raise ProviderError("the model stream ended before message_stop; the partial message was discarded")
         final = accumulator.message
         self.last_stop_reason = final.get("stop_reason")
         usage = final.get("usage") or {}
@@ -518,6 +527,20 @@ class Session:
         line_uuid = self._append(message)
         self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
         return True
+
+
+def stream_retry_data(event: dict[str, Any], partial: Message) -> dict[str, Any]:
+    """The ``stream_retry`` system event's fields: the provider's retry notice and the text it withdraws."""
+    withdrawn = "".join(
+        str(block.get("text", "")) for block in partial.get("content") or [] if block.get("type") == "text"
+    )
+    return {
+        "attempt": event.get("attempt"),
+        "max_retries": event.get("max_retries"),
+        "retry_delay_ms": event.get("retry_delay_ms"),
+        "error": event.get("error", ""),
+        "withdrawn_text": withdrawn,
+    }
 
 
 def is_overloaded(exc: ProviderError) -> bool:

@@ -37,6 +37,10 @@ class ChildTranscripts:
             git_branch=parent.config.transcript.git_branch,
         )
         meta: dict[str, Any] = {"agentType": plan.definition.agent_type, "description": plan.request.description}
+        # The Agent call that started it and the agent that made that call, for the SDK's get_subagent_messages.
+        meta["toolUseId"] = plan.request.tool_use_id
+        if parent.config.agent_id is not None:
+            meta["parentAgentId"] = parent.config.agent_id
         if plan.worktree is not None:
             meta["worktreePath"] = str(plan.worktree.path)
         # The resolved model and why it was chosen are part of the run's metadata (also in telemetry).
