@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.agents.registry import load_agent_registry
+from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import environment_block, git_status_snapshot, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
@@ -213,6 +214,7 @@ def build_app(options: RunOptions) -> AgentApp:
             options.append_system_prompt,
         )
 
+    window = tool_use_concurrency(env, settings.merged)
     config = SessionConfig(
         provider=provider,
         model=resolved.model_id,
@@ -226,6 +228,7 @@ def build_app(options: RunOptions) -> AgentApp:
         can_use_tool=options.can_use_tool,
         include_partial_messages=options.include_partial_messages,
         usage_tracker=usage_tracker,
+        max_tool_use_concurrency=window.value,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -245,6 +248,8 @@ def build_app(options: RunOptions) -> AgentApp:
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
     app.services.env = env
+    if window.warning is not None:
+        app.services.startup_warnings.append(window.warning)
     app.services.resolved_model = resolved
     install_subagents(app)
 
