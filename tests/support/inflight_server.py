@@ -6,6 +6,8 @@ With ``hold_until=N`` each such request waits, before it is answered, until N
 of them are in flight at once (or ``hold_timeout_s`` passes): the widest
 window the client allows is then reached whatever the machine's speed, so a
 test can assert the width exactly instead of hoping for an overlap.
+``release()`` ends every hold at once (a test that holds requests on purpose
+while it looks at the client, with ``hold_until`` above what the client allows).
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ class InFlightServer(AnthropicTestServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self._changed = threading.Condition()
+        self._released = False
+
+    def release(self) -> None:
+        """Answer every held request now, and hold no more."""
+        with self._changed:
+            self._released = True
+            self._changed.notify_all()
 
     def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
         body = request.body if isinstance(request.body, dict) else {}
@@ -44,7 +53,8 @@ class InFlightServer(AnthropicTestServer):
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._changed.notify_all()
             if self.hold_until is not None:
-                self._changed.wait_for(lambda: self.max_in_flight >= (self.hold_until or 0), self.hold_timeout_s)
+                self._changed.wait_for(lambda: self._released or self.max_in_flight >= (self.hold_until or 0),
+                                       self.hold_timeout_s)
         try:
             super().handle_post(handler, request, fault)
         finally:

@@ -18,26 +18,36 @@ def emit(run: SubagentRun, event: SystemEvent) -> None:
         run.parent_ctx.emit(event)
 
 
-def task_started(run: SubagentRun) -> SystemEvent:
-    """``system/task_started``: a child began (foreground or background)."""
-    return _event(run, "task_started", {
+def task_started(run: SubagentRun, *, status: str | None = None) -> SystemEvent:
+    """``system/task_started``: a child began (foreground or background).
+
+    ``status`` is set (``queued``) only for a background agent that waits for a free place; Claude
+    Code's event has no such field, so it is left out otherwise.
+    """
+    data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
         "description": run.description,
         "task_type": "local_agent",
         "prompt": run.request.prompt,
-    })
+    }
+    if status is not None:
+        data["status"] = status
+    return _event(run, "task_started", data)
 
 
-def task_progress(run: SubagentRun) -> SystemEvent:
-    """``system/task_progress``: the run's counters so far."""
-    return _event(run, "task_progress", {
+def task_progress(run: SubagentRun, *, status: str | None = None) -> SystemEvent:
+    """``system/task_progress``: the run's counters so far (``status`` ``running`` when a queued one starts)."""
+    data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
         "description": run.description,
         "last_tool_name": run.last_tool_name,
         "usage": run.progress_usage(),
-    })
+    }
+    if status is not None:
+        data["status"] = status
+    return _event(run, "task_progress", data)
 
 
 def task_notification(run: SubagentRun, *, status: str, output_file: str, summary: str) -> SystemEvent:
