@@ -29,9 +29,9 @@ DEFAULT_MAX_CONNECTIONS_PER_HOST = 32
 """Connections open at once to one origin. Above the default tool-call window (10) plus the default cap on
 running background agents (20), so that neither waits on the pool by default."""
 
-CONNECT_ATTEMPT_S: tuple[float, ...] = (0.5, 1.0, 2.0)
+CONNECT_ATTEMPT_S: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
 """Timeouts of successive TCP connect attempts; the last repeats until the connect timeout is spent.
-The first is well above a transcontinental round trip and below the kernel's first SYN retry (1 s)."""
+The first is above most round trips on the internet and well below the kernel's first SYN retry (1 s)."""
 
 ConnectionT = TypeVar("ConnectionT")
 
