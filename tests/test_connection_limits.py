@@ -22,7 +22,14 @@ from catui.models.http import aclose_http_client
 from catui.models.retry import RetryPolicy
 from tests.support.cli_env import cli_env
 from tests.support.inflight_server import InFlightServer
-from tests.test_tool_window import CHILD, PARENT, assert_all_answered_in_order, fan_out_script, make_repo
+from tests.test_tool_window import (
+    CHILD,
+    HOLD_S,
+    PARENT,
+    assert_all_answered_in_order,
+    fan_out_script,
+    make_repo,
+)
 
 REQUEST = ModelRequest(
     model="claude-sonnet-4-6", system=[], messages=[{"role": "user", "content": "CAPPED hi"}], max_tokens=64
@@ -46,7 +53,7 @@ async def stream_text(provider: AnthropicProvider) -> str:
 
 def test_the_pool_opens_at_most_the_cap_per_host_and_reuses_them() -> None:
     script = {"turns": [{"repeat": True, "content": [{"type": "text", "text": "capped"}]}]}
-    with InFlightServer(script, marker="CAPPED", hold_until=3, hold_timeout_s=3.0) as server:
+    with InFlightServer(script, marker="CAPPED", hold_until=3, hold_timeout_s=HOLD_S) as server:
         provider = AnthropicProvider(base_url=server.url, api_key="k", retry=RetryPolicy(max_retries=0),
                                      env={"CATUI_HTTP_CLIENT": "lean", "CATUI_MAX_CONNECTIONS_PER_HOST": "3"})
 

@@ -19,6 +19,7 @@ from tests.support.inflight_server import InFlightServer
 
 PARENT = "WINDOW-PARENT"
 CHILD = "WINDOW-CHILD"
+HOLD_S = 30.0  # how long a held request waits for the window to fill: a guard against hangs, not a timing
 
 
 def make_repo(tmp_path: Path, settings: dict[str, Any] | None = None) -> Path:
@@ -83,7 +84,7 @@ def assert_all_answered_in_order(server: InFlightServer, count: int) -> None:
 
 
 def test_default_window_is_ten_and_results_keep_tool_use_order(tmp_path: Path) -> None:
-    with InFlightServer(fan_out_script(14), marker=CHILD, hold_until=10, hold_timeout_s=3.0) as server:
+    with InFlightServer(fan_out_script(14), marker=CHILD, hold_until=10, hold_timeout_s=HOLD_S) as server:
         done = run_fan_out(tmp_path, server)
     assert done.returncode == 0, done.stderr
     assert server.max_in_flight == 10
@@ -91,7 +92,7 @@ def test_default_window_is_ten_and_results_keep_tool_use_order(tmp_path: Path) -
 
 
 def test_env_narrows_the_window_and_order_holds_with_a_window_smaller_than_the_batch(tmp_path: Path) -> None:
-    with InFlightServer(fan_out_script(9), marker=CHILD, hold_until=3, hold_timeout_s=3.0) as server:
+    with InFlightServer(fan_out_script(9), marker=CHILD, hold_until=3, hold_timeout_s=HOLD_S) as server:
         done = run_fan_out(tmp_path, server, CATUI_MAX_TOOL_USE_CONCURRENCY="3")
     assert done.returncode == 0, done.stderr
     assert server.max_in_flight == 3
@@ -100,12 +101,12 @@ def test_env_narrows_the_window_and_order_holds_with_a_window_smaller_than_the_b
 
 def test_claude_code_variable_and_setting_set_the_window_env_first(tmp_path: Path) -> None:
     make_repo(tmp_path, settings={"maxToolUseConcurrency": 4})
-    with InFlightServer(fan_out_script(8), marker=CHILD, hold_until=4, hold_timeout_s=3.0) as server:
+    with InFlightServer(fan_out_script(8), marker=CHILD, hold_until=4, hold_timeout_s=HOLD_S) as server:
         done = run_fan_out(tmp_path, server)
     assert done.returncode == 0, done.stderr
     assert server.max_in_flight == 4
 
-    with InFlightServer(fan_out_script(8), marker=CHILD, hold_until=2, hold_timeout_s=3.0) as server:
+    with InFlightServer(fan_out_script(8), marker=CHILD, hold_until=2, hold_timeout_s=HOLD_S) as server:
         done = run_fan_out(tmp_path, server, CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY="2")
     assert done.returncode == 0, done.stderr
     assert server.max_in_flight == 2
@@ -113,7 +114,7 @@ def test_claude_code_variable_and_setting_set_the_window_env_first(tmp_path: Pat
 
 
 def test_a_bad_window_value_warns_and_keeps_the_default(tmp_path: Path) -> None:
-    with InFlightServer(fan_out_script(12), marker=CHILD, hold_until=10, hold_timeout_s=3.0) as server:
+    with InFlightServer(fan_out_script(12), marker=CHILD, hold_until=10, hold_timeout_s=HOLD_S) as server:
         done = run_fan_out(tmp_path, server, CATUI_MAX_TOOL_USE_CONCURRENCY="zero")
     assert done.returncode == 0, done.stderr
     assert "CATUI_MAX_TOOL_USE_CONCURRENCY='zero' is not a positive whole number; using 10" in done.stderr
