@@ -6,6 +6,9 @@ With ``hold_until=N`` each such request waits, before it is answered, until N
 of them are in flight at once (or ``hold_timeout_s`` passes): the widest
 window the client allows is then reached whatever the machine's speed, so a
 test can assert the width exactly instead of hoping for an overlap.
+A request stops counting just before the first byte of its answer's body
+leaves (after the script's ``delay_ms``): the client cannot have finished
+with it, and started another in its place, while it still counts.
 ``release()`` ends every hold at once (a test that holds requests on purpose
 while it looks at the client, with ``hold_until`` above what the client allows).
 """
@@ -36,6 +39,7 @@ class InFlightServer(AnthropicTestServer):
         self.max_in_flight = 0
         self._changed = threading.Condition()
         self._released = False
+        self._counting = threading.local()
 
     def release(self) -> None:
         """Answer every held request now, and hold no more."""
@@ -48,6 +52,7 @@ class InFlightServer(AnthropicTestServer):
         if self.marker not in RequestView.from_anthropic(body).first_user_text:
             super().handle_post(handler, request, fault)
             return
+        self._counting.active = True
         with self._changed:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -58,6 +63,15 @@ class InFlightServer(AnthropicTestServer):
         try:
             super().handle_post(handler, request, fault)
         finally:
+            self._stop_counting()
+
+    def _record(self, raw: bytearray) -> None:
+        self._stop_counting()  # called once the answer is ready, before its body is sent
+        super()._record(raw)
+
+    def _stop_counting(self) -> None:
+        if getattr(self._counting, "active", False):
+            self._counting.active = False
             with self._changed:
                 self.in_flight -= 1
                 self._changed.notify_all()
