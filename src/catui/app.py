@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
+from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import environment_block, git_status_snapshot, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
@@ -292,6 +293,7 @@ def build_app(options: RunOptions) -> AgentApp:
             options.append_system_prompt,
         )
 
+    window = tool_use_concurrency(env, settings.merged)
     config = SessionConfig(
         provider=provider,
         model=resolved.model_id,
@@ -308,6 +310,7 @@ def build_app(options: RunOptions) -> AgentApp:
         history=list(resumed.messages),
         effort=effort_level(effort) if effort is not None else None,
         thinking=thinking if thinking_is_on(thinking) else None,
+        max_tool_use_concurrency=window.value,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -330,6 +333,8 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.startup_warnings.extend(resumed.warnings)
     app.services.env = env
     app.services.skills = skills
+    if window.warning is not None:
+        app.services.startup_warnings.append(window.warning)
     app.services.resolved_model = resolved
     app.services.main_agent = main_agent
     # An agent's initialPrompt opens a conversation; a resumed one was opened already.

@@ -8,7 +8,12 @@ Two attributes, set before :meth:`LoopbackServer.start`, vary the transport:
 ``framing`` (``"chunked"``, the default; ``"length"``: the whole stream sent
 at the end with a Content-Length; ``"close"``: no framing, the server closes
 the connection to end the body) and ``tls_context`` (a server-side
-``ssl.SSLContext``: the server speaks https and ``url`` says so).
+``ssl.SSLContext``: the server speaks https and ``url`` says so). Two more
+shape how connections are accepted: ``listen_backlog`` (the listen queue's
+length; None keeps socketserver's 5, or whatever a caller set on ``_Server``)
+and ``accept_delay_s`` (a pause before each accept: a server that accepts
+slowly). ``open_connections`` and ``max_open_connections`` count the
+connections open at once, as the server sees them.
 """
 
 from __future__ import annotations
@@ -77,10 +82,17 @@ class _Server(ThreadingHTTPServer):
     owner: LoopbackServer
 
     def get_request(self) -> tuple[socket.socket, Any]:
+        if self.owner.accept_delay_s > 0:
+            time.sleep(self.owner.accept_delay_s)
         conn, addr = super().get_request()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.owner.connections.append(addr)
+        self.owner.connection_opened()
         return conn, addr
+
+    def shutdown_request(self, request: Any) -> None:
+        self.owner.connection_closed()
+        super().shutdown_request(request)
 
 
 class ConnectionCut(Exception):
@@ -181,6 +193,10 @@ class LoopbackServer:
         self.require_key = require_key
         self.framing = "chunked"
         self.tls_context: ssl.SSLContext | None = None
+        self.listen_backlog: int | None = None
+        self.accept_delay_s = 0.0
+        self.open_connections = 0
+        self.max_open_connections = 0
         self._lock = threading.Lock()
         self._port = port
         self._server: _Server | None = None
@@ -188,7 +204,10 @@ class LoopbackServer:
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> LoopbackServer:
-        server = _Server(("127.0.0.1", self._port), self._handler_class())
+        server_class = _Server
+        if self.listen_backlog is not None:
+            server_class = type("_BacklogServer", (_Server,), {"request_queue_size": self.listen_backlog})
+        server = server_class(("127.0.0.1", self._port), self._handler_class())
         server.owner = self
         if self.tls_context is not None:
             server.socket = self.tls_context.wrap_socket(server.socket, server_side=True)
@@ -221,6 +240,16 @@ class LoopbackServer:
     def url(self) -> str:
         scheme = "https" if self.tls_context is not None else "http"
         return f"{scheme}://127.0.0.1:{self.port}"
+
+    # -- connections -----------------------------------------------------
+    def connection_opened(self) -> None:
+        with self._lock:
+            self.open_connections += 1
+            self.max_open_connections = max(self.max_open_connections, self.open_connections)
+
+    def connection_closed(self) -> None:
+        with self._lock:
+            self.open_connections -= 1
 
     # -- faults and records ---------------------------------------------
     def inject(self, *faults: Fault) -> None:

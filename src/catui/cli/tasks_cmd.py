@@ -167,7 +167,7 @@ def stop_command(ctx: click.Context, ident: str, no_wait: bool) -> None:
         raise click.ClickException(f"no task matches {ident!r}: this project has no background tasks")
     try:
         row = _match(_rows(state), ident)
-        if row.get("status") not in ("running", "pending"):
+        if row.get("status") not in ("running", "queued", "pending"):
             click.echo(f"Task {row['id']} is not running (status: {row.get('status')}); nothing to stop.")
             return
         request_stop(state, str(row["id"]))
@@ -179,7 +179,7 @@ def stop_command(ctx: click.Context, ident: str, no_wait: bool) -> None:
             time.sleep(0.1)
             state.mark_interrupted()
             current = state.get_task(str(row["id"])) or {}
-            if current.get("status") not in ("running", "pending"):
+            if current.get("status") not in ("running", "queued", "pending"):
                 click.echo(f"Task {row['id']} {current.get('status')}.")
                 return
     except CatuiError as exc:

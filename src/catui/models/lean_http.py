@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 import h11
 
+from catui.models.connection_limits import DEFAULT_MAX_CONNECTIONS_PER_HOST, OriginLimits, connect_attempts
 from catui.models.transport import (
     ConnectError,
     ConnectTimeout,
@@ -422,6 +423,7 @@ class LeanPool:
         self._idle: dict[Origin, list[_Connection]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._active: set[_Connection] = set()
+        self._limits: OriginLimits[_Connection] = OriginLimits()
         self.closed = False
         self.connections_opened = 0
         """How many connections this pool has opened (the tests read it to see reuse)."""
@@ -435,8 +437,13 @@ class LeanPool:
         timeouts: Timeouts,
         ca_file: str | None = None,
         ca_dir: str | None = None,
+        max_per_host: int = DEFAULT_MAX_CONNECTIONS_PER_HOST,
     ) -> LeanResponse:
-        """Send ``body`` to ``url`` and return the response once its head arrived."""
+        """Send ``body`` to ``url`` and return the response once its head arrived.
+
+        At most ``max_per_host`` connections to the URL's origin are open at once (in use or idle);
+        beyond that the request waits for one of them, up to the pool timeout.
+        """
         if self.closed:
             raise RuntimeError("the lean HTTP pool was closed")
         target = _parse_url(url)
@@ -456,7 +463,13 @@ class LeanPool:
             await slots.acquire()
         connection: _Connection | None = None
         try:
-            connection = self._take_idle(origin) or await self._connect(target, origin, timeouts.connect)
+            connection = await self._claim(origin, max_per_host, timeouts.pool)
+            if connection is None:
+                try:
+                    connection = await self._connect(target, origin, timeouts.connect)
+                except BaseException:
+                    self._limits.closed(origin)  # the place claimed for it is free again
+                    raise
             self._active.add(connection)
             await connection.send(_encode_request(connection.h11, target, headers, body), timeouts.write)
             return await self._read_head(connection, timeouts.read)
@@ -467,6 +480,20 @@ class LeanPool:
                 slots.release()
             raise
 
+    async def _claim(self, origin: Origin, max_per_host: int, pool_timeout: float) -> _Connection | None:
+        """An idle connection to reuse, or None when a new one may be opened; waits while the origin is at its cap."""
+        claim = self._limits.claim(origin, max_per_host, lambda: self._take_idle(origin))
+        if self._limits.open_count(origin) < max_per_host or self._idle.get(origin):
+            return await claim  # no wait: skip the timer
+        try:
+            async with asyncio.timeout(pool_timeout):
+                return await claim
+        except TimeoutError as err:
+            raise PoolTimeout(
+                f"no connection to {origin[1]}:{origin[2]} came free in time "
+                f"({max_per_host} open at once; CATUI_MAX_CONNECTIONS_PER_HOST raises the cap)"
+            ) from err
+
     def _take_idle(self, origin: Origin) -> _Connection | None:
         idle = self._idle.get(origin)
         if not idle:
@@ -476,8 +503,12 @@ class LeanPool:
             connection = idle.pop()
             if connection.reusable(now):
                 return connection
-            connection.close()
+            self._close(connection)
         return None
+
+    def _close(self, connection: _Connection) -> None:
+        connection.close()
+        self._limits.closed(connection.origin)
 
     async def _connect(self, target: _Target, origin: Origin, timeout: float) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -485,18 +516,12 @@ class LeanPool:
             tls = ssl_context(*origin[3]) if target.scheme == "https" else None
         except OSError as err:  # SSL_CERT_FILE or SSL_CERT_DIR names a missing or broken file
             raise ConnectError(f"cannot load the CA certificates for https ({err})") from err
+        deadline = loop.time() + timeout
         try:
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(
-                    target.host,
-                    target.port,
-                    ssl=tls,
-                    server_hostname=target.host if tls is not None else None,
-                    limit=READ_SIZE,
-                    # A name may resolve to an unreachable IPv6 address first: race the addresses
-                    # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
-                    happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
-                )
+            reader, writer = await self._open_tcp(target, timeout)
+            if tls is not None:  # the handshake gets what is left of the connect timeout, in one piece
+                async with asyncio.timeout_at(deadline):
+                    await writer.start_tls(tls, server_hostname=target.host)
         except TimeoutError as err:
             raise ConnectTimeout(
                 f"no connection to {target.host}:{target.port} within {timeout:g} s"
@@ -511,6 +536,28 @@ class LeanPool:
                 pass
         self.connections_opened += 1
         return _Connection(reader, writer, origin, loop)
+
+    @staticmethod
+    async def _open_tcp(target: _Target, timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The TCP connection, tried on the pool's schedule (connection_limits.connect_attempts).
+
+        A try the server does not accept in time is dropped and made again with a fresh SYN, rather
+        than left to the kernel's SYN back-off. Raises TimeoutError when the whole timeout is spent.
+        """
+        for attempt_s in connect_attempts(timeout):
+            try:
+                async with asyncio.timeout(attempt_s):
+                    return await asyncio.open_connection(
+                        target.host,
+                        target.port,
+                        limit=READ_SIZE,
+                        # A name may resolve to an unreachable IPv6 address first: race the addresses
+                        # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
+                        happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
+                    )
+            except TimeoutError:
+                continue
+        raise TimeoutError
 
     async def _read_head(self, connection: _Connection, read_timeout: float) -> LeanResponse:
         state = connection.h11
@@ -541,8 +588,9 @@ class LeanPool:
         if reusable and not self.closed and not connection.timed_out and len(idle) < MAX_IDLE_PER_ORIGIN:
             connection.idle_since = time.monotonic()
             idle.append(connection)
+            self._limits.freed(connection.origin)
         else:
-            connection.close()
+            self._close(connection)
 
     def idle_count(self) -> int:
         """How many idle keep-alive connections the pool holds."""
@@ -554,6 +602,7 @@ class LeanPool:
         connections = [c for idle in self._idle.values() for c in idle] + list(self._active)
         self._idle.clear()
         self._active.clear()
+        self._limits.reset()
         for connection in connections:
             connection.close()
 
@@ -615,6 +664,7 @@ class _PostContext:
             timeouts=settings.timeouts,
             ca_file=settings.ca_file,
             ca_dir=settings.ca_dir,
+            max_per_host=settings.max_connections_per_host,
         )
         return self._response
 

@@ -12,7 +12,9 @@ SDK's ``env=`` option), never from ``os.environ`` behind its back:
   case, the lower-case spelling winning): read as the standard library's
   ``urllib.request.getproxies_environment`` reads them, and matched with its
   ``proxy_bypass_environment``;
-- ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``: CA certificates for https.
+- ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``: CA certificates for https;
+- ``CATUI_MAX_CONNECTIONS_PER_HOST``: connections the lean pool keeps open to
+  one origin at once (default 32; see :mod:`catui.models.connection_limits`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from catui.errors import ProviderError
+from catui.errors import ConfigurationError, ProviderError
+from catui.models.connection_limits import DEFAULT_MAX_CONNECTIONS_PER_HOST
 from catui.models.transport import Timeouts
 
 HTTP_CLIENT_VARIABLE = "CATUI_HTTP_CLIENT"
+MAX_CONNECTIONS_VARIABLE = "CATUI_MAX_CONNECTIONS_PER_HOST"
 DEFAULT_READ_TIMEOUT_S = 600.0
 """How long a stream may stay silent; the server sends pings well within it."""
 MAX_CONNECT_TIMEOUT_S = 30.0
@@ -72,6 +76,22 @@ def _read_timeout_s(env: Mapping[str, str]) -> float:
     return DEFAULT_READ_TIMEOUT_S
 
 
+def _max_connections_per_host(env: Mapping[str, str]) -> int:
+    raw = (env.get(MAX_CONNECTIONS_VARIABLE) or "").strip()
+    if not raw:
+        return DEFAULT_MAX_CONNECTIONS_PER_HOST
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigurationError(
+            f"{MAX_CONNECTIONS_VARIABLE}={raw!r} is not a positive whole number; set it to e.g. "
+            f"{DEFAULT_MAX_CONNECTIONS_PER_HOST} (connections open at once to one API host), or unset it"
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class TransportSettings:
     """The HTTP settings of one provider (hashable: providers are shared per configuration)."""
@@ -83,6 +103,8 @@ class TransportSettings:
     """``proxies_from_env`` as sorted pairs, ``("no", NO_PROXY)`` included."""
     ca_file: str | None = None
     ca_dir: str | None = None
+    max_connections_per_host: int = DEFAULT_MAX_CONNECTIONS_PER_HOST
+    """``CATUI_MAX_CONNECTIONS_PER_HOST``: connections the lean pool opens to one origin at once."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TransportSettings:
@@ -97,6 +119,7 @@ class TransportSettings:
             ca_file=ca_file,
             # As in httpx2 and OpenSSL: a CA file, when given, wins over a CA directory.
             ca_dir=None if ca_file else (env.get("SSL_CERT_DIR") or None),
+            max_connections_per_host=_max_connections_per_host(env),
         )
 
     @property

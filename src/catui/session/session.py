@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from catui.config.concurrency import DEFAULT_TOOL_USE_CONCURRENCY
 from catui.errors import CatuiError, ProviderError
 from catui.hooks.apply import (
     MAX_STOP_HOOK_CONTINUATIONS,
@@ -47,6 +49,7 @@ from catui.session.events import (
     UsageEvent,
     UserMessageEvent,
 )
+from catui.session.tool_window import run_windowed
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker, add_usage, empty_usage
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolResult
@@ -93,6 +96,8 @@ class SessionConfig:
     """Settings-defined hooks (catui.hooks); None runs no hook code at all."""
     history: list[Message] = field(default_factory=list)
     """Messages the session starts from (a resumed or forked session's old conversation)."""
+    max_tool_use_concurrency: int = DEFAULT_TOOL_USE_CONCURRENCY
+    """How many concurrency-safe calls of one message run at once (a sliding window; catui.config.concurrency)."""
 
 
 @dataclass
@@ -376,7 +381,9 @@ class Session:
 
         async def flush_batch() -> None:
             if batch:
-                outcomes = await asyncio.gather(*(self._run_one_tool(b) for b in batch))
+                # At most N at a time, a new one starting as soon as one ends (observed section 14).
+                starters = [functools.partial(self._run_one_tool, b) for b in batch]
+                outcomes = await run_windowed(starters, max(1, self.config.max_tool_use_concurrency))
                 for block, outcome in zip(batch, outcomes, strict=True):
                     results[block["id"]] = outcome
                 batch.clear()

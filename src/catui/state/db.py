@@ -111,7 +111,7 @@ WORKTREE_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 WORKTREE_STATUSES = frozenset({"active", "kept", "removed"})
 # Task statuses that mean "a process is (or was) working on it".
-LIVE_TASK_STATUSES = ("pending", "running")
+LIVE_TASK_STATUSES = ("pending", "queued", "running")
 
 
 class StateError(CatuiError):
@@ -337,7 +337,7 @@ class StateDB:
         return self._write("DELETE FROM tasks WHERE id = ?", (id,)) > 0
 
     def mark_interrupted(self, pid_alive: Callable[[int], bool] = pid_is_alive) -> list[str]:
-        """Mark ``pending``/``running`` tasks whose owning process is gone as ``interrupted``.
+        """Mark ``pending``/``queued``/``running`` tasks whose owning process is gone as ``interrupted``.
 
         Returns the ids changed. Tasks without a recorded pid are left alone
         (nothing says who owns them). ``pid_alive`` is injectable for tests.

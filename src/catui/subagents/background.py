@@ -7,14 +7,23 @@ task; its driver consumes the executor's events in an asyncio task of this
 process. When the run ends (completed, failed or stopped) its
 ``<task-notification>`` is queued in the task registry and reaches the parent
 exactly once (see :mod:`catui.subagents.parent_notices`).
+
+At most ``max_running`` of them run at once (``CATUI_MAX_CONCURRENT_SUBAGENTS``,
+see :mod:`catui.config.concurrency`): a launch beyond that is accepted at once,
+its task ``queued``, and its driver waits for a free place before the child's
+first request. A run moved here from the foreground is already running and
+never waits (nor does it take a place).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
+from catui.config.concurrency import DEFAULT_MAX_CONCURRENT_SUBAGENTS
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
 from catui.subagents.background_tasks import AgentTaskRecords, launched_result
@@ -40,7 +49,8 @@ class BackgroundAgents:
 
     def __init__(
         self, tasks: TaskRegistry, records: AgentTaskRecords, executor: AgentExecutor, concluder: RunConcluder,
-        live: LiveAgents, notices: ParentNotices, summaries: ProgressSummaries | None = None,
+        live: LiveAgents, notices: ParentNotices, summaries: ProgressSummaries | None = None, *,
+        max_running: int = DEFAULT_MAX_CONCURRENT_SUBAGENTS,
     ) -> None:
         self.tasks = tasks
         self.records = records
@@ -53,6 +63,9 @@ class BackgroundAgents:
         self._active: dict[str, SubagentRun] = {}
         self._stopping: set[str] = set()
         self._notes: dict[str, str] = {}
+        self.max_running = max(1, max_running)
+        self._places_taken = 0
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
 
     # -- starting ---------------------------------------------------------------------------------
 
@@ -61,9 +74,10 @@ class BackgroundAgents:
         run.is_async = True
         run.stop_event = asyncio.Event()
         task = self._start_task(run, copy_existing=False)
-        task_events.emit(run, task_events.task_started(run))
+        placed = self._place_or_queue(task)
+        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
-        self._start_driver(run, task, None)
+        self._start_driver(run, task, None, placed=placed)
         return launched_result(run, task)
 
     def adopt(self, run: SubagentRun, handoff: Handoff) -> ToolResult:
@@ -80,9 +94,10 @@ class BackgroundAgents:
         task = self._start_task(run, copy_existing=copy_existing, resumed=True, carried=carried)
         if note is not None:
             self._notes[run.agent_id] = note
-        task_events.emit(run, task_events.task_started(run))
+        placed = self._place_or_queue(task)
+        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
-        self._start_driver(run, task, None)
+        self._start_driver(run, task, None, placed=placed)
 
     def resume_held(self, agent_id: str, text: str) -> bool:
         """Continue a finished agent this process still holds, with ``text``; False when it is not held."""
@@ -112,9 +127,9 @@ class BackgroundAgents:
         return self._active.get(agent_id)
 
     def is_running(self, agent_id: str) -> bool:
-        """Whether ``agent_id`` is a background agent running now."""
+        """Whether ``agent_id`` is a background agent running now, or queued to run."""
         task = self.tasks.get(agent_id)
-        return task is not None and task.type == "local_agent" and task.is_running
+        return task is not None and task.type == "local_agent" and task.is_live
 
     def _start_task(
         self, run: SubagentRun, *, copy_existing: bool, resumed: bool = False, carried: Carried | None = None
@@ -124,8 +139,54 @@ class BackgroundAgents:
         self._active[run.agent_id] = run
         return task
 
-    def _start_driver(self, run: SubagentRun, task: Task, handoff: Handoff | None) -> None:
-        runner = asyncio.get_running_loop().create_task(self._drive(run, task, handoff), name=f"agent-{run.agent_id}")
+    def _place_or_queue(self, task: Task) -> bool:
+        """Take a place for a new run now (True), or mark its task ``queued`` (False); decided at once, in order."""
+        if self._places_taken < self.max_running and not self._waiting:
+            self._places_taken += 1
+            return True
+        task.status = "queued"
+        task.changed()
+        return False
+
+    async def _wait_for_place(self, run: SubagentRun, task: Task) -> bool:
+        """Wait (first come, first served) for a place, or for a stop; True once a place is held."""
+        if run.stop_event is None:
+            run.stop_event = asyncio.Event()
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(run.stop_event.wait())
+        try:
+            await asyncio.wait([turn, stopping], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if turn.done():
+                held = not turn.cancelled()
+            else:
+                held = False
+                turn.cancel()
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(turn)
+        if held and run.stop_event.is_set():
+            self._free_place()  # stopped as its turn came: the place goes to the next in line
+            held = False
+        if held:
+            task.status = "running"
+            task.changed()
+            task_events.emit(run, task_events.task_progress(run, status="running"))
+        return held
+
+    def _free_place(self) -> None:
+        """A run that held a place ended: the first one waiting takes it over, or it is free."""
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self._places_taken -= 1
+
+    def _start_driver(self, run: SubagentRun, task: Task, handoff: Handoff | None, *, placed: bool = False) -> None:
+        runner = asyncio.get_running_loop().create_task(self._drive(run, task, handoff, placed),
+                                                        name=f"agent-{run.agent_id}")
         task.runner = runner
         self._runners[run.agent_id] = runner
         if self.summaries is not None:
@@ -133,12 +194,17 @@ class BackgroundAgents:
 
     # -- driving ----------------------------------------------------------------------------------
 
-    async def _drive(self, run: SubagentRun, task: Task, handoff: Handoff | None) -> None:
+    async def _drive(self, run: SubagentRun, task: Task, handoff: Handoff | None, placed: bool) -> None:
         emit = run.parent_ctx.emit
         crash: BaseException | None = None
         events: AsyncIterator[Event]
         pending: asyncio.Future[Event] | None
+        holds_place = placed
         try:
+            if handoff is None and not placed:
+                holds_place = await self._wait_for_place(run, task)
+                if not holds_place:  # stopped while queued: it never ran
+                    raise asyncio.CancelledError
             if handoff is None:
                 events, pending = self.executor.execute(run), None
             else:
@@ -164,6 +230,8 @@ class BackgroundAgents:
         finally:
             if self.summaries is not None:
                 self.summaries.stop(run.agent_id)
+            if holds_place:
+                self._free_place()
             self._runners.pop(run.agent_id, None)
             self._active.pop(run.agent_id, None)
             self._stopping.discard(run.agent_id)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from catui.config.concurrency import max_concurrent_subagents
 from catui.config.flags import (
     agent_teams_enabled,
     auto_background_ms,
@@ -96,8 +97,12 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         notices = ParentNotices(session, app.tasks)
         notices.connect()
         summaries = ProgressSummaries(summary_settings(settings, env), deps)
+        cap = max_concurrent_subagents(env, settings)
+        if cap.warning is not None:
+            app.services.startup_warnings.append(cap.warning)
         background = BackgroundAgents(
-            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices, summaries
+            app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices, summaries,
+            max_running=cap.value,
         )
     foreground = ForegroundDriver(
         executor, concluder, live, handover=background,

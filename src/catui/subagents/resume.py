@@ -64,7 +64,7 @@ class AgentResumer:
         if agent_id in self._resuming:
             return f"Agent {agent_id} is already being resumed."
         row = self._task_row(agent_id)
-        if row is not None and row.get("status") == "running":
+        if row is not None and row.get("status") in ("running", "queued"):
             pid = row.get("pid")
             if isinstance(pid, int) and pid != os.getpid() and pid_is_alive(pid):
                 return (f"Agent {agent_id} is still running in another catui process (pid {pid}); message it "

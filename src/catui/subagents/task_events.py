@@ -18,19 +18,27 @@ def emit(run: SubagentRun, event: SystemEvent) -> None:
         run.parent_ctx.emit(event)
 
 
-def task_started(run: SubagentRun) -> SystemEvent:
-    """``system/task_started``: a child began (foreground or background)."""
-    return _event(run, "task_started", {
+def task_started(run: SubagentRun, *, status: str | None = None) -> SystemEvent:
+    """``system/task_started``: a child began (foreground or background).
+
+    ``status`` is set (``queued``) only for a background agent that waits for a free place; Claude
+    Code's event has no such field, so it is left out otherwise.
+    """
+    data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
         "description": run.description,
         "task_type": "local_agent",
         "prompt": run.request.prompt,
-    })
+    }
+    if status is not None:
+        data["status"] = status
+    return _event(run, "task_started", data)
 
 
-def task_progress(run: SubagentRun, summary: str | None = None) -> SystemEvent:
-    """``system/task_progress``: the run's counters so far (and a background agent's progress summary)."""
+def task_progress(run: SubagentRun, summary: str | None = None, *, status: str | None = None) -> SystemEvent:
+    """``system/task_progress``: the run's counters so far, a background agent's progress summary, and
+    ``status`` ``running`` when a queued one starts."""
     data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
@@ -40,6 +48,8 @@ def task_progress(run: SubagentRun, summary: str | None = None) -> SystemEvent:
     }
     if summary is not None:
         data["summary"] = summary
+    if status is not None:
+        data["status"] = status
     return _event(run, "task_progress", data)
 
 

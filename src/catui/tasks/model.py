@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 TaskType = Literal["local_bash", "local_agent"]
-TaskStatus = Literal["running", "completed", "failed", "stopped", "killed", "interrupted"]
+TaskStatus = Literal["queued", "running", "completed", "failed", "stopped", "killed", "interrupted"]
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed", "interrupted"})
+LIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
+"""Not finished: waiting for a free place (``queued``, background agents past the session's cap) or running."""
 
 ID_PREFIXES: dict[str, str] = {"local_bash": "bash_", "local_agent": "a"}
 
@@ -63,7 +65,13 @@ class Task:
 
     @property
     def is_running(self) -> bool:
+        """Whether the task is working now (a queued one is not yet)."""
         return self.status == "running"
+
+    @property
+    def is_live(self) -> bool:
+        """Whether the task has not finished: running, or queued to run."""
+        return self.status in LIVE_STATUSES
 
     def finish(
         self,

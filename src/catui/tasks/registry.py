@@ -118,13 +118,13 @@ class TaskRegistry:
         task.on_change = self._on_change
         self.persist(task)
         self.notifications.wake()
-        if task.is_running:
+        if task.is_live:
             self._ensure_poller()
         return task
 
     def has_running_agents(self) -> bool:
-        """Whether a background agent is still running (so a notification may yet come)."""
-        return any(t.type == "local_agent" and t.is_running for t in self._tasks.values())
+        """Whether a background agent is still running or queued (so a notification may yet come)."""
+        return any(t.type == "local_agent" and t.is_live for t in self._tasks.values())
 
     # -- notifications --------------------------------------------------------------------------
 
@@ -157,7 +157,7 @@ class TaskRegistry:
             self._poller = None
 
     async def _poll_stop_requests(self) -> None:
-        while any(t.is_running for t in self._tasks.values()):
+        while any(t.is_live for t in self._tasks.values()):
             await asyncio.sleep(STOP_POLL_S)
             state = self.state
             if state is None:
@@ -169,7 +169,7 @@ class TaskRegistry:
                 continue
             for task_id in wanted:
                 task = self._tasks.get(task_id)
-                if task is not None and task.is_running:
+                if task is not None and task.is_live:
                     await self.stop(task_id)
 
     async def shutdown(self) -> builtins.list[Task]:
@@ -225,8 +225,8 @@ class TaskRegistry:
         return task
 
     async def stop_all(self) -> builtins.list[Task]:
-        """Stop every running task (when the session that owns them ends); returns the ones stopped."""
-        running = [t for t in self._tasks.values() if t.is_running]
+        """Stop every running or queued task (when the session that owns them ends); returns the ones stopped."""
+        running = [t for t in self._tasks.values() if t.is_live]
         for task in running:
             await self.stop(task.id)
         return running

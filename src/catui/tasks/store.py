@@ -59,11 +59,12 @@ def request_stop(state: StateDB, task_id: str) -> dict[str, Any]:
 
 
 def stop_requested_ids(state: StateDB, pid: int | None = None) -> list[str]:
-    """Ids of this process's running tasks that someone asked to stop."""
+    """Ids of this process's running (or queued) tasks that someone asked to stop."""
     owner = os.getpid() if pid is None else pid
     return [
         str(row["id"])
-        for row in state.list_tasks(status="running")
+        for status in ("running", "queued")
+        for row in state.list_tasks(status=status)
         if row.get("pid") == owner and (row.get("meta") or {}).get(STOP_REQUEST_KEY)
     ]
 

@@ -45,7 +45,7 @@ class TaskStopTool(Tool):
             return NO_REGISTRY
         if task is None:
             return no_such_task(task_id, registry)
-        if not task.is_running:
+        if not task.is_live:
             return ToolResult(
                 f"Task {task_id} is not running (status: {task.status}); nothing to stop.",
                 data=task.summary(),

@@ -1,0 +1,157 @@
+"""The tool-call window and the pool's connection limits, measured on a 100-way Agent fan-out (issue 13).
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_fanout_window.py [--fanout 100] [--delay-ms 50] [--runs 3]
+
+The real CLI (``python -m catui -p``) sends one parent message with N Explore
+calls to tests/support/anthropic_server.py on 127.0.0.1; every child answers
+after ``--delay-ms``. The figure is the parent's tool round, timed in the
+server: the parent's response carrying the calls ends → its next request
+arrives (median of ``--runs`` runs). Baselines measured in the same run:
+
+- one child (a fan-out of 1) at the same delay: what one child costs end to end;
+- the fan-out at window N (all at once) against a server that accepts promptly.
+
+Cases: window N and window 10 against a prompt server (goal at 10: within 10%
+of 10 × one child), then a server with a listen backlog of 5 that accepts
+slowly (``--accept-delay-ms`` before each accept; the issue's slow
+``http.server``) at window 10 and window N (goal: under 2 s), and at window N
+with the pool capped at 10 connections. Nothing is asserted; ratios are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.anthropic_server import AnthropicTestServer  # noqa: E402
+from tests.support.loopback import Fault, RecordedRequest  # noqa: E402
+
+from catui.models.scripted import RequestView  # noqa: E402
+
+PARENT = "BENCH-WINDOW-PARENT"
+
+
+class RoundTimer(AnthropicTestServer):
+    """Records when each of the parent's requests arrived and when its answer ended."""
+
+    def __init__(self, script: Any) -> None:
+        super().__init__(script, ping=False)
+        self.parent_times: list[tuple[float, float]] = []
+        self._times_lock = threading.Lock()
+
+    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+        arrived = time.perf_counter()
+        super().handle_post(handler, request, fault)
+        body = request.body if isinstance(request.body, dict) else {}
+        if PARENT in RequestView.from_anthropic(body).first_user_text:
+            with self._times_lock:
+                self.parent_times.append((arrived, time.perf_counter()))
+
+    def tool_round_s(self) -> float:
+        first, second = sorted(self.parent_times)[:2]
+        return second[0] - first[1]
+
+
+def script(count: int, delay_ms: int) -> dict[str, Any]:
+    calls = [{"type": "tool_use", "name": "Agent", "input": {
+        "description": f"explore {i}", "prompt": f"FAN-{i}-END", "subagent_type": "Explore"}} for i in range(count)]
+    return {"turns": [
+        {"match": {"first_user_contains": PARENT, "last_is_tool_result": False}, "content": calls},
+        {"match": {"first_user_contains": "FAN-"}, "delay_ms": delay_ms, "repeat": True,
+         "content": [{"type": "text", "text": "found"}]},
+        {"match": {"first_user_contains": PARENT, "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "done"}]},
+    ]}
+
+
+def make_repo(base: Path) -> Path:
+    repo = base / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("Benchmark project.\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def one_run(
+    base: Path, count: int, delay_ms: int, window: int, *, backlog: int | None, accept_delay_s: float,
+    extra_env: dict[str, str] | None = None,
+) -> float:
+    server = RoundTimer(script(count, delay_ms))
+    server.listen_backlog = backlog
+    server.accept_delay_s = accept_delay_s
+    server.start()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(base / "home"),
+        "CATUI_HOME": str(base / "catui-home"),
+        "PYTHONPATH": str(ROOT / "src"),
+        "CATUI_TELEMETRY": "0",
+        "CATUI_MAX_TOOL_USE_CONCURRENCY": str(window),
+        **server.env("test"),
+        **(extra_env or {}),
+    }
+    try:
+        done = subprocess.run([sys.executable, "-m", "catui", "-p", PARENT, "--output-format", "json"],
+                              cwd=base / "repo", env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        server.stop()
+    if '"is_error": false' not in done.stdout:
+        raise SystemExit(f"the benchmark run failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return server.tool_round_s()
+
+
+def median_of(runs: int, *args: Any, **kwargs: Any) -> float:
+    return statistics.median(one_run(*args, **kwargs) for _ in range(max(1, runs)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fanout", type=int, default=100)
+    parser.add_argument("--delay-ms", type=int, default=50, help="each child's answer delay")
+    parser.add_argument("--accept-delay-ms", type=float, default=5.0, help="the slow server's pause per accept")
+    parser.add_argument("--runs", type=int, default=3, help="runs per case (the median is reported)")
+    args = parser.parse_args()
+    n, delay = args.fanout, args.delay_ms
+    slow = {"backlog": 5, "accept_delay_s": args.accept_delay_ms / 1000}
+    prompt = {"backlog": 1024, "accept_delay_s": 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        make_repo(base)
+        one_child = median_of(args.runs, base, 1, delay, n, **prompt)
+        wide = median_of(args.runs, base, n, delay, n, **prompt)
+        narrow = median_of(args.runs, base, n, delay, 10, **prompt)
+        slow_narrow = median_of(args.runs, base, n, delay, 10, **slow)
+        slow_wide = median_of(args.runs, base, n, delay, n, **slow)
+        slow_wide_capped = median_of(args.runs, base, n, delay, n, **slow,
+                                     extra_env={"CATUI_MAX_CONNECTIONS_PER_HOST": "10"})
+    waves = -(-n // 10)
+    print(f"{n}-way Explore fan-out, each child answering after {delay} ms ({args.runs} runs, medians)")
+    print(f"  baseline, one child:                 {one_child * 1000:8.1f} ms")
+    print(f"  window {n:<3}, prompt server:         {wide * 1000:8.1f} ms = {wide / one_child:5.2f}x one child"
+          f"  (overhead over one child: {(wide - one_child) * 1000:.0f} ms; goal <= 300 ms)")
+    print(f"  window 10,  prompt server:         {narrow * 1000:8.1f} ms = {narrow / (waves * one_child):5.2f}x "
+          f"{waves} x one child = {narrow / (waves * delay / 1000):5.2f}x {waves} x child latency (goal <= 1.10x)")
+    print(f"  window 10,  backlog 5, slow accept: {slow_narrow * 1000:8.1f} ms = {slow_narrow / narrow:5.2f}x "
+          "the prompt server (goal < 2 s)")
+    print(f"  window {n:<3}, backlog 5, slow accept: {slow_wide * 1000:8.1f} ms = {slow_wide / wide:5.2f}x "
+          "the prompt server (goal < 2 s)")
+    print(f"  window {n:<3}, same, 10 connections:  {slow_wide_capped * 1000:8.1f} ms = "
+          f"{slow_wide_capped / wide:5.2f}x the prompt server (CATUI_MAX_CONNECTIONS_PER_HOST=10)")
+
+
+if __name__ == "__main__":
+    main()

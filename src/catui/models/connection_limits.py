@@ -1,0 +1,118 @@
+"""How the lean pool limits and opens connections: a cap per origin, and its own connect schedule.
+
+A fan-out of a hundred sub-agents would otherwise open a hundred connections
+to one server at the same moment. A server with a small accept backlog drops
+the SYNs it has no room for, and the kernel then retries them on its own
+back-off (1 s, 3 s, 7 s, … after the first try), which turned a 0.3 s turn into
+55 s (issue 13). Two things prevent that:
+
+- :class:`OriginLimits` caps the connections open to one origin (in use and
+  idle alike: both occupy the server); a request beyond the cap waits for a
+  connection of that origin to come free and reuses it, or for one to close.
+- :func:`connect_attempts` is the schedule of TCP connect attempts: each try
+  gets a short timeout, and one that is not accepted in time is abandoned and
+  tried again with a fresh SYN, instead of waiting on the kernel's back-off.
+
+The cap is ``CATUI_MAX_CONNECTIONS_PER_HOST`` (default
+:data:`DEFAULT_MAX_CONNECTIONS_PER_HOST`), read by
+:class:`~catui.models.transport_settings.TransportSettings`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable, Hashable, Iterator
+from typing import Generic, TypeVar
+
+DEFAULT_MAX_CONNECTIONS_PER_HOST = 32
+"""Connections open at once to one origin. Above the default tool-call window (10) plus the default cap on
+running background agents (20), so that neither waits on the pool by default."""
+
+CONNECT_ATTEMPT_S: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
+"""Timeouts of successive TCP connect attempts; the last repeats until the connect timeout is spent.
+The first is above most round trips on the internet and well below the kernel's first SYN retry (1 s)."""
+
+ConnectionT = TypeVar("ConnectionT")
+
+
+def connect_attempts(total_s: float) -> Iterator[float]:
+    """Timeouts for each connect attempt, adding up to ``total_s`` (the last one shortened to fit)."""
+    left = total_s
+    index = 0
+    while left > 0:
+        attempt = min(CONNECT_ATTEMPT_S[min(index, len(CONNECT_ATTEMPT_S) - 1)], left)
+        yield attempt
+        left -= attempt
+        index += 1
+
+
+class OriginLimits(Generic[ConnectionT]):
+    """Counts open connections per origin and makes requests beyond the cap wait their turn (one event loop).
+
+    :meth:`claim` returns an idle connection to reuse, or ``None``: the caller
+    may open one (its place is counted already and must be given back with
+    :meth:`closed` if the connect fails). Whoever returns a connection to the
+    idle list calls :meth:`freed`; whoever closes one calls :meth:`closed`.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[Hashable, int] = {}
+        self._waiters: dict[Hashable, collections.deque[asyncio.Future[None]]] = {}
+
+    def open_count(self, origin: Hashable) -> int:
+        """Connections to ``origin`` open now (in use, idle, or being opened)."""
+        return self._open.get(origin, 0)
+
+    async def claim(
+        self, origin: Hashable, limit: int, take_idle: Callable[[], ConnectionT | None]
+    ) -> ConnectionT | None:
+        """An idle connection of ``origin``, else ``None`` once one more may be opened (waits at the cap)."""
+        while True:
+            connection = take_idle()
+            if connection is not None:
+                return connection
+            if self._open.get(origin, 0) < max(1, limit):
+                self._open[origin] = self._open.get(origin, 0) + 1
+                return None
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            queue = self._waiters.setdefault(origin, collections.deque())
+            queue.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake(origin)  # the turn it was given passes to the next waiter
+                elif waiter in queue:
+                    queue.remove(waiter)
+                raise
+
+    def freed(self, origin: Hashable) -> None:
+        """A connection of ``origin`` went back to the idle list: one waiter may take it."""
+        self._wake(origin)
+
+    def closed(self, origin: Hashable) -> None:
+        """A connection of ``origin`` was closed (or never opened): its place is free."""
+        count = self._open.get(origin, 0) - 1
+        if count > 0:
+            self._open[origin] = count
+        else:
+            self._open.pop(origin, None)
+        self._wake(origin)
+
+    def reset(self) -> None:
+        """Forget every count (the pool closed all its connections); waiters are woken to find it closed."""
+        self._open.clear()
+        for queue in self._waiters.values():
+            for waiter in queue:
+                if not waiter.done():
+                    waiter.set_result(None)
+        self._waiters.clear()
+
+    def _wake(self, origin: Hashable) -> None:
+        queue = self._waiters.get(origin)
+        while queue:
+            waiter = queue.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
