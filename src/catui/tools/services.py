@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from catui.agents.definition import AgentDefinition
+from catui.sandbox.policy import BashSandbox
 from catui.tasks.registry import TaskRegistry
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class ToolServices:
     """The main session's settings hooks; each sub-agent's own runner is derived from it."""
     mcp: McpManager | None = None
     team: TeamMembership | None = None
+    sandbox: BashSandbox | None = None
+    """Where Bash commands run when the ``sandbox`` setting is on (shared by every agent); None when off."""
 
     def for_child(self, session: Session | None = None) -> ToolServices:
         """A copy for a child agent's context, owned by ``session``."""
