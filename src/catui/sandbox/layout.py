@@ -19,10 +19,11 @@ PROTECTED_FOLDERS = (".catui", ".claude")
 
 @dataclass(frozen=True)
 class Mount:
-    """One bind mount: ``path`` at the same place inside the sandbox, writable or not."""
+    """One bind mount at ``path`` inside the sandbox, writable or not, of ``source`` (default: ``path`` itself)."""
 
     path: Path
     writable: bool
+    source: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,16 @@ def _git_metadata(root: Path) -> list[Mount]:
     if dirs is None:
         return []
     mounts = [Mount(_real(dirs.common_dir), False), Mount(_real(dirs.git_dir), True)]
+    head = dirs.common_dir / "HEAD"
+    if head.is_file():
+        # An empty HEAD makes the shared repository unusable as a repository of its own (`git -C <main
+        # checkout> checkout -b evil` fails before writing anything), while the worktree, whose HEAD lives in
+        # its own git folder, works as before.
+        mounts.append(Mount(_real(head), False, source=Path(os.devnull)))
+    if dirs.common_dir.name == ".git":
+        # The main checkout stays visible, read-only: under /tmp the private /tmp would otherwise hide it,
+        # and a write there would seem to succeed (into the throwaway /tmp) instead of being refused.
+        mounts.append(Mount(_real(dirs.common_dir.parent), False))
     for name in SHARED_GIT_WRITABLE:
         part = dirs.common_dir / name
         if part.is_dir():
@@ -89,12 +100,15 @@ def build_layout(
     mounts.extend(Mount(_real(p), False) for p in deny_write if p.exists())
     # Each path once: a writable mount of a path wins over a read-only one of the same path, except denyWrite.
     denied = {_real(p) for p in deny_write if p.exists()}
-    by_path: dict[Path, bool] = {}
+    by_path: dict[Path, Mount] = {}
     for mount in mounts:
-        by_path[mount.path] = (by_path.get(mount.path, False) or mount.writable) and mount.path not in denied
-    ordered = sorted(by_path.items(), key=lambda item: (len(item[0].parts), str(item[0])))
+        seen = by_path.get(mount.path)
+        writable = (mount.writable or (seen is not None and seen.writable)) and mount.path not in denied
+        source = mount.source or (seen.source if seen is not None else None)
+        by_path[mount.path] = Mount(mount.path, writable and source is None, source)
+    ordered = sorted(by_path.values(), key=lambda m: (len(m.path.parts), str(m.path)))
     return SandboxLayout(
-        mounts=tuple(Mount(path, writable) for path, writable in ordered),
+        mounts=tuple(ordered),
         share_network=share_network,
         writable=tuple(dict.fromkeys([*roots, *extras])),
     )
@@ -110,7 +124,7 @@ def bwrap_argv(binary: str, layout: SandboxLayout, cwd: Path, command: list[str]
     """
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", str(PRIVATE_TMP)]
     for mount in layout.mounts:
-        argv += ["--bind" if mount.writable else "--ro-bind", str(mount.path), str(mount.path)]
+        argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source or mount.path), str(mount.path)]
     argv += ["--unshare-all"]
     if layout.share_network:
         argv += ["--share-net"]

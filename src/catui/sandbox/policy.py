@@ -17,7 +17,8 @@ from catui.sandbox.probe import Availability, probe_bwrap
 # What a refusal by the sandbox looks like in a command's output (EROFS, EPERM, no network).
 _DENIAL_PATTERNS = re.compile(
     r"Read-only file system|Operation not permitted|Network is unreachable|Could not resolve host|"
-    r"Temporary failure in name resolution|Connection refused|Name or service not known",
+    r"Temporary failure in name resolution|Connection refused|Name or service not known|"
+    r"/tmp/\S*: No such file or directory",
     re.IGNORECASE,
 )
 
@@ -135,7 +136,8 @@ class BashSandbox:
         network = "shared with the host" if layout.share_network else "off (no connections, not even to 127.0.0.1)"
         return (
             "This command ran in catui's sandbox, which may have refused it: only "
-            f"{layout.describe_writable()} are writable, and the network is {network}. Work inside those "
+            f"{layout.describe_writable()} are writable (the host's /tmp is not visible), and the network is "
+            f"{network}. Work inside those "
             "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite) "
             "or command (sandbox.excludedCommands) to allow."
         )
