@@ -141,9 +141,15 @@ def git_branch(cwd: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def _bash_sandbox(from_settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:
+def _bash_sandbox(settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:
     """The app's Bash sandbox when ``sandbox.enabled`` is on (settings, then the SDK option), else None."""
-    config = sandbox_settings_from(merge_sandbox_values(from_settings, from_sdk), cwd)
+    try:
+        config = sandbox_settings_from(merge_sandbox_values(settings.get("sandbox"), from_sdk), cwd)
+    except ConfigurationError as exc:
+        files = [f for f in settings.files if "sandbox" in f.data]
+        where = "CatuiOptions.sandbox" if from_sdk else (
+            str(files[-1].path) if files and files[-1].path is not None else "--settings")
+        raise ConfigurationError(f"{where}: {exc}") from None
     return BashSandbox(config) if config.enabled else None
 
 
@@ -200,7 +206,7 @@ def build_app(options: RunOptions) -> AgentApp:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
         transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
 
-    sandbox = _bash_sandbox(settings.get("sandbox"), options.sandbox, cwd)
+    sandbox = _bash_sandbox(settings, options.sandbox, cwd)
     if sandbox is not None and sandbox.settings.auto_allow_bash_if_sandboxed and sandbox.availability.usable:
         permissions = permissions.with_sandboxed_bash(sandbox.settings.excluded_commands)
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
