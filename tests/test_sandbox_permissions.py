@@ -87,7 +87,7 @@ def test_sdk_option_lays_over_settings(tmp_path: Path) -> None:
     assert app.session.config.tool_context.services.sandbox is not None and app.session.config.tool_context.services.sandbox.settings.enabled
     off = build_app(run_options_from(CatuiOptions(cwd=tmp_path, model=f"scripted:{script}")))
     assert off.session.config.tool_context.services.sandbox is None
-    with pytest.raises(ConfigurationError, match="CatuiOptions.sandbox"):
+    with pytest.raises(ConfigurationError, match=r"CatuiOptions\.sandbox"):
         run_options_from(CatuiOptions(cwd=tmp_path, sandbox=True))  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="CatuiOptions.sandbox: sandbox.enabled"):
+    with pytest.raises(ConfigurationError, match=r"CatuiOptions\.sandbox: sandbox\.enabled"):
         build_app(run_options_from(CatuiOptions(cwd=tmp_path, model=f"scripted:{script}", sandbox={"enabled": "on"})))

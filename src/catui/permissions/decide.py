@@ -41,7 +41,6 @@ from catui.permissions.model import (
     PermissionState,
 )
 from catui.permissions.redirects import redirects_outside
-from catui.permissions.sandbox_rules import is_excluded_command
 from catui.permissions.rules import (
     EDIT_TOOLS,
     READ_TOOLS,
@@ -58,6 +57,7 @@ from catui.permissions.rules import (
     wildcard_matches,
     within_directories,
 )
+from catui.permissions.sandbox_rules import is_excluded_command
 
 # Tools that only manage the conversation itself; they never need approval (deny rules still apply).
 NO_APPROVAL_TOOLS: frozenset[str] = frozenset(
