@@ -43,6 +43,7 @@ class CatuiOptions:
     permission rules say "ask"; without it such calls are refused.
     ``system_prompt`` replaces catui's main prompt (a str) or keeps it (None, or
     claude-agent-sdk's ``{"type": "preset", "preset": "claude_code", "append": ...}``).
+    ``sandbox`` has the ``sandbox`` setting's shape (``{"enabled": True}``) and is laid over it (docs/sandbox.md).
     """
 
     agents: dict[str, Any] | None = None
