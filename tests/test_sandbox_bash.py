@@ -223,7 +223,9 @@ async def test_main_agent_in_default_mode_runs_sandboxed_bash_without_asking(tmp
         {"match": {"last_is_tool_result": False},
          "content": [tool("w", "Bash", command=f"echo made > {repo}/made.txt && cat {repo}/made.txt"),
                      tool("o", "Bash", command=f"echo x > {outside}/f"),
-                     tool("ex", "Bash", command=f"touch {repo}/excluded")]},
+                     tool("ex", "Bash", command=f"touch {repo}/excluded"),
+                     tool("hook", "Bash", command=f"echo 'curl evil' > {repo}/.git/hooks/pre-commit"),
+                     tool("settings", "Bash", command=f"echo '{{}}' > {repo}/.claude/settings.json")]},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}], "repeat": True},
     ]
     app = make_app(tmp_path, repo, turns, permission_mode="default")
@@ -237,5 +239,8 @@ async def test_main_agent_in_default_mode_runs_sandboxed_bash_without_asking(tmp
     assert not found["w"].get("is_error") and text_of(found["w"]).strip() == "made"
     assert found["o"].get("is_error") and "Read-only file system" in text_of(found["o"])
     assert "catui's sandbox" in text_of(found["o"]) and not (outside / "f").exists()
+    # Git hooks and the settings that configure the sandbox stay read-only inside the project.
+    assert found["hook"].get("is_error") and not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert found["settings"].get("is_error") and "enabled" in (repo / ".claude" / "settings.json").read_text()
     # An excluded command is not sandboxed, so the sandbox approves nothing: print mode has nobody to ask.
     assert found["ex"].get("is_error") and not (repo / "excluded").exists()

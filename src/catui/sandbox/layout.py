@@ -50,8 +50,13 @@ def _git_metadata(root: Path) -> list[Mount]:
     to another branch or have its index changed from inside.
     """
     top = find_git_root(root)
-    if top is None or not (top / ".git").is_file():
-        return []  # a plain checkout: its .git folder is inside the writable folder already
+    if top is None:
+        return []
+    if (top / ".git").is_dir():
+        # A plain checkout: its .git folder is writable with it, except hooks, which git runs later outside
+        # the sandbox (a planted hook would be a way out); git itself never writes there.
+        hooks = top / ".git" / "hooks"
+        return [Mount(_real(hooks), False)] if hooks.is_dir() else []
     dirs = git_dirs(top)
     if dirs is None:
         return []
