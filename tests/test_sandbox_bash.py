@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -83,6 +84,20 @@ class Listener:
         self._stop.set()
         self._thread.join()
         self.sock.close()
+
+
+def processes_running(text: str) -> list[str]:
+    """Command lines (from /proc) of this machine's processes that contain ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in line:
+                found.append(line)
+    return found
 
 
 def connect_command(port: int) -> str:
@@ -244,3 +259,19 @@ async def test_main_agent_in_default_mode_runs_sandboxed_bash_without_asking(tmp
     assert found["settings"].get("is_error") and "enabled" in (repo / ".claude" / "settings.json").read_text()
     # An excluded command is not sandboxed, so the sandbox approves nothing: print mode has nobody to ask.
     assert found["ex"].get("is_error") and not (repo / "excluded").exists()
+
+
+async def test_a_sandboxed_command_that_runs_out_of_time_is_killed(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    ctx = ToolContext(
+        cwd=project, project_root=project,
+        permissions=PermissionContext(mode="bypassPermissions", working_directories=(project,)),
+        services=ToolServices(sandbox=BashSandbox(SandboxSettings(enabled=True))),
+    )
+    marker = f"sleep 37.{os.getpid()}"  # a command line no other process has
+    result = await BashTool().call(BashInput(command=f"{marker}; touch {project}/late", timeout=300), ctx)
+    assert result.is_error and "timed out after 300 ms" in result.content
+    assert result.data["sandboxed"] is True
+    # Nothing of the command outlives its call inside the sandbox's pid namespace.
+    assert not processes_running(marker)
