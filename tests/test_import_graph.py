@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.agents",),
     ("catui.state",),
     ("catui.tasks", "catui.worktree"),
+    ("catui.sandbox",),
     ("catui.models",),
     ("catui.safety",),
     ("catui.telemetry",),

@@ -39,6 +39,8 @@ from catui.models.resolve import ResolvedModel, create_provider, default_max_tok
 from catui.paths import find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
+from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
+from catui.sandbox.policy import BashSandbox
 from catui.session.prompt import context_block, main_system_prompt
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
@@ -82,6 +84,8 @@ class RunOptions:
     extra_tools: list[Tool] = field(default_factory=list)
     can_use_tool: CanUseTool | None = None
     env: Mapping[str, str] | None = None
+    sandbox: Mapping[str, Any] | None = None
+    """The SDK's ``sandbox`` option: laid over the settings' ``sandbox`` value (docs/sandbox.md)."""
     session_id: str | None = None
     write_transcript: bool = True
     resume: str | None = None
@@ -173,6 +177,18 @@ def git_branch(cwd: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+def _bash_sandbox(settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:
+    """The app's Bash sandbox when ``sandbox.enabled`` is on (settings, then the SDK option), else None."""
+    try:
+        config = sandbox_settings_from(merge_sandbox_values(settings.get("sandbox"), from_sdk), cwd)
+    except ConfigurationError as exc:
+        files = [f for f in settings.files if "sandbox" in f.data]
+        where = "CatuiOptions.sandbox" if from_sdk else (
+            str(files[-1].path) if files and files[-1].path is not None else "--settings")
+        raise ConfigurationError(f"{where}: {exc}") from None
+    return BashSandbox(config) if config.enabled else None
+
+
 def build_app(options: RunOptions) -> AgentApp:
     """Load settings, resolve the model, and assemble the main session. Raises ConfigurationError."""
 
@@ -250,8 +266,11 @@ def build_app(options: RunOptions) -> AgentApp:
         transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
         carry_history(transcript, resumed)
 
+    sandbox = _bash_sandbox(settings, options.sandbox, cwd)
+    if sandbox is not None and sandbox.settings.auto_allow_bash_if_sandboxed and sandbox.availability.usable:
+        permissions = permissions.with_sandboxed_bash(sandbox.settings.excluded_commands)
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
-    services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks)
+    services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox)
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
         services=services,

@@ -47,6 +47,7 @@ class CatuiOptions:
     ``resume`` (a session id) or ``continue_conversation`` (the latest session
     of ``cwd``) start from a saved conversation; with ``fork_session`` it is
     continued under a new id and the old transcript is left as it was.
+    ``sandbox`` has the ``sandbox`` setting's shape (``{"enabled": True}``) and is laid over it (docs/sandbox.md).
     """
 
     agents: dict[str, Any] | None = None
@@ -62,6 +63,7 @@ class CatuiOptions:
     cwd: str | Path | None = None
     add_dirs: list[str | Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    sandbox: dict[str, Any] | None = None
     setting_sources: list[str] | None = None
     settings: str | None = None
     tools: list[Any] = field(default_factory=list)
@@ -128,6 +130,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         extra_tools=extra_tools(options),
         can_use_tool=permission_bridge(options.can_use_tool, abort_run) if options.can_use_tool else None,
         env=dict(options.env),
+        sandbox=_sandbox_option(options.sandbox),
         session_id=options.session_id,
         write_transcript=options.write_transcript,
         resume=options.resume,
@@ -145,6 +148,17 @@ def _thinking(options: CatuiOptions) -> dict[str, Any] | None:
     if options.thinking is not None:
         return parse_thinking_config(options.thinking, "CatuiOptions.thinking")
     return thinking_from_budget(options.max_thinking_tokens, "CatuiOptions.max_thinking_tokens")
+
+
+def _sandbox_option(value: Any) -> dict[str, Any] | None:
+    """The ``sandbox`` option: the settings' shape (``{"enabled": True, ...}``); checked field by field later."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(
+            f"CatuiOptions.sandbox must be a dict like {{'enabled': True}}, not {type(value).__name__}"
+        )
+    return dict(value)
 
 
 _SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")

@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "skills": ("catui.cli.skills_cmd", "command", "List and show SKILL.md skills."),
     "tasks": ("catui.cli.tasks_cmd", "command", "List, show and stop background tasks."),
     "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
+    "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
 }
 
 

@@ -51,6 +51,10 @@ class PermissionContext:
     plan_file: Path | None = None
     confinements: tuple[ToolConfinement, ...] = ()
     """Tools usable only inside one folder each (checked after deny rules; see permissions.decide)."""
+    sandboxed_bash: bool = False
+    """Bash commands run in the OS sandbox and may be approved because of it (``autoAllowBashIfSandboxed``)."""
+    sandbox_excluded_commands: tuple[str, ...] = ()
+    """``sandbox.excludedCommands``: these run outside the sandbox, so the sandbox approves nothing for them."""
 
     def with_mode(self, mode: PermissionMode) -> PermissionContext:
         return replace(self, mode=mode)
@@ -63,6 +67,10 @@ class PermissionContext:
 
     def with_plan_file(self, path: Path | None) -> PermissionContext:
         return replace(self, plan_file=path)
+
+    def with_sandboxed_bash(self, excluded_commands: tuple[str, ...]) -> PermissionContext:
+        """A copy in which sandboxed Bash commands are approved as docs/sandbox.md describes."""
+        return replace(self, sandboxed_bash=True, sandbox_excluded_commands=excluded_commands)
 
     def with_working_directories(self, *dirs: Path) -> PermissionContext:
         return replace(self, working_directories=tuple(dirs))

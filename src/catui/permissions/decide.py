@@ -13,6 +13,13 @@ Modes, for calls that no rule settled:
 - ``auto``: everything inside the working directories runs (the handoff
   classifier reviews sub-agent work separately).
 
+With the Bash sandbox on and usable (``PermissionContext.sandboxed_bash``, from
+``sandbox.autoAllowBashIfSandboxed``), a Bash command that no deny or ask rule
+matches and that ``sandbox.excludedCommands`` does not take out of the sandbox
+is allowed in default, acceptEdits, dontAsk and auto mode, including commands
+that redirect output outside the working directories (the sandbox, not the
+permission check, refuses such writes). Plan mode is unchanged.
+
 A file call outside the working directories is asked (denied in plan and
 dontAsk mode) unless an allow rule covers it; only bypassPermissions skips
 that check. Every refusal's ``reason`` names the rule (and where it was
@@ -50,6 +57,7 @@ from catui.permissions.rules import (
     wildcard_matches,
     within_directories,
 )
+from catui.permissions.sandbox_rules import is_excluded_command
 
 # Tools that only manage the conversation itself; they never need approval (deny rules still apply).
 NO_APPROVAL_TOOLS: frozenset[str] = frozenset(
@@ -103,7 +111,12 @@ def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecisi
         return PermissionDecision("allow", "Writing the plan file is allowed in plan mode.")
 
     allowed = _allowing_rule(ctx, request, cwd)
-    if allowed is not None and ctx.mode != "bypassPermissions" and not _approves_exactly(allowed, request):
+    if (
+        allowed is not None
+        and ctx.mode != "bypassPermissions"
+        and not _approves_exactly(allowed, request)
+        and not _runs_sandboxed(ctx, request)
+    ):
         escaping = _shell_writes_outside(ctx, request, cwd)
         if escaping is not None:
             return escaping
@@ -192,6 +205,8 @@ def _decide_by_mode(ctx: PermissionState, request: PermissionRequest, label: str
             )
         return PermissionDecision("ask", f"{path} is outside the working directories ({dirs}). {how}")
 
+    if mode in SANDBOX_APPROVING_MODES and _runs_sandboxed(ctx, request):
+        return PermissionDecision("allow", "Allowed because Bash runs in the sandbox (sandbox.autoAllowBashIfSandboxed).")
     read_only = request.read_only or _is_read_only_shell(ctx, request, cwd)
     if tool in NETWORK_TOOLS and mode != "auto":
         return _needs_approval(request, label, mode, cwd, what="reaches the network and")
@@ -206,6 +221,17 @@ def _decide_by_mode(ctx: PermissionState, request: PermissionRequest, label: str
     if mode == "acceptEdits" and request.is_edit:
         return PermissionDecision("allow", "File edits inside the working directories run in acceptEdits mode.")
     return _needs_approval(request, label, mode, cwd)
+
+
+SANDBOX_APPROVING_MODES: frozenset[str] = frozenset({"default", "acceptEdits", "dontAsk", "auto"})
+
+
+def _runs_sandboxed(ctx: PermissionState, request: PermissionRequest) -> bool:
+    """Whether this is a Bash command that will run inside the sandbox (so the sandbox bounds what it writes)."""
+    if not ctx.sandboxed_bash or canonical_tool_name(request.tool_name) != "Bash":
+        return False
+    command = request_subject(request)
+    return command is not None and not is_excluded_command(command, ctx.sandbox_excluded_commands)
 
 
 def _needs_approval(

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
+from catui.sandbox.policy import AgentFolders, LaunchPlan
 from catui.tasks.model import Task, new_task_id
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
@@ -92,6 +93,11 @@ class BashTool(Tool):
 
     async def _run(self, command: str, timeout_ms: int, ctx: ToolContext, notes: list[str]) -> ToolResult:
         with tempfile.TemporaryDirectory(prefix="catui-bash-") as scratch:
+            launch = _launch_plan(command, ctx, [Path(scratch)])
+            if launch.refusal is not None:
+                return ToolResult(launch.refusal, is_error=True)
+            if launch.notice:
+                notes.append(launch.notice)
             cwd_file = Path(scratch) / "cwd"
             out_file = Path(scratch) / "out"
             # The trailer records the final directory and keeps the command's exit status; a command that
@@ -100,7 +106,7 @@ class BashTool(Tool):
                 f"{command}\n__catui_status=$?\n"
                 f"pwd -P > {shlex.quote(str(cwd_file))} 2>/dev/null\nexit $__catui_status\n"
             )
-            proc = await _start_bash(script, ctx, out_file)
+            proc = await _start_bash(script, ctx, out_file, launch)
             interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
             output, unread = _read_output(out_file)
             new_cwd = (
@@ -115,6 +121,7 @@ class BashTool(Tool):
         body = _truncate(output.rstrip("\n"), unread)
         data: dict[str, Any] = {
             "exit_code": exit_code,
+            "sandboxed": launch.sandboxed,
             "interrupted": interrupted is not None,
             "cwd": str(ctx.cwd),
         }
@@ -126,6 +133,10 @@ class BashTool(Tool):
                 _join([body, "Command was interrupted and killed."], notes), is_error=True, data=data
             )
         if exit_code != 0:
+            if launch.layout is not None and ctx.services.sandbox is not None:
+                denial = ctx.services.sandbox.denial_note(output, launch.layout)
+                if denial:
+                    notes.append(denial)
             return ToolResult(_join([body, f"Exit code {exit_code}"], notes), is_error=True, data=data)
         return ToolResult(_join([body or "(no output)"], notes), data=data)
 
@@ -137,15 +148,18 @@ class BashTool(Tool):
                 "run_in_background.",
                 is_error=True,
             )
+        launch = _launch_plan(args.command, ctx, [])
+        if launch.refusal is not None:
+            return ToolResult(launch.refusal, is_error=True)
         task_id = new_task_id("local_bash")
         output_file: Path = registry.output_path(task_id)
-        proc = await _start_bash(args.command, ctx, output_file)
+        proc = await _start_bash(args.command, ctx, output_file, launch)
         task = Task(
             id=task_id,
             type="local_bash",
             description=args.description or args.command,
             output_file=output_file,
-            metadata={"command": args.command, "pid": proc.pid, "cwd": str(ctx.cwd)},
+            metadata={"command": args.command, "pid": proc.pid, "cwd": str(ctx.cwd), "sandboxed": launch.sandboxed},
         )
 
         stopping = asyncio.Event()
@@ -165,30 +179,44 @@ class BashTool(Tool):
         task.runner = asyncio.create_task(watch())
         task.stop_callback = stop
         registry.add(task)
+        notice = f"\n{launch.notice}" if launch.notice else ""
         return ToolResult(
             f"Command running in the background with ID: {task_id}. Its output is being written to "
-            f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.",
+            f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.{notice}",
             data={"background_task_id": task_id, "output_file": str(output_file)},
         )
 
 
-async def _start_bash(script: str, ctx: ToolContext, output_file: Path) -> asyncio.subprocess.Process:
-    """Start ``bash -c script`` in ``ctx.cwd`` with stdout and stderr going to ``output_file``.
+def _launch_plan(command: str, ctx: ToolContext, scratch: list[Path]) -> LaunchPlan:
+    """How the sandbox (when the ``sandbox`` setting is on) wants this command started."""
+    sandbox = ctx.services.sandbox
+    if sandbox is None:
+        return LaunchPlan()
+    folders = AgentFolders(ctx.cwd, ctx.project_root, ctx.permissions.working_directories)
+    return sandbox.plan(command, folders, scratch)
+
+
+async def _start_bash(
+    script: str, ctx: ToolContext, output_file: Path, launch: LaunchPlan
+) -> asyncio.subprocess.Process:
+    """Start ``bash -c script`` in ``ctx.cwd`` (inside bwrap when sandboxed), output going to ``output_file``.
 
     The child gets a session (process group) of its own, so that a timeout, an interrupt or TaskStop
     can kill everything it started, and no stdin, so that a command waiting for input ends instead of hanging.
     """
+    env = _child_env(ctx)
+    if launch.sandboxed:
+        env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the writable one
+    argv = launch.wrap(["bash", "-c", script], ctx.cwd)
     with output_file.open("wb") as out:
         return await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            script,
+            *argv,
             cwd=str(ctx.cwd),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            env=_child_env(ctx),
+            env=env,
         )
 
 

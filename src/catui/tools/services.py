@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from catui.agents.definition import AgentDefinition
+from catui.sandbox.policy import BashSandbox
 from catui.tasks.registry import TaskRegistry
 
 if TYPE_CHECKING:
@@ -108,6 +109,8 @@ class ToolServices:
     team: TeamMembership | None = None
     output_review: OutputReviewer | None = None
     """Reviews a background agent's output when it is read in auto mode (None when background agents are off)."""
+    sandbox: BashSandbox | None = None
+    """Where Bash commands run when the ``sandbox`` setting is on (shared by every agent); None when off."""
 
     def for_child(self, session: Session | None = None) -> ToolServices:
         """A copy for a child agent's context, owned by ``session``."""

@@ -1,0 +1,116 @@
+"""The ``sandbox`` setting, in Claude Code's shape.
+
+```json
+"sandbox": {
+  "enabled": true,
+  "autoAllowBashIfSandboxed": true,
+  "excludedCommands": ["docker"],
+  "failIfUnavailable": false,
+  "filesystem": {"allowWrite": ["~/.cache/pip"], "denyWrite": ["src/secrets"]},
+  "network": {"allowedDomains": []}
+}
+```
+
+Fields catui does not act on (``allowUnixSockets``, proxy ports, ``allowLocalBinding``, ...) are accepted and
+ignored, so one settings file serves both programs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catui.errors import ConfigurationError
+
+ALL_DOMAINS = "*"
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """What the ``sandbox`` setting asks for.
+
+    ``fail_if_unavailable``: when bwrap is missing or cannot create namespaces, refuse Bash (True) or run
+    commands unsandboxed after saying so (False, Claude Code's default). ``allowed_domains`` empty means no
+    network; ``["*"]`` means the host's network; any other list is a domain allow-list, which catui cannot
+    enforce yet, so the network stays off (see docs/sandbox.md).
+    """
+
+    enabled: bool = False
+    auto_allow_bash_if_sandboxed: bool = True
+    excluded_commands: tuple[str, ...] = ()
+    fail_if_unavailable: bool = False
+    allow_write: tuple[Path, ...] = ()
+    deny_write: tuple[Path, ...] = ()
+    allowed_domains: tuple[str, ...] = ()
+
+    @property
+    def network_enabled(self) -> bool:
+        """Whether commands share the host's network (only for ``allowedDomains: ["*"]``)."""
+        return ALL_DOMAINS in self.allowed_domains
+
+    @property
+    def domain_list_unsupported(self) -> bool:
+        """A per-domain allow-list was asked for; catui keeps the network off instead (documented gap)."""
+        return bool(self.allowed_domains) and not self.network_enabled
+
+
+def _bool(value: Any, where: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{where} must be true or false, not {value!r}; fix it in your settings")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigurationError(f"{where} must be a list of strings, not {value!r}; fix it in your settings")
+    return tuple(value)
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{where} must be an object, not {value!r}; fix it in your settings")
+    return value
+
+
+def _paths(values: tuple[str, ...], base: Path) -> tuple[Path, ...]:
+    """``~`` expands to the home folder; relative paths are read from ``base`` (the working directory)."""
+    return tuple((base / Path(v).expanduser()).resolve() for v in values)
+
+
+def sandbox_settings_from(value: Any, base: Path) -> SandboxSettings:
+    """Read a ``sandbox`` settings value (``None`` when absent). Raises ConfigurationError naming the bad field."""
+    raw = _mapping(value, "sandbox")
+    filesystem = _mapping(raw.get("filesystem"), "sandbox.filesystem")
+    network = _mapping(raw.get("network"), "sandbox.network")
+    return SandboxSettings(
+        enabled=_bool(raw.get("enabled"), "sandbox.enabled", False),
+        auto_allow_bash_if_sandboxed=_bool(
+            raw.get("autoAllowBashIfSandboxed"), "sandbox.autoAllowBashIfSandboxed", True
+        ),
+        excluded_commands=_strings(raw.get("excludedCommands"), "sandbox.excludedCommands"),
+        fail_if_unavailable=_bool(raw.get("failIfUnavailable"), "sandbox.failIfUnavailable", False),
+        allow_write=_paths(_strings(filesystem.get("allowWrite"), "sandbox.filesystem.allowWrite"), base),
+        deny_write=_paths(_strings(filesystem.get("denyWrite"), "sandbox.filesystem.denyWrite"), base),
+        allowed_domains=_strings(network.get("allowedDomains"), "sandbox.network.allowedDomains"),
+    )
+
+
+def merge_sandbox_values(from_settings: Any, from_sdk: Mapping[str, Any] | None) -> Any:
+    """The SDK's ``sandbox`` option over the settings' one, key by key (nested objects merged one level)."""
+    if not from_sdk:
+        return from_settings
+    merged: dict[str, Any] = dict(from_settings) if isinstance(from_settings, Mapping) else {}
+    for key, value in from_sdk.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,147 @@
+"""``BashSandbox``: how the Bash tool starts one command — inside bwrap, unsandboxed, or not at all."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from catui.permissions.sandbox_rules import is_excluded_command
+from catui.sandbox.config import SandboxSettings
+from catui.sandbox.layout import SandboxLayout, build_layout, bwrap_argv
+from catui.sandbox.probe import Availability, probe_bwrap
+
+# What a refusal by the sandbox looks like in a command's output (EROFS, EPERM, no network).
+_DENIAL_PATTERNS = re.compile(
+    r"Read-only file system|Operation not permitted|Network is unreachable|Could not resolve host|"
+    r"Temporary failure in name resolution|Connection refused|Name or service not known|"
+    r"/tmp/\S*: No such file or directory",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How to start one command: inside bwrap (``layout`` set), unsandboxed, or not at all (``refusal``).
+
+    ``notice``: say this in the command's result (the one-time "cannot sandbox" notice).
+    """
+
+    layout: SandboxLayout | None = None
+    binary: str = "bwrap"
+    refusal: str | None = None
+    notice: str | None = None
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.layout is not None
+
+    def wrap(self, command: list[str], cwd: Path) -> list[str]:
+        """``command`` as it is started: under bwrap when sandboxed, else unchanged."""
+        if self.layout is None:
+            return command
+        return bwrap_argv(self.binary, self.layout, Path(os.path.realpath(cwd)), command)
+
+
+@dataclass(frozen=True)
+class AgentFolders:
+    """The folders of the agent a command runs for (from its ToolContext)."""
+
+    cwd: Path
+    project_root: Path
+    working_directories: tuple[Path, ...]
+
+
+class BashSandbox:
+    """One per app, shared by every agent's Bash tool (sub-agents get the same object through ToolServices).
+
+    ``probe`` checks bwrap (once, lazily, at the first command); ``report`` receives the one-time notice
+    when bwrap cannot be used (the CLI prints it on stderr).
+    """
+
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        *,
+        probe: Callable[[], Availability] = probe_bwrap,
+        report: Callable[[str], None] | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self._probe = probe
+        self._report = report or _print_stderr
+        self._home = home
+        self._availability: Availability | None = None
+        self._announced = False
+
+    @property
+    def availability(self) -> Availability:
+        if self._availability is None:
+            self._availability = self._probe()
+        return self._availability
+
+    def excludes(self, command: str) -> bool:
+        """Whether ``command`` runs outside the sandbox because of ``sandbox.excludedCommands``."""
+        return is_excluded_command(command, self.settings.excluded_commands)
+
+    def layout_for(self, folders: AgentFolders, scratch: Iterable[Path] = ()) -> SandboxLayout:
+        """What a command of this agent may write."""
+        roots = folders.working_directories or (folders.project_root,)
+        home = self._home or Path(os.environ.get("HOME") or Path.home())
+        return build_layout(
+            writable_roots=roots,
+            readable=[folders.project_root, home, folders.cwd],
+            extra_writable=[*self.settings.allow_write, *scratch],
+            deny_write=self.settings.deny_write,
+            share_network=self.settings.network_enabled,
+        )
+
+    def plan(self, command: str, folders: AgentFolders, scratch: Iterable[Path] = ()) -> LaunchPlan:
+        """How to start ``command`` for the agent with ``folders``."""
+        if self.excludes(command):
+            return LaunchPlan()
+        availability = self.availability
+        if not availability.usable:
+            notice = self._announce(availability)
+            if self.settings.fail_if_unavailable:
+                return LaunchPlan(
+                    refusal=(
+                        f"Bash is refused: the sandbox is required (sandbox.failIfUnavailable) but cannot run "
+                        f"here: {availability.reason}. Ask the user to fix that, or to set "
+                        "sandbox.failIfUnavailable to false to run commands unsandboxed."
+                    )
+                )
+            return LaunchPlan(notice=notice)
+        assert availability.binary is not None
+        layout = self.layout_for(folders, scratch)
+        return LaunchPlan(layout=layout, binary=availability.binary)
+
+    def _announce(self, availability: Availability) -> str | None:
+        """The unavailability notice, the first time only (in a result and on the report channel)."""
+        if self._announced:
+            return None
+        self._announced = True
+        what = "Bash is refused" if self.settings.fail_if_unavailable else "commands run UNSANDBOXED"
+        notice = f"catui: sandbox.enabled is set but the sandbox cannot run: {availability.reason}; {what}."
+        self._report(notice)
+        return notice
+
+    def denial_note(self, output: str, layout: SandboxLayout) -> str | None:
+        """A note for a failed sandboxed command whose output looks like a refusal by the sandbox."""
+        if not _DENIAL_PATTERNS.search(output):
+            return None
+        network = "shared with the host" if layout.share_network else "off (no connections, not even to 127.0.0.1)"
+        return (
+            "This command ran in catui's sandbox, which may have refused it: only "
+            f"{layout.describe_writable()} are writable (the host's /tmp is not visible), and the network is "
+            f"{network}. Work inside those "
+            "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite) "
+            "or command (sandbox.excludedCommands) to allow."
+        )
+
+
+def _print_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
