@@ -45,6 +45,8 @@ class McpConnection:
         self.tools: list[Any] = []
         self.server_info: Any = None
         self.instructions: str | None = None
+        self.has_resources = False
+        """Whether the server declared the resources capability at initialisation."""
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
         self._connect_timeout_s = connect_timeout_s
@@ -105,6 +107,8 @@ class McpConnection:
                     self.server_info = getattr(initialized, "server_info", None)
                     instructions = getattr(initialized, "instructions", None)
                     self.instructions = instructions if isinstance(instructions, str) else None
+                    capabilities = getattr(initialized, "capabilities", None)
+                    self.has_resources = getattr(capabilities, "resources", None) is not None
                     self.tools = await _list_all_tools(session)
                     deadline.reschedule(None)
                     self._session = session
@@ -203,6 +207,46 @@ class McpConnection:
                 f"MCP server '{self.name}' stopped while running tool '{tool_name}': {self.error}"
             ) from None
         raise McpCallError(f"MCP server '{self.name}' failed to run tool '{tool_name}': {describe_exception(exc)}")
+
+
+    async def list_resources(self) -> list[Any]:
+        """The server's resources (the SDK's ``Resource`` objects, every page); [] when it offers none."""
+        session = self._connected_session()
+        if not self.has_resources:
+            return []
+        from mcp.types import PaginatedRequestParams  # lazy: the optional, slow SDK (see _run)
+
+        resources: list[Any] = []
+        cursor: str | None = None
+        try:
+            for _page in range(1000):  # a server that keeps returning cursors must not hang the session
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                result = await session.list_resources(params=params)
+                resources.extend(result.resources)
+                cursor = result.next_cursor
+                if not cursor:
+                    break
+        except Exception as exc:  # the SDK raises MCPError, OSError, groups: all mean the listing failed
+            raise McpCallError(
+                f"MCP server '{self.name}' failed to list its resources: {describe_exception(exc)}"
+            ) from None
+        return resources
+
+    async def read_resource(self, uri: str) -> Any:
+        """Read one resource; returns the SDK's ReadResourceResult. Raises McpCallError."""
+        session = self._connected_session()
+        try:
+            return await session.read_resource(uri)
+        except Exception as exc:  # as in list_resources
+            raise McpCallError(
+                f"MCP server '{self.name}' failed to read resource {uri}: {describe_exception(exc)}"
+            ) from None
+
+    def _connected_session(self) -> Any:
+        session = self._session
+        if session is None or self.status != "connected":
+            raise McpCallError(f"MCP server '{self.name}' is not connected: {self.error or self.status}")
+        return session
 
 
 @contextlib.asynccontextmanager

@@ -64,6 +64,7 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
         return None
     # lazy: the manager with its tools and connections (~13 ms in `catui -p`) only when a server is configured
     from catui.mcp.manager import McpManager
+    from catui.mcp.resources import resource_tools
 
     manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings)
     manager.ready_timeout_s = main_wait_seconds(env)
@@ -74,9 +75,14 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     def add_tools(ready: McpManager) -> None:
         present = {t.name for t in session.tools}
         new = [t for t in ready.tools() if t.name not in present]
-        if new:
-            # Claude Code's order: the built-in tools, then the MCP tools (spec 9.3).
-            session.set_tools([*session.tools, *new])
+        # Claude Code offers the resource tools whenever MCP servers are configured, among its built-in tools.
+        resource = [t for t in resource_tools() if t.name not in present]
+        if new or resource:
+            # Claude Code's order: the built-in tools sorted by name, then the MCP tools (spec 9.3).
+            builtin = sorted([*(t for t in session.tools if not t.name.startswith("mcp__")), *resource],
+                             key=lambda t: t.name)  # fmt: skip
+            server_tools = [t for t in session.tools if t.name.startswith("mcp__")]
+            session.set_tools([*builtin, *server_tools, *new])
 
     manager.on_ready(add_tools)
     previous = session.config.before_turn

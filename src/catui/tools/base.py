@@ -59,6 +59,17 @@ class PlanModeState:
 
 
 @dataclass
+class EnteredWorktree:
+    """The worktree an agent moved into with EnterWorktree, and where it came from (ExitWorktree goes back)."""
+
+    info: Any
+    """The ``catui.worktree.WorktreeInfo`` of the worktree (typed loosely: tools' context stays import-light)."""
+    original_cwd: Path
+    original_project_root: Path
+    original_working_directories: tuple[Path, ...]
+
+
+@dataclass
 class ToolContext:
     """Everything a tool call may use. One per agent; the session owns it.
 
@@ -88,6 +99,8 @@ class ToolContext:
     emit: Callable[[Any], None] | None = None
     services: ToolServices = field(default_factory=ToolServices)
     plan: PlanModeState = field(default_factory=PlanModeState)
+    worktree: EnteredWorktree | None = None
+    """Set while the agent works in a worktree it entered with EnterWorktree (None otherwise)."""
 
     @property
     def tool_use_id(self) -> str | None:

@@ -17,6 +17,7 @@ from catui.tools.task_output import TaskOutputTool
 from catui.tools.task_stop import TaskStopTool
 from catui.tools.todo_write import TodoWriteTool
 from catui.tools.web_fetch import WebFetchTool
+from catui.tools.worktree_session import EnterWorktreeTool, ExitWorktreeTool
 from catui.tools.write import WriteTool
 
 
@@ -29,7 +30,9 @@ def builtin_tools(*, interactive: bool = False, extra: Iterable[Tool] = ()) -> l
         BashTool(),
         EditTool(),
         EnterPlanModeTool(),
+        EnterWorktreeTool(),
         ExitPlanModeTool(),
+        ExitWorktreeTool(),
         GlobTool(),
         GrepTool(),
         NotebookEditTool(),

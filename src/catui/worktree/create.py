@@ -79,8 +79,12 @@ async def create_worktree(
     settings: Mapping[str, Any] | None = None,
     state: StateDB | None = None,
     session_id: str = "",
+    slug: str | None = None,
 ) -> WorktreeInfo:
     """Create the isolated worktree of ``agent_id`` and record it in ``state`` (status ``active``).
+
+    ``slug`` names the folder (and the branch, ``worktree-<slug>``) instead of
+    ``agent-<first 8 of id>``: EnterWorktree's ``name``.
 
     Raises :class:`~catui.worktree.model.WorktreeError` with a one-line reason
     (not a git repository and no hooks, git missing, path or branch taken, a
@@ -93,7 +97,7 @@ async def create_worktree(
     if create_hooks:
         info = await _create_with_hooks(agent_id, repo_root, settings, session_id)
     else:
-        info = await _create_with_git(agent_id, repo_root, symlink_dirs, sparse_paths, session_id)
+        info = await _create_with_git(agent_id, repo_root, symlink_dirs, sparse_paths, session_id, slug)
     if state is not None:
         try:
             state.record_worktree(
@@ -121,6 +125,7 @@ async def _create_with_git(
     symlink_dirs: tuple[str, ...],
     sparse_paths: tuple[str, ...],
     session_id: str,
+    slug: str | None = None,
 ) -> WorktreeInfo:
     git_root = find_git_root(repo_root)
     if git_root is None:
@@ -130,8 +135,8 @@ async def _create_with_git(
         )
     git_executable()  # a missing git is reported before anything is touched
     dirs = git_dirs(git_root)
-    slug = worktree_slug(agent_id)
-    branch = worktree_branch(agent_id)
+    branch = f"worktree-{slug}" if slug else worktree_branch(agent_id)
+    slug = slug or worktree_slug(agent_id)
     path = worktrees_root(git_root) / slug
     if os.path.lexists(path):
         raise WorktreeError(

@@ -69,6 +69,10 @@ def build_server(name: str = "tools") -> MCPServer:
         await anyio.sleep(seconds)
         return "waited"
 
+    @server.resource("notes://readme", name="readme", description="The project notes.", mime_type="text/plain")
+    def readme() -> str:
+        return "Remember the milk."
+
     @server.tool()
     def crash() -> str:
         """Kill the server process mid-call."""
