@@ -140,6 +140,7 @@ def test_explore_request(scenario: Any) -> None:
     assert "thinking" not in first
     names = tool_names(first)
     assert names == sorted(names) and set(BASE_CHILD_TOOLS) <= set(names)
+    assert {"EnterWorktree", "ExitWorktree"} <= set(names)  # observed section 2: children get both
     for absent in ("Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop",
                    "Edit", "Write", "NotebookEdit"):
         assert absent not in names
