@@ -2,7 +2,8 @@
 
 Environment: ``MCP_TEST_START_DELAY`` (seconds to sleep before serving, to play
 a slow server), ``MCP_TEST_NAME`` (the server's name), ``MCP_TEST_MARK`` (a
-value the ``env_value`` tool reports, to check the configured env arrives).
+value the ``env_value`` tool reports, to check the configured env arrives), ``MCP_TEST_NO_RESOURCES``
+(set: offer no resource; otherwise ``notes://readme``).
 """
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ def build_server(name: str = "tools") -> MCPServer:
         await anyio.sleep(seconds)
         return "waited"
 
-    @server.resource("notes://readme", name="readme", description="The project notes.", mime_type="text/plain")
-    def readme() -> str:
-        return "Remember the milk."
+    if not os.environ.get("MCP_TEST_NO_RESOURCES"):
+
+        @server.resource("notes://readme", name="readme", description="The project notes.", mime_type="text/plain")
+        def readme() -> str:
+            return "Remember the milk."
 
     @server.tool()
     def crash() -> str:
