@@ -46,7 +46,7 @@ def run(tmp_path: Path, project: Path, turns: list[dict[str, Any]]) -> tuple[Ant
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert events[-1]["result"] == "Finished."
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"init-tools": events[0]["tools"]}
     for event in events:
         if event["type"] == "user":
             for block in event["message"]["content"]:
@@ -82,6 +82,7 @@ def test_list_and_read_resources_of_a_real_server(tmp_path: Path) -> None:
     assert error and "MCP server 'notes' failed to read resource notes://missing" in text
     assert results["list-no-server"][0] and 'no MCP server named "elsewhere"' in results["list-no-server"][1]
     assert results["no-uri"][0] and "uri" in results["no-uri"][1]
+    assert {"ListMcpResourcesTool", "ReadMcpResourceTool", "mcp__notes__echo"} <= set(results["init-tools"])
     # Offered among the built-in tools, sorted by name, ahead of the server's own tools.
     names = [t["name"] for t in server.bodies()[0]["tools"]]
     builtin = [n for n in names if not n.startswith("mcp__")]

@@ -133,3 +133,29 @@ def test_refusals_outside_git_and_for_bad_names(tmp_path: Path, repo: Path) -> N
     assert results["dots"][0] and "may hold only letters, digits" in results["dots"][1]
     assert results["long"][0] and "use at most 64" in results["long"][1]
     assert branches(repo) == ["main"] and not (repo / ".catui" / "worktrees").exists()
+
+
+def test_a_sub_agent_moves_only_itself(tmp_path: Path, repo: Path) -> None:
+    worktree = repo / ".catui" / "worktrees" / "child"
+
+    def child(turn: dict[str, Any]) -> dict[str, Any]:
+        return {"match": {"first_user_contains": "CHILD-JOB"}, **turn}
+
+    def parent(turn: dict[str, Any]) -> dict[str, Any]:
+        return {"match": {"first_user_contains": "work in a worktree"}, **turn}
+
+    results = run_script(tmp_path, repo, [
+        parent(call("Agent", {"description": "try a worktree", "prompt": "CHILD-JOB",
+                              "subagent_type": "general-purpose"}, "agent")),
+        child(call("EnterWorktree", {"name": "child"}, "child-enter")),
+        child(call("Bash", {"command": "pwd"}, "child-pwd")),
+        child(call("ExitWorktree", {"action": "keep"}, "child-exit")),
+        child({"content": [{"type": "text", "text": "child done"}]}),
+        parent(call("Bash", {"command": "pwd"}, "parent-pwd")),
+    ])
+    assert results["agent"][0] is False and "child done" in results["agent"][1]
+    assert results["parent-pwd"] == (False, str(repo))
+    # The child's own results (stream-json carries them): it worked in the worktree, and kept it.
+    assert results["child-pwd"] == (False, str(worktree))
+    assert results["child-exit"][0] is False
+    assert worktree.is_dir() and "worktree-child" in branches(repo)
