@@ -25,6 +25,7 @@ from catui.state.db import StateDB
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
 from tests.test_background_cli import GUARD_S, bg_call, catui, last_user_text, text, wait_for
+from tests.test_cli_interactive_pty import PtyProcess
 
 INTERRUPTED = "previous run was interrupted"
 
@@ -181,3 +182,24 @@ def test_a_bad_setting_is_a_one_line_error(tmp_path: Path, repo: Path) -> None:
         done = catui(repo, cli_env(tmp_path, server), "-p", "Anything new?")
     assert done.returncode == 1
     assert "resumeInterruptedAgents='sometimes' is not one of auto, ask, off" in done.stderr
+
+
+def test_ask_in_the_terminal_resumes_on_yes(tmp_path: Path, repo: Path) -> None:
+    agent_id, _before = kill_during_agent(tmp_path, repo)
+    with AnthropicTestServer({"turns": resumed_turns()}) as server:
+        env = {**cli_env(tmp_path, server), "TERM": "xterm-256color"}
+        term = PtyProcess([sys.executable, "-m", "catui"], cwd=repo, env=env)
+        try:
+            term.expect(rf"Background agent {agent_id} \(general-purpose: job toolu_crash\) was interrupted\. "
+                        r"Resume it\? \[y/N\]")
+            term.send("y\r")
+            term.expect(f"resuming interrupted background agent {agent_id}")
+            term.expect("Noted the job.")  # its notification became a turn of the interactive session
+            term.send("\x04")
+            term.wait_exit()
+        finally:
+            term.close()
+        bodies = server.bodies()
+    assert len(notifications(bodies)) == 1
+    row = StateDB(repo).get_task(agent_id)
+    assert row is not None and row["status"] == "completed"

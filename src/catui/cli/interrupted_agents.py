@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from catui.errors import CatuiError
 from catui.subagents.interrupted import describe, resume_interrupted_mode
 
 Say = Callable[[str], object]
@@ -24,7 +25,11 @@ async def handle_interrupted_agents(app: Any, *, interactive: bool, say: Say, as
     if interrupted is None:
         return []
     mode = resume_interrupted_mode(app.settings, interactive=interactive)
-    rows = interrupted.find()
+    try:
+        rows = interrupted.find()
+    except CatuiError as exc:  # a busy or damaged state.db must not keep catui from starting
+        say(f"warning: cannot look for interrupted background agents: {exc}")
+        return []
     if not rows:
         return []
     if mode == "ask" and ask is not None:

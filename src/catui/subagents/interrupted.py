@@ -58,7 +58,7 @@ class InterruptedAgents:
     def find(self) -> list[dict[str, Any]]:
         """Interrupted agents that can still be resumed (oldest first); live rows of dead processes are marked first."""
         state = self.tasks.state
-        if state is None:
+        if state is None or not state.path.is_file():  # no background task ever ran here: nothing to create
             return []
         state.mark_interrupted()
         return [
