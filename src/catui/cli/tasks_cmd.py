@@ -6,7 +6,8 @@ one. Tasks belong to the catui process that started them: ``stop`` records a
 stop request in state.db, which that process polls (every half second) and
 answers by stopping the task and recording it as ``stopped``; this command
 waits for that. A task whose process has died (killed, crashed) is shown as
-``interrupted``: every command here marks such tasks first.
+``interrupted``: every command here marks such tasks first, and ``catui tasks
+resume ID`` resumes one here, running it to completion (``tasks_resume.py``).
 """
 
 from __future__ import annotations
