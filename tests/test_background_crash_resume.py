@@ -176,12 +176,17 @@ def test_an_agent_whose_notification_was_posted_is_not_resumed(tmp_path: Path, r
     assert row is not None and row["status"] == "interrupted"
 
 
-def test_a_bad_setting_is_a_one_line_error(tmp_path: Path, repo: Path) -> None:
+def test_a_bad_setting_is_a_one_line_warning_and_the_default_applies(tmp_path: Path, repo: Path) -> None:
+    agent_id, _before = kill_during_agent(tmp_path, repo)
     set_mode(repo, "sometimes")
     with AnthropicTestServer({"turns": resumed_turns()}) as server:
         done = catui(repo, cli_env(tmp_path, server), "-p", "Anything new?")
-    assert done.returncode == 1
-    assert "resumeInterruptedAgents='sometimes' is not one of auto, ask, off" in done.stderr
+        bodies = server.bodies()
+    assert done.returncode == 0 and done.stdout.strip() == "Nothing yet.", done.stderr
+    assert ("catui: warning: setting resumeInterruptedAgents='sometimes' is not one of auto, ask, off; fix it in "
+            "your settings.json (using off meanwhile)") in done.stderr
+    assert f"catui tasks resume {agent_id}" in done.stderr  # off: said, not resumed
+    assert not any(INTERRUPTED in last_user_text(b) for b in bodies)
 
 
 def test_ask_in_the_terminal_resumes_on_yes(tmp_path: Path, repo: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from catui.errors import CatuiError
+from catui.errors import CatuiError, ConfigurationError
 from catui.subagents.interrupted import describe, resume_interrupted_mode
 
 Say = Callable[[str], object]
@@ -24,7 +24,11 @@ async def handle_interrupted_agents(app: Any, *, interactive: bool, say: Say, as
     interrupted = system.interrupted if system is not None else None
     if interrupted is None:
         return []
-    mode = resume_interrupted_mode(app.settings, interactive=interactive)
+    try:
+        mode = resume_interrupted_mode(app.settings, interactive=interactive)
+    except ConfigurationError as exc:  # a bad setting is reported, never fatal: the default applies
+        say(f"warning: {exc}")
+        mode = "ask" if interactive else "off"
     try:
         rows = interrupted.find()
     except CatuiError as exc:  # a busy or damaged state.db must not keep catui from starting

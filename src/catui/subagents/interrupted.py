@@ -42,7 +42,8 @@ def resume_interrupted_mode(settings: Mapping[str, Any] | Any, *, interactive: b
         return "ask" if interactive else "off"
     if value not in RESUME_MODES:
         raise ConfigurationError(
-            f"setting {SETTING}={value!r} is not one of auto, ask, off; fix it in your settings.json"
+            f"setting {SETTING}={value!r} is not one of auto, ask, off; fix it in your settings.json "
+            f"(using {'ask' if interactive else 'off'} meanwhile)"
         )
     mode: ResumeMode = value
     return mode
