@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from catui import __version__
 from catui.app import build_app, first_prompt_content, start_app
+from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.ui_ask import QuestionAsker
 from catui.cli.ui_history import append_history, load_history
 from catui.cli.ui_permission import PermissionPrompter
@@ -50,6 +51,9 @@ async def interactive_main(run_options: Any, prompt: str | None) -> int:
     await start_app(app)
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         sys.stderr.write(f"catui: warning: {warning}\n")
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    await handle_interrupted_agents(app, interactive=True, say=lambda line: sys.stderr.write(f"catui: {line}\n"),
+                                    ask=_ask_line if terminal else None)
     ui = InteractiveSession(app, stdin=sys.stdin, stdout=sys.stdout)
     if app.session.messages:
         ui.screen.print(ui.screen.style(
@@ -59,6 +63,14 @@ async def interactive_main(run_options: Any, prompt: str | None) -> int:
     finally:
         ui.close()
         await app.aclose("prompt_input_exit")
+
+
+async def _ask_line(question: str) -> str:
+    """One answer typed at start-up, before the line editor takes the terminal; empty at end of input."""
+    try:
+        return await asyncio.to_thread(input, question)
+    except EOFError:
+        return ""
 
 
 class InteractiveSession:

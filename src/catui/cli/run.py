@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
+from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
@@ -128,6 +129,7 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)
+    await handle_interrupted_agents(app, interactive=False, say=lambda line: click.echo(f"catui: {line}", err=True))
     writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM,):

@@ -6,11 +6,13 @@ one. Tasks belong to the catui process that started them: ``stop`` records a
 stop request in state.db, which that process polls (every half second) and
 answers by stopping the task and recording it as ``stopped``; this command
 waits for that. A task whose process has died (killed, crashed) is shown as
-``interrupted``: every command here marks such tasks first.
+``interrupted``: every command here marks such tasks first, and ``catui tasks
+resume ID`` resumes one here, running it to completion (``tasks_resume.py``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -190,3 +192,33 @@ def stop_command(ctx: click.Context, ident: str, no_wait: bool) -> None:
         f"asked catui process {row.get('pid')} to stop task {row['id']}, but it is still running after "
         f"{STOP_WAIT_S:.0f} s; that process stops it at its next check, or end the process itself"
     )
+
+
+@command.command("resume")
+@click.argument("ident", metavar="ID")
+@click.pass_context
+def resume_command(ctx: click.Context, ident: str) -> None:
+    """Resume an interrupted background agent here: run it to completion and print its result."""
+    root = project_root(ctx.obj.get("project"))
+    state = open_state(root)
+    if state is None:
+        raise click.ClickException(f"no task matches {ident!r}: this project has no background tasks")
+    try:
+        row = _match(_rows(state), ident)
+    except CatuiError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        state.close()
+    if row.get("status") != "interrupted":
+        raise click.ClickException(
+            f"task {row['id']} is {row.get('status')}, not interrupted; only an agent whose catui process died "
+            "can be resumed here (message a finished one with SendMessage)"
+        )
+    # lazy: building an app (model client, tools, agents) is needed only here
+    from catui.cli.tasks_resume import resume_to_completion
+
+    try:
+        code = asyncio.run(resume_to_completion(root, str(row["id"])))
+    except CatuiError as exc:
+        raise click.ClickException(str(exc)) from exc
+    ctx.exit(code)

@@ -371,6 +371,20 @@ class StateDB:
                     changed.append(task_id)
         return changed
 
+    def claim_interrupted(self, id: str, pid: int) -> bool:
+        """Give interrupted task ``id`` to process ``pid`` (status ``queued``); False when it is not interrupted.
+
+        One statement in one transaction: of two processes claiming the same task, exactly one wins.
+        """
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE tasks SET status = 'queued', pid = ?, error = NULL, ended_at = NULL, updated_at = ? "
+                "WHERE id = ? AND status = 'interrupted'",
+                (pid, time.time(), id),
+            )
+            claimed = bool(cursor.rowcount)
+        return claimed
+
     # ---- agent names -------------------------------------------------------------------------
 
     def set_name(self, session_id: str, name: str, agent_id: str, *, overwrite: bool = True) -> bool:

@@ -37,7 +37,12 @@ from catui.subagents.parent_notices import ParentNotices
 from catui.subagents.progress_summary import ProgressSummaries
 from catui.subagents.resume_state import Carried, carried_from_memory, reset_for_next_message
 from catui.subagents.run import SubagentRun
-from catui.tasks.notifications import TaskNotification, format_task_notification, notification_summary
+from catui.tasks.notifications import (
+    NOTIFICATION_POSTED_KEY,
+    TaskNotification,
+    format_task_notification,
+    notification_summary,
+)
 from catui.tasks.registry import Task, TaskRegistry, TaskStatus
 from catui.tools.base import ToolResult
 
@@ -286,6 +291,10 @@ class BackgroundAgents:
         self.records.names.release(run.agent_id)
         # The notification is queued before the task ends, so a waiter never sees "nothing running,
         # nothing waiting" in between.
+        # Recorded before it is posted: a catui started after this process dies knows the parent was told
+        # (or was about to be), and does not resume the agent to tell it again.
+        task.metadata[NOTIFICATION_POSTED_KEY] = True
+        task.changed()
         if not self._deliver_to_parent_agent(run, text):
             self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status}))
         self.notices.announce(run, event)

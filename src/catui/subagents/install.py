@@ -34,6 +34,7 @@ from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.in_process import InProcessExecutor
 from catui.subagents.foreground import ForegroundDriver
 from catui.subagents.fork import ForkPlanner
+from catui.subagents.interrupted import InterruptedAgents
 from catui.subagents.live import LiveAgents
 from catui.subagents.messaging import AgentMessaging
 from catui.subagents.names import AgentNames
@@ -60,6 +61,7 @@ class SubagentSystem:
     live: LiveAgents
     background: BackgroundAgents | None = None
     messaging: AgentMessaging | None = None
+    interrupted: InterruptedAgents | None = None
 
 
 def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> SubagentSystem:
@@ -91,6 +93,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     live = LiveAgents()
     with_background = not background_tasks_disabled(env) and app.tasks is not None
     background = messaging = None
+    interrupted: InterruptedAgents | None = None
     if with_background:
         app.tasks.session_id = app.tasks.session_id or session.session_id
         names = AgentNames(session.session_id, app.tasks.state)
@@ -117,7 +120,9 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     if background is not None:
         resumer = AgentResumer(planner, transcripts, background, worktrees, app.tasks, session.ctx)
         messaging = AgentMessaging(background.records.names, app.tasks, live, foreground, background, resumer)
-    system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging)
+        interrupted = InterruptedAgents(app.tasks, resumer)
+    system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging,
+                            interrupted=interrupted)
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session
     session.ctx.services.messaging = messaging

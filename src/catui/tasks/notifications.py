@@ -15,6 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+NOTIFICATION_POSTED_KEY = "notification_posted"
+"""Task ``meta`` key set when the task's notification is posted: it is never posted (or resumed) again."""
+
 
 def notification_summary(description: str, status: str, error: str | None = None) -> str:
     """The ``<summary>`` line: ``Agent "<description>" completed`` (failed: with its error; stopped)."""
