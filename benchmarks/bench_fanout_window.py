@@ -49,6 +49,8 @@ from tests.support.loopback import Fault, RecordedRequest  # noqa: E402
 from catui.models.scripted import RequestView  # noqa: E402
 
 PARENT = "BENCH-WINDOW-PARENT"
+PROFILE_TO: list[str] = []
+"""``--profile FILE``: the CLI of the fan-out runs (not the one-child baseline) runs under cProfile into FILE."""
 
 
 class RoundTimer(AnthropicTestServer):
@@ -113,7 +115,8 @@ def one_run(
     out_path, err_path = base / "stdout.txt", base / "stderr.txt"
     try:
         with out_path.open("w") as out, err_path.open("w") as err:
-            child = subprocess.Popen([sys.executable, "-m", "catui", "-p", PARENT, "--output-format", "json"],
+            profile = ["-m", "cProfile", "-o", PROFILE_TO[0]] if PROFILE_TO and count > 1 else []
+            child = subprocess.Popen([sys.executable, *profile, "-m", "catui", "-p", PARENT, "--output-format", "json"],
                                      cwd=base / "repo", env=env, stdout=out, stderr=err, text=True)
             # wait4 gives this process's own peak RSS (getrusage(RUSAGE_CHILDREN) keeps the max of all children).
             _pid, _status, usage = os.wait4(child.pid, 0)
@@ -162,7 +165,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per case (the median is reported)")
     parser.add_argument("--scale", type=int, default=0,
                         help="measure N children at window 100 (peak RSS and tool round) instead of the window cases")
+    parser.add_argument("--profile", metavar="FILE", help="run the fan-out's CLI under cProfile, stats into FILE")
     args = parser.parse_args()
+    if args.profile:
+        PROFILE_TO.append(str(Path(args.profile).resolve()))
     if args.scale:
         scale(args)
         return
