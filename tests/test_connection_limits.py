@@ -138,3 +138,25 @@ def test_a_connect_not_accepted_in_time_lowers_the_ceiling_until_connects_succee
         assert limits.would_wait(origin, 10)
 
     asyncio.run(main())
+
+
+def test_a_lowered_ceiling_lapses_after_the_congestion_hold() -> None:
+    """A passing congestion must not cap the origin for the rest of the session."""
+    from catui.models.connection_limits import CONGESTION_HOLD_S, OriginLimits
+
+    async def main() -> None:
+        limits: OriginLimits[str] = OriginLimits()
+        origin = "server"
+        for _ in range(3):
+            assert await limits.claim(origin, 10, lambda: None) is None
+        limits.connected(origin, 10)
+        limits.not_accepted(origin)
+        limits.not_accepted(origin)  # one established, ceiling one; nothing comes free
+        waiting = asyncio.ensure_future(limits.claim(origin, 10, lambda: None))
+        await asyncio.sleep(CONGESTION_HOLD_S / 2)
+        assert not waiting.done()
+        await asyncio.sleep(CONGESTION_HOLD_S)
+        assert waiting.done() and waiting.result() is None  # the hold ran out: it may open a connection
+        assert limits.open_count(origin) == 2
+
+    asyncio.run(main())

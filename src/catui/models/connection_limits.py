@@ -18,7 +18,9 @@ back-off (1 s, 3 s, 7 s, … after the first try), which turned a 0.3 s turn int
   and the request waits for one of them to come free (or for a place under
   the ceiling) instead of retrying all at once with every other request that
   was dropped at the same moment. Each connect that succeeds raises the
-  ceiling by one again, up to the cap.
+  ceiling by one again, up to the cap, and the ceiling lapses
+  :data:`CONGESTION_HOLD_S` after the last try that was not accepted (so that
+  a passing congestion never caps an origin for the rest of the session).
 
 The cap is ``CATUI_MAX_CONNECTIONS_PER_HOST`` (default
 :data:`DEFAULT_MAX_CONNECTIONS_PER_HOST`), read by
@@ -39,6 +41,10 @@ running background agents (20), so that neither waits on the pool by default."""
 CONNECT_ATTEMPT_S: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
 """Timeouts of successive TCP connect attempts; the last repeats until the connect timeout is spent.
 The first is above most round trips on the internet and well below the kernel's first SYN retry (1 s)."""
+
+CONGESTION_HOLD_S = 1.0
+"""How long a lowered ceiling holds after the last connect try an origin did not accept in time
+(the kernel's own first SYN retry comes after 1 s)."""
 
 ConnectionT = TypeVar("ConnectionT")
 
@@ -67,6 +73,7 @@ class OriginLimits(Generic[ConnectionT]):
         self._open: dict[Hashable, int] = {}
         self._connecting: dict[Hashable, int] = {}
         self._ceiling: dict[Hashable, int] = {}
+        self._ceiling_lapse: dict[Hashable, asyncio.TimerHandle] = {}
         self._waiters: dict[Hashable, collections.deque[asyncio.Future[None]]] = {}
 
     def open_count(self, origin: Hashable) -> int:
@@ -121,6 +128,12 @@ class OriginLimits(Generic[ConnectionT]):
         self._settle(origin)
         established = self._open.get(origin, 0) - 1 - self._connecting.get(origin, 0)
         self._ceiling[origin] = max(1, established)
+        previous = self._ceiling_lapse.pop(origin, None)
+        if previous is not None:
+            previous.cancel()
+        self._ceiling_lapse[origin] = asyncio.get_running_loop().call_later(
+            CONGESTION_HOLD_S, self._lift_ceiling, origin
+        )
         self.closed(origin)
 
     def connect_failed(self, origin: Hashable) -> None:
@@ -146,11 +159,23 @@ class OriginLimits(Generic[ConnectionT]):
         self._open.clear()
         self._connecting.clear()
         self._ceiling.clear()
+        for handle in self._ceiling_lapse.values():
+            handle.cancel()
+        self._ceiling_lapse.clear()
         for queue in self._waiters.values():
             for waiter in queue:
                 if not waiter.done():
                     waiter.set_result(None)
         self._waiters.clear()
+
+    def _lift_ceiling(self, origin: Hashable) -> None:
+        """The congestion hold ran out: every waiter looks again (each one re-queues if still at the cap)."""
+        self._ceiling_lapse.pop(origin, None)
+        if self._ceiling.pop(origin, None) is None:
+            return
+        for waiter in self._waiters.pop(origin, collections.deque()):
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _effective_limit(self, origin: Hashable, limit: int) -> int:
         return max(1, min(limit, self._ceiling.get(origin, limit)))
