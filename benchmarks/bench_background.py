@@ -3,6 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_background.py [--agents 50] [--rounds 20]
+    .venv/bin/python benchmarks/bench_background.py --agents 1000 --rounds 0   # issue 13's scale goal
 
 Everything runs in this process on the scripted provider (no network), with
 the real application (``build_app``) and print mode's conversation loop:
@@ -11,6 +12,11 @@ the real application (``build_app``) and print mode's conversation loop:
   all wait at a gate tool; Python heap in use (tracemalloc) while all N wait,
   minus the heap before the run, divided by N. Background run vs the same N
   agents in the foreground (one message's Agent calls run side by side).
+  The tool-call window and the cap on running background agents are raised
+  to N for these runs (``CATUI_MAX_TOOL_USE_CONCURRENCY`` /
+  ``CATUI_MAX_CONCURRENT_SUBAGENTS``), so that all N are alive at once; a
+  third run keeps the default cap (20): 20 agents run and the rest queue, and
+  the heap per launched agent shows what a queued one costs.
 - notification latency: the child's final answer ends (its model stream is
   done) → the parent's next model request starts. In the background that is
   the notified turn (a new parent turn started by ``next_notification``); in
@@ -151,8 +157,8 @@ async def _run(folder: Path, turns: list[dict[str, Any]], gate: GateTool | None,
     return timed
 
 
-async def memory_per_agent(folder: Path, count: int, background: bool) -> float:
-    """Heap bytes per running agent while ``count`` agents wait at the gate."""
+async def memory_per_agent(folder: Path, count: int, background: bool, running: int | None = None) -> float:
+    """Heap bytes per launched agent while ``running`` of ``count`` agents (all by default) wait at the gate."""
     child = [
         {"match": {"system_contains": "You are the worker agent", "last_is_tool_result": False},
          "content": [{"type": "tool_use", "name": "Gate", "input": {"key": "k"}}], "repeat": True},
@@ -168,7 +174,7 @@ async def memory_per_agent(folder: Path, count: int, background: bool) -> float:
         gc.collect()
         during.append(tracemalloc.get_traced_memory()[0])
 
-    await _run(folder, _turns(count, background, child), GateTool(), sample, count)
+    await _run(folder, _turns(count, background, child), GateTool(), sample, count if running is None else running)
     tracemalloc.stop()
     return (during[0] - before) / count
 
@@ -192,21 +198,41 @@ def _ratio(value: float, base: float) -> str:
     return f"{value / base:.2f}x" if base else "n/a"
 
 
+def _set_limits(window: int, background_cap: int) -> None:
+    os.environ["CATUI_MAX_TOOL_USE_CONCURRENCY"] = str(window)
+    os.environ["CATUI_MAX_CONCURRENT_SUBAGENTS"] = str(background_cap)
+
+
 async def main_async(agents: int, rounds: int) -> None:
     os.environ.setdefault("CATUI_HOME", tempfile.mkdtemp(prefix="bench-bg-home-"))
+    default_cap = 20
     with tempfile.TemporaryDirectory(prefix="bench-bg-") as tmp:
         folder = Path(tmp)
+        _set_limits(max(agents, 10), max(agents, default_cap))
         # Warm-up: lazy imports and one-time caches must not be counted against the first mode measured.
         await memory_per_agent(folder, 2, background=False)
         await memory_per_agent(folder, 2, background=True)
+        started = time.perf_counter()
         fg_mem = await memory_per_agent(folder, agents, background=False)
+        fg_s = time.perf_counter() - started
+        started = time.perf_counter()
         bg_mem = await memory_per_agent(folder, agents, background=True)
-        fg_lat = await notification_latency(folder, rounds, background=False)
-        bg_lat = await notification_latency(folder, rounds, background=True)
+        bg_s = time.perf_counter() - started
+        queued_mem = None
+        if agents > default_cap:
+            _set_limits(max(agents, 10), default_cap)
+            queued_mem = await memory_per_agent(folder, agents, background=True, running=default_cap)
+        fg_lat = await notification_latency(folder, rounds, background=False) if rounds else []
+        bg_lat = await notification_latency(folder, rounds, background=True) if rounds else []
+    print(f"memory per running agent ({agents} at once, Python heap; goal <= 200 KB each):")
+    print(f"  foreground (baseline): {fg_mem / 1024:8.1f} KiB   (whole run {fg_s:.1f} s)")
+    print(f"  background:            {bg_mem / 1024:8.1f} KiB   {_ratio(bg_mem, fg_mem)}   (whole run {bg_s:.1f} s)")
+    if queued_mem is not None:
+        print(f"  background, cap {default_cap} ({agents - default_cap} queued): {queued_mem / 1024:8.1f} KiB"
+              f" per launched agent   {_ratio(queued_mem, fg_mem)}")
+    if not rounds:
+        return
     fg_med, bg_med = statistics.median(fg_lat), statistics.median(bg_lat)
-    print(f"memory per running agent ({agents} at once, Python heap):")
-    print(f"  foreground (baseline): {fg_mem / 1024:8.1f} KiB")
-    print(f"  background:            {bg_mem / 1024:8.1f} KiB   {_ratio(bg_mem, fg_mem)}")
     print(f"child's final answer -> parent's next request ({rounds} rounds, median [min-max]):")
     print(f"  foreground tool_result (baseline): {fg_med:6.2f} ms [{min(fg_lat):.2f}-{max(fg_lat):.2f}]")
     print(f"  background notification turn:     {bg_med:6.2f} ms [{min(bg_lat):.2f}-{max(bg_lat):.2f}]"

@@ -3,6 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_fanout_window.py [--fanout 100] [--delay-ms 50] [--runs 3]
+    .venv/bin/python benchmarks/bench_fanout_window.py --scale 1000 [--runs 1]
 
 The real CLI (``python -m catui -p``) sends one parent message with N Explore
 calls to tests/support/anthropic_server.py on 127.0.0.1; every child answers
@@ -18,6 +19,11 @@ of 10 × one child), then a server with a listen backlog of 5 that accepts
 slowly (``--accept-delay-ms`` before each accept; the issue's slow
 ``http.server``) at window 10 and window N (goal: under 2 s), and at window N
 with the pool capped at 10 connections. Nothing is asserted; ratios are printed.
+
+``--scale N`` measures issue 13's scale goal instead: N Explore children from
+one message at window 100 against the prompt server (goal: a tool round
+<= 3 s and a peak RSS of the CLI process <= 150 MB above a trivial run),
+against one child at window 100 as the baseline (tool round and peak RSS).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from tests.support.loopback import Fault, RecordedRequest  # noqa: E402
 from catui.models.scripted import RequestView  # noqa: E402
 
 PARENT = "BENCH-WINDOW-PARENT"
+PROFILE_TO: list[str] = []
+"""``--profile FILE``: the CLI of the fan-out runs (not the one-child baseline) runs under cProfile into FILE."""
 
 
 class RoundTimer(AnthropicTestServer):
@@ -88,7 +96,7 @@ def make_repo(base: Path) -> Path:
 
 def one_run(
     base: Path, count: int, delay_ms: int, window: int, *, backlog: int | None, accept_delay_s: float,
-    extra_env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None, peak_rss: list[int] | None = None,
 ) -> float:
     server = RoundTimer(script(count, delay_ms))
     server.listen_backlog = backlog
@@ -104,18 +112,49 @@ def one_run(
         **server.env("test"),
         **(extra_env or {}),
     }
+    out_path, err_path = base / "stdout.txt", base / "stderr.txt"
     try:
-        done = subprocess.run([sys.executable, "-m", "catui", "-p", PARENT, "--output-format", "json"],
-                              cwd=base / "repo", env=env, capture_output=True, text=True, timeout=600)
+        with out_path.open("w") as out, err_path.open("w") as err:
+            profile = ["-m", "cProfile", "-o", PROFILE_TO[0]] if PROFILE_TO and count > 1 else []
+            child = subprocess.Popen([sys.executable, *profile, "-m", "catui", "-p", PARENT, "--output-format", "json"],
+                                     cwd=base / "repo", env=env, stdout=out, stderr=err, text=True)
+            # wait4 gives this process's own peak RSS (getrusage(RUSAGE_CHILDREN) keeps the max of all children).
+            _pid, _status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(_status)
     finally:
         server.stop()
-    if '"is_error": false' not in done.stdout:
-        raise SystemExit(f"the benchmark run failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    stdout, stderr = out_path.read_text(), err_path.read_text()
+    if '"is_error": false' not in stdout:
+        raise SystemExit(f"the benchmark run failed:\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    if peak_rss is not None:
+        peak_rss.append(usage.ru_maxrss * 1024)  # kilobytes on Linux
     return server.tool_round_s()
 
 
 def median_of(runs: int, *args: Any, **kwargs: Any) -> float:
     return statistics.median(one_run(*args, **kwargs) for _ in range(max(1, runs)))
+
+
+def scale(args: argparse.Namespace) -> None:
+    """Issue 13's scale goal: ``args.scale`` children at window 100 against one child at window 100."""
+    n, delay, window = args.scale, args.delay_ms, 100
+    prompt = {"backlog": 1024, "accept_delay_s": 0.0}
+    trivial_rss: list[int] = []
+    wide_rss: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        make_repo(base)
+        one_child = median_of(args.runs, base, 1, delay, window, **prompt, peak_rss=trivial_rss)
+        wide = median_of(args.runs, base, n, delay, window, **prompt, peak_rss=wide_rss)
+    trivial_mb = statistics.median(trivial_rss) / 2**20
+    wide_mb = statistics.median(wide_rss) / 2**20
+    print(f"{n} Explore children from one message at window {window}, each answering after {delay} ms, "
+          f"prompt server ({args.runs} runs, medians)")
+    print(f"  baseline, one child: tool round {one_child * 1000:8.1f} ms, peak RSS {trivial_mb:6.1f} MB")
+    print(f"  {n} children:        tool round {wide * 1000:8.1f} ms = {wide / one_child:6.2f}x one child "
+          f"(goal <= 3000 ms; {n / window:.0f} waves x one child = {n / window * one_child * 1000:.0f} ms)")
+    print(f"                       peak RSS {wide_mb:6.1f} MB = +{wide_mb - trivial_mb:.1f} MB over one child "
+          f"= {wide_mb / trivial_mb:.2f}x (goal <= +150 MB)")
 
 
 def main() -> None:
@@ -124,7 +163,15 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=int, default=50, help="each child's answer delay")
     parser.add_argument("--accept-delay-ms", type=float, default=5.0, help="the slow server's pause per accept")
     parser.add_argument("--runs", type=int, default=3, help="runs per case (the median is reported)")
+    parser.add_argument("--scale", type=int, default=0,
+                        help="measure N children at window 100 (peak RSS and tool round) instead of the window cases")
+    parser.add_argument("--profile", metavar="FILE", help="run the fan-out's CLI under cProfile, stats into FILE")
     args = parser.parse_args()
+    if args.profile:
+        PROFILE_TO.append(str(Path(args.profile).resolve()))
+    if args.scale:
+        scale(args)
+        return
     n, delay = args.fanout, args.delay_ms
     slow = {"backlog": 5, "accept_delay_s": args.accept_delay_ms / 1000}
     prompt = {"backlog": 1024, "accept_delay_s": 0.0}

@@ -100,3 +100,63 @@ def test_a_100_way_fan_out_finishes_against_a_server_that_accepts_slowly(tmp_pat
     assert done.returncode == 0, done.stderr[-3000:]
     assert_all_answered_in_order(server, 100)
     assert 1 <= server.max_open_connections <= 4  # the pool never held more than its cap open
+
+
+def test_a_connect_not_accepted_in_time_lowers_the_ceiling_until_connects_succeed_again() -> None:
+    """The requests dropped together by a full accept queue wait for established connections, not retry at once."""
+    from catui.models.connection_limits import OriginLimits
+
+    async def main() -> None:
+        limits: OriginLimits[str] = OriginLimits()
+        idle: list[str] = []
+        origin = "server"
+
+        def take_idle() -> str | None:
+            return idle.pop() if idle else None
+
+        for _ in range(4):  # four connects start at once under a cap of 10
+            assert await limits.claim(origin, 10, take_idle) is None
+        limits.connected(origin, 10)
+        limits.connected(origin, 10)  # two were accepted ...
+        limits.not_accepted(origin)  # ... and one was dropped: the ceiling becomes the two established
+        assert limits.open_count(origin) == 3
+        assert limits.would_wait(origin, 10)
+        retry = asyncio.ensure_future(limits.claim(origin, 10, take_idle))
+        await asyncio.sleep(0)
+        assert not retry.done()  # no fresh SYN while the server is congested
+        idle.append("conn-1")
+        limits.freed(origin)  # an established connection came back: the waiting request reuses it
+        assert await retry == "conn-1"
+        limits.connected(origin, 10)  # the fourth connect got through late: the ceiling is three, all open
+        assert limits.would_wait(origin, 10)
+        limits.closed(origin)  # one closes: its place may be reopened
+        assert await limits.claim(origin, 10, take_idle) is None
+        for _ in range(7):  # every connect that succeeds raises the ceiling by one, back to the cap
+            limits.connected(origin, 10)
+            assert await limits.claim(origin, 10, take_idle) is None
+        assert limits.open_count(origin) == 10
+        assert limits.would_wait(origin, 10)
+
+    asyncio.run(main())
+
+
+def test_a_lowered_ceiling_lapses_after_the_congestion_hold() -> None:
+    """A passing congestion must not cap the origin for the rest of the session."""
+    from catui.models.connection_limits import CONGESTION_HOLD_S, OriginLimits
+
+    async def main() -> None:
+        limits: OriginLimits[str] = OriginLimits()
+        origin = "server"
+        for _ in range(3):
+            assert await limits.claim(origin, 10, lambda: None) is None
+        limits.connected(origin, 10)
+        limits.not_accepted(origin)
+        limits.not_accepted(origin)  # one established, ceiling one; nothing comes free
+        waiting = asyncio.ensure_future(limits.claim(origin, 10, lambda: None))
+        await asyncio.sleep(CONGESTION_HOLD_S / 2)
+        assert not waiting.done()
+        await asyncio.sleep(CONGESTION_HOLD_S)
+        assert waiting.done() and waiting.result() is None  # the hold ran out: it may open a connection
+        assert limits.open_count(origin) == 2
+
+    asyncio.run(main())

@@ -416,6 +416,10 @@ class LeanResponse:
         self._finish(reusable=False)
 
 
+class _AttemptTimedOut(Exception):
+    """One TCP connect try was not accepted within its share of the connect schedule."""
+
+
 class LeanPool:
     """The keep-alive connections of one event loop, per origin (scheme, host, port, CA certificates)."""
 
@@ -464,12 +468,27 @@ class LeanPool:
         connection: _Connection | None = None
         try:
             connection = await self._claim(origin, max_per_host, timeouts.pool)
-            if connection is None:
+            attempts = connect_attempts(timeouts.connect)
+            spent_s = 0.0
+            while connection is None:
+                attempt_s = next(attempts, None)
                 try:
-                    connection = await self._connect(target, origin, timeouts.connect)
+                    if attempt_s is None:
+                        raise ConnectTimeout(
+                            f"no connection to {target.host}:{target.port} within {timeouts.connect:g} s"
+                        )
+                    connection = await self._connect(target, origin, attempt_s, timeouts.connect - spent_s)
+                except _AttemptTimedOut:
+                    # Not accepted in time: the server's accept queue is full. Wait for a connection
+                    # that comes free (or a place under the lowered ceiling) rather than retry at once.
+                    spent_s += attempt_s or 0.0
+                    self._limits.not_accepted(origin)
+                    connection = await self._claim(origin, max_per_host, timeouts.pool)
                 except BaseException:
-                    self._limits.closed(origin)  # the place claimed for it is free again
+                    self._limits.connect_failed(origin)  # the place claimed for it is free again
                     raise
+                else:
+                    self._limits.connected(origin, max_per_host)
             self._active.add(connection)
             await connection.send(_encode_request(connection.h11, target, headers, body), timeouts.write)
             return await self._read_head(connection, timeouts.read)
@@ -483,7 +502,7 @@ class LeanPool:
     async def _claim(self, origin: Origin, max_per_host: int, pool_timeout: float) -> _Connection | None:
         """An idle connection to reuse, or None when a new one may be opened; waits while the origin is at its cap."""
         claim = self._limits.claim(origin, max_per_host, lambda: self._take_idle(origin))
-        if self._limits.open_count(origin) < max_per_host or self._idle.get(origin):
+        if not self._limits.would_wait(origin, max_per_host) or self._idle.get(origin):
             return await claim  # no wait: skip the timer
         try:
             async with asyncio.timeout(pool_timeout):
@@ -510,21 +529,24 @@ class LeanPool:
         connection.close()
         self._limits.closed(connection.origin)
 
-    async def _connect(self, target: _Target, origin: Origin, timeout: float) -> _Connection:
+    async def _connect(self, target: _Target, origin: Origin, attempt_s: float, left_s: float) -> _Connection:
+        """One TCP connect try of ``attempt_s`` (raises :class:`_AttemptTimedOut`), then TLS within ``left_s``."""
         loop = asyncio.get_running_loop()
         try:
             tls = ssl_context(*origin[3]) if target.scheme == "https" else None
         except OSError as err:  # SSL_CERT_FILE or SSL_CERT_DIR names a missing or broken file
             raise ConnectError(f"cannot load the CA certificates for https ({err})") from err
-        deadline = loop.time() + timeout
+        deadline = loop.time() + left_s
         try:
-            reader, writer = await self._open_tcp(target, timeout)
+            reader, writer = await self._open_tcp(target, attempt_s)
             if tls is not None:  # the handshake gets what is left of the connect timeout, in one piece
                 async with asyncio.timeout_at(deadline):
                     await writer.start_tls(tls, server_hostname=target.host)
+        except _AttemptTimedOut:
+            raise
         except TimeoutError as err:
             raise ConnectTimeout(
-                f"no connection to {target.host}:{target.port} within {timeout:g} s"
+                f"no connection to {target.host}:{target.port} within {left_s:g} s"
             ) from err
         except (OSError, UnicodeError) as err:
             raise ConnectError(str(err) or type(err).__name__) from err
@@ -538,26 +560,24 @@ class LeanPool:
         return _Connection(reader, writer, origin, loop)
 
     @staticmethod
-    async def _open_tcp(target: _Target, timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """The TCP connection, tried on the pool's schedule (connection_limits.connect_attempts).
+    async def _open_tcp(target: _Target, attempt_s: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """One TCP connect try of the pool's schedule (connection_limits.connect_attempts).
 
-        A try the server does not accept in time is dropped and made again with a fresh SYN, rather
-        than left to the kernel's SYN back-off. Raises TimeoutError when the whole timeout is spent.
+        A try the server does not accept in time raises :class:`_AttemptTimedOut`: the caller makes a
+        fresh one (or reuses a connection that came free) rather than wait on the kernel's SYN back-off.
         """
-        for attempt_s in connect_attempts(timeout):
-            try:
-                async with asyncio.timeout(attempt_s):
-                    return await asyncio.open_connection(
-                        target.host,
-                        target.port,
-                        limit=READ_SIZE,
-                        # A name may resolve to an unreachable IPv6 address first: race the addresses
-                        # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
-                        happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
-                    )
-            except TimeoutError:
-                continue
-        raise TimeoutError
+        try:
+            async with asyncio.timeout(attempt_s):
+                return await asyncio.open_connection(
+                    target.host,
+                    target.port,
+                    limit=READ_SIZE,
+                    # A name may resolve to an unreachable IPv6 address first: race the addresses
+                    # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
+                    happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
+                )
+        except TimeoutError as err:
+            raise _AttemptTimedOut from err
 
     async def _read_head(self, connection: _Connection, read_timeout: float) -> LeanResponse:
         state = connection.h11

@@ -144,10 +144,12 @@ class ForegroundDriver:
         timer = loop.call_later(self.auto_background_ms / 1000, entry.move.set) if self.auto_background_ms > 0 else None
         stream = self.executor.execute(run)
         handed_off = False
+        # One waiter on the move for the whole run, not one per event: a fan-out of a thousand children
+        # passes about a dozen events each through here.
+        mover: asyncio.Future[Any] = asyncio.ensure_future(entry.move.wait())
         try:
             while True:
                 step: asyncio.Future[Event] = asyncio.ensure_future(anext(stream))
-                mover: asyncio.Future[Any] = asyncio.ensure_future(entry.move.wait())
                 try:
                     await asyncio.wait({step, mover}, return_when=asyncio.FIRST_COMPLETED)
                 except asyncio.CancelledError:
@@ -155,8 +157,6 @@ class ForegroundDriver:
                     await asyncio.wait({step}, timeout=CANCEL_GRACE_S)
                     step.cancel()
                     raise
-                finally:
-                    mover.cancel()
                 if step.done():
                     try:
                         event = step.result()
@@ -168,6 +168,7 @@ class ForegroundDriver:
                 handed_off = True
                 return
         finally:
+            mover.cancel()
             if timer is not None:
                 timer.cancel()
             link.cancel()
