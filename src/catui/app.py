@@ -50,6 +50,7 @@ from catui.skills.registry import SkillRegistry, load_skill_registry
 from catui.skills.tool import SkillTool
 from catui.subagents.install import install_subagents
 from catui.tasks.registry import TaskRegistry
+from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule, ScheduleClock
 from catui.tools.base import Tool, ToolContext
 from catui.tools.registry import builtin_tools
 from catui.tools.services import ToolServices
@@ -102,6 +103,8 @@ class RunOptions:
     """Run the main session as this agent definition (``--agent``; catui.main_agent)."""
     agent_origin: str = "--agent"
     """How errors name the option that gave ``agent``."""
+    clock: ScheduleClock | None = None
+    """The time source of scheduled prompts (CronCreate); None is the real local clock."""
 
 
 @dataclass
@@ -270,7 +273,12 @@ def build_app(options: RunOptions) -> AgentApp:
     if sandbox is not None and sandbox.settings.auto_allow_bash_if_sandboxed and sandbox.availability.usable:
         permissions = permissions.with_sandboxed_bash(sandbox.settings.excluded_commands)
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
-    services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox)
+    schedule = CronSchedule(project_root / SCHEDULE_FILE, clock=options.clock)
+    if options.interactive:  # durable prompts come back in the next interactive session (docs/scheduled-prompts.md)
+        schedule.restore()
+    services = ToolServices(
+        env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule
+    )
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
         services=services,
@@ -350,6 +358,7 @@ def build_app(options: RunOptions) -> AgentApp:
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
     app.services.startup_warnings.extend(resumed.warnings)
+    app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
     app.services.skills = skills
     if window.warning is not None:
