@@ -54,6 +54,13 @@ from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule, ScheduleClock
 from catui.tools.base import Tool, ToolContext
 from catui.tools.registry import builtin_tools
 from catui.tools.services import ToolServices
+from catui.tools.web_search import SearchBackend, WebSearchTool
+from catui.tools.web_search_backends import (
+    NO_BACKEND_REASON,
+    AnthropicServerSearch,
+    SearxngSearch,
+    searxng_url,
+)
 from catui.worktree.cleanup import sweep_at_startup
 
 if TYPE_CHECKING:
@@ -127,6 +134,8 @@ class AppServices:
     initial_prompt: str | None = None
     """The ``--agent`` definition's initialPrompt, put before the first prompt and then cleared."""
     startup_hooks: list[Callable[[AgentApp], Awaitable[None]]] = field(default_factory=list)
+    unavailable_tools: dict[str, str] = field(default_factory=dict)
+    """Tools catui has but does not offer in this session, with the reason (stream-json's init lists them)."""
     session_end_done: bool = False
     """SessionEnd hooks run once, whoever closes the app first."""
 
@@ -287,6 +296,9 @@ def build_app(options: RunOptions) -> AgentApp:
 
     tools = builtin_tools(interactive=options.interactive)
     tools = [t for t in tools if t.is_enabled()]
+    search_backend = _web_search_backend(provider, resolved.model_id, settings.merged, usage_tracker)
+    if search_backend is not None:
+        tools = sorted([*tools, WebSearchTool(search_backend)], key=lambda tool: tool.name)  # builtin_tools' order
     skills = load_skill_registry(
         cwd,
         plugin_dirs=[*options.plugin_dirs, *_plugin_paths(settings.merged)],
@@ -361,6 +373,8 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
     app.services.skills = skills
+    if search_backend is None:
+        app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON
     if window.warning is not None:
         app.services.startup_warnings.append(window.warning)
     app.services.resolved_model = resolved
@@ -421,6 +435,16 @@ def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) 
         if env.get(name):
             return f"{name}: "
     return ""
+
+
+def _web_search_backend(
+    provider: Any, model_id: str, settings: Mapping[str, Any], usage: UsageTracker
+) -> SearchBackend | None:
+    """WebSearch's backend: the API's server-side search on Anthropic, else a configured SearXNG endpoint."""
+    if getattr(provider, "name", "") == "anthropic":
+        return AnthropicServerSearch(provider, model_id, usage.add)
+    url = searxng_url(settings)
+    return SearxngSearch(url) if url is not None else None
 
 
 def _offers_search_tools(permissions: Any) -> bool:
