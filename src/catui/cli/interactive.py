@@ -176,9 +176,11 @@ class InteractiveSession:
                 with contextlib.suppress(BaseException):
                     await other
             if reader in done:
-                for taken in (notifier, scheduled):
-                    if taken is not None and taken in done:
-                        self._put_back(taken)
+                # taken in the same instant as the user's line: run after that turn, never lost
+                if notifier is not None and notifier in done:
+                    self._pending_notifications.append(notifier.result())
+                if scheduled is not None and scheduled in done:
+                    self._pending_scheduled.extend(scheduled.result())
                 return reader.result()
             # a background agent finished or a scheduled prompt fell due while the user was at the prompt
             reader.cancel()
@@ -189,14 +191,6 @@ class InteractiveSession:
             if scheduled is not None and scheduled in done:
                 for entry in scheduled.result():
                     await self.turn(entry.prompt)
-
-    def _put_back(self, future: asyncio.Future[Any]) -> None:
-        """A notification or due prompt taken in the same instant as the user's line: run it after that turn."""
-        result = future.result()
-        if isinstance(result, list) and result and hasattr(result[0], "prompt"):
-            self._pending_scheduled.extend(result)
-        elif result is not None:
-            self._pending_notifications.append(result)
 
     def _scheduled_waiter(self) -> asyncio.Future[Any] | None:
         if self._pending_scheduled:
