@@ -31,12 +31,14 @@ class FakeClock:
     def __init__(self, start: datetime = START) -> None:
         self.current = start
         self.on_sleep: list[Any] = []
+        self.may_advance: Any = lambda: True
 
     def now(self) -> datetime:
         return self.current
 
     async def sleep(self, seconds: float) -> None:
-        self.current += timedelta(seconds=seconds)
+        if self.may_advance():
+            self.current += timedelta(seconds=seconds)
         for hook in self.on_sleep:
             hook(self.current)
         await asyncio.sleep(0.001)  # let the event loop run other tasks (the stdin reader)
@@ -216,6 +218,7 @@ async def test_a_restored_durable_prompt_fires_between_turns(tmp_path: Path, mon
 
     fake.on_sleep.append(end_input_after_the_prompt_fired)
     with AnthropicTestServer(script) as server:
+        fake.may_advance = lambda: len(server.bodies()) >= 1  # time moves once the user's turn has started
         app = build_app(RunOptions(cwd=project, model="claude-sonnet-4-6", interactive=True, env=server.env(),
                                    permission_mode="bypassPermissions", clock=fake.clock()))
         assert [e.prompt for e in app.session.ctx.services.schedule.entries()] == ["Check the build"]
