@@ -11,6 +11,10 @@ from typing import Any
 
 import yaml
 
+from catui.agents.builtin import explore_agent, general_purpose_agent
+from catui.app import RunOptions, build_app
+from catui.permissions.context import PermissionContext
+from catui.subagents.tool_filter import filter_tools_for_agent
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
 from tests.support.searxng_server import SearxngTestServer
@@ -172,3 +176,18 @@ def test_a_bad_search_setting_is_a_one_line_error(tmp_path: Path) -> None:
     assert out.returncode != 0
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "webSearch.searxngUrl" in lines[0]
+
+
+def test_children_get_the_new_tools_as_observed(tmp_path: Path, monkeypatch: Any) -> None:
+    """Explore gets WebSearch and the Cron tools (observed §2), minus the ones other engineers still build."""
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    project.mkdir()
+    with AnthropicTestServer({"turns": []}) as server:
+        app = build_app(RunOptions(cwd=project, model="claude-sonnet-4-6", env=server.env(), write_transcript=False))
+    explore = [t.name for t in filter_tools_for_agent(explore_agent(), app.session.tools, PermissionContext())]
+    general = [t.name for t in filter_tools_for_agent(general_purpose_agent(), app.session.tools, PermissionContext())]
+    new = {"CronCreate", "CronDelete", "CronList", "WebSearch"}
+    assert new <= set(explore) and new <= set(general)
+    assert not {"Edit", "Write", "NotebookEdit"} & set(explore)
