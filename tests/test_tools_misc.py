@@ -41,6 +41,9 @@ def text(result: ToolResult) -> str:
 
 EXPECTED = [
     "Bash",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
     "Edit",
     "EnterPlanMode",
     "EnterWorktree",

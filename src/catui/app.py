@@ -50,9 +50,17 @@ from catui.skills.registry import SkillRegistry, load_skill_registry
 from catui.skills.tool import SkillTool
 from catui.subagents.install import install_subagents
 from catui.tasks.registry import TaskRegistry
+from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule, ScheduleClock
 from catui.tools.base import Tool, ToolContext
 from catui.tools.registry import builtin_tools
 from catui.tools.services import ToolServices
+from catui.tools.web_search import SearchBackend, WebSearchTool
+from catui.tools.web_search_backends import (
+    NO_BACKEND_REASON,
+    AnthropicServerSearch,
+    SearxngSearch,
+    searxng_url,
+)
 from catui.worktree.cleanup import sweep_at_startup
 
 if TYPE_CHECKING:
@@ -102,6 +110,8 @@ class RunOptions:
     """Run the main session as this agent definition (``--agent``; catui.main_agent)."""
     agent_origin: str = "--agent"
     """How errors name the option that gave ``agent``."""
+    clock: ScheduleClock | None = None
+    """The time source of scheduled prompts (CronCreate); None is the real local clock."""
 
 
 @dataclass
@@ -124,6 +134,8 @@ class AppServices:
     initial_prompt: str | None = None
     """The ``--agent`` definition's initialPrompt, put before the first prompt and then cleared."""
     startup_hooks: list[Callable[[AgentApp], Awaitable[None]]] = field(default_factory=list)
+    unavailable_tools: dict[str, str] = field(default_factory=dict)
+    """Tools catui has but does not offer in this session, with the reason (stream-json's init lists them)."""
     session_end_done: bool = False
     """SessionEnd hooks run once, whoever closes the app first."""
 
@@ -270,7 +282,12 @@ def build_app(options: RunOptions) -> AgentApp:
     if sandbox is not None and sandbox.settings.auto_allow_bash_if_sandboxed and sandbox.availability.usable:
         permissions = permissions.with_sandboxed_bash(sandbox.settings.excluded_commands)
     # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
-    services = ToolServices(env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox)
+    schedule = CronSchedule(project_root / SCHEDULE_FILE, clock=options.clock)
+    if options.interactive:  # durable prompts come back in the next interactive session (docs/scheduled-prompts.md)
+        schedule.restore()
+    services = ToolServices(
+        env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule
+    )
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
         services=services,
@@ -279,6 +296,9 @@ def build_app(options: RunOptions) -> AgentApp:
 
     tools = builtin_tools(interactive=options.interactive)
     tools = [t for t in tools if t.is_enabled()]
+    search_backend = _web_search_backend(provider, resolved.model_id, settings.merged, usage_tracker)
+    if search_backend is not None:
+        tools = sorted([*tools, WebSearchTool(search_backend)], key=lambda tool: tool.name)  # builtin_tools' order
     skills = load_skill_registry(
         cwd,
         plugin_dirs=[*options.plugin_dirs, *_plugin_paths(settings.merged)],
@@ -350,8 +370,11 @@ def build_app(options: RunOptions) -> AgentApp:
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
     app.services.startup_warnings.extend(resumed.warnings)
+    app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
     app.services.skills = skills
+    if search_backend is None:
+        app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON
     if window.warning is not None:
         app.services.startup_warnings.append(window.warning)
     app.services.resolved_model = resolved
@@ -412,6 +435,16 @@ def _model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) 
         if env.get(name):
             return f"{name}: "
     return ""
+
+
+def _web_search_backend(
+    provider: Any, model_id: str, settings: Mapping[str, Any], usage: UsageTracker
+) -> SearchBackend | None:
+    """WebSearch's backend: the API's server-side search on Anthropic, else a configured SearXNG endpoint."""
+    if getattr(provider, "name", "") == "anthropic":
+        return AnthropicServerSearch(provider, model_id, usage.add)
+    url = searxng_url(settings)
+    return SearxngSearch(url) if url is not None else None
 
 
 def _offers_search_tools(permissions: Any) -> bool:

@@ -95,6 +95,8 @@ class InteractiveSession:
         self._installed_signals: list[int] = []
         self._background_jobs: set[asyncio.Future[Any]] = set()
         self._interrupted = asyncio.Event()
+        self._pending_scheduled: list[Any] = []
+        self._pending_notifications: list[Any] = []
         config = app.session.config
         prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
         if config.can_use_tool is None:
@@ -165,29 +167,57 @@ class InteractiveSession:
     # -- input ------------------------------------------------------------------------------------
 
     async def next_input(self) -> str | None:
-        """The next line from the user, running background-agent notifications as turns meanwhile."""
+        """The next line from the user, running background-agent notifications and due scheduled
+        prompts (CronCreate) as turns meanwhile: both only ever arrive between turns."""
         while True:
             status = await status_line(self.app, self.context_tokens)
             reader = asyncio.ensure_future(self._read_prompt(status))
             notifier = self._notification_waiter()
-            if notifier is None:
-                return await reader
-            done, _ = await asyncio.wait({reader, notifier}, return_when=asyncio.FIRST_COMPLETED)
-            if reader in done:
-                notifier.cancel()
+            scheduled = self._scheduled_waiter()
+            waiting = {f for f in (reader, notifier, scheduled) if f is not None}
+            while True:
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if notifier in done and notifier.result() is None:
+                    waiting.discard(notifier)  # no background agent runs: only the user or the schedule
+                    notifier = None
+                    continue
+                break
+            others = [f for f in (notifier, scheduled) if f is not None and f not in done]
+            for other in others:
+                other.cancel()
                 with contextlib.suppress(BaseException):
-                    await notifier
+                    await other
+            if reader in done:
+                # taken in the same instant as the user's line: run after that turn, never lost
+                if notifier is not None and notifier in done:
+                    self._pending_notifications.append(notifier.result())
+                if scheduled is not None and scheduled in done:
+                    self._pending_scheduled.extend(scheduled.result())
                 return reader.result()
-            notification = notifier.result()
-            if notification is None:
-                return await reader  # no background agent runs: nothing can interrupt the prompt
-            # a background agent finished while the user was at the prompt: its notification is a turn
+            # a background agent finished or a scheduled prompt fell due while the user was at the prompt
             reader.cancel()
             with contextlib.suppress(BaseException):
                 await reader
-            await self.turn(notification, raw=True)
+            if notifier is not None and notifier in done:
+                await self.turn(notifier.result(), raw=True)
+            if scheduled is not None and scheduled in done:
+                for entry in scheduled.result():
+                    await self.turn(entry.prompt)
+
+    def _scheduled_waiter(self) -> asyncio.Future[Any] | None:
+        if self._pending_scheduled:
+            pending, self._pending_scheduled = self._pending_scheduled, []
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            done.set_result(pending)
+            return done
+        schedule = self.app.session.ctx.services.schedule
+        return None if schedule is None else asyncio.ensure_future(schedule.wait_due())
 
     def _notification_waiter(self) -> asyncio.Future[Any] | None:
+        if self._pending_notifications:
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            done.set_result(self._pending_notifications.pop(0))
+            return done
         waiter = getattr(self.app.tasks, "next_notification", None)
         if waiter is None:
             return None

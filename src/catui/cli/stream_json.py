@@ -105,6 +105,9 @@ class StreamJsonWriter:
                 "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],
                 "skills": self.app.services.skills.names() if self.app.services.skills is not None else [],
                 "plugins": [{"name": name, "path": path} for name, path in plugin_list(self.app.registry)],
+                "unavailable_tools": [
+                    {"name": name, "reason": reason} for name, reason in self.app.services.unavailable_tools.items()
+                ],
                 "uuid": str(uuid.uuid4()),
             }
         )

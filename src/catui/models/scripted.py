@@ -22,9 +22,13 @@ must all occur; case-sensitive), ``last_is_tool_result`` (bool),
 offered). A turn may also give ``stop_reason`` (default ``tool_use`` when it
 has a tool_use block, else ``end_turn``), ``usage`` (``input_tokens``,
 ``output_tokens``, ``cache_read_input_tokens``,
-``cache_creation_input_tokens``; estimated from lengths when absent),
+``cache_creation_input_tokens``; estimated from lengths when absent; ``web_search_requests``
+becomes ``usage.server_tool_use.web_search_requests``),
 ``delay_ms`` (wait before answering), ``error: {status, type, message}``
 (answer with a provider error instead), ``repeat: true`` and ``name``.
+Besides text, tool_use and thinking blocks, a turn may answer with the API's
+server tool blocks ``server_tool_use`` {id, name, input} and
+``web_search_tool_result`` {tool_use_id, content}, sent whole as the API does.
 
 For each request the first turn that is not used up and whose rules all hold
 is taken, atomically, so concurrent sessions can share one engine. tool_use
@@ -58,7 +62,7 @@ MATCH_KEYS = frozenset(
         "system_contains",
     }
 )
-BLOCK_TYPES = frozenset({"text", "tool_use", "thinking"})
+BLOCK_TYPES = frozenset({"text", "tool_use", "thinking", "server_tool_use", "web_search_tool_result"})
 STOP_REASONS = frozenset({"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"})
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
@@ -235,6 +239,14 @@ def _parse_block(raw: Any, source: str, where: str) -> dict[str, Any]:
             "thinking": raw["thinking"],
             "signature": str(raw.get("signature", "scripted")),
         }
+    if kind == "web_search_tool_result":
+        if not isinstance(raw.get("tool_use_id"), str) or not isinstance(raw.get("content"), (list, Mapping)):
+            raise _fail(source, where, "a web_search_tool_result block needs `tool_use_id` and `content`")
+        return {"type": kind, "tool_use_id": raw["tool_use_id"], "content": raw["content"]}
+    if kind == "server_tool_use":
+        if not isinstance(raw.get("id"), str) or not isinstance(raw.get("name"), str):
+            raise _fail(source, where, "a server_tool_use block needs a string `id` and `name`")
+        return {"type": kind, "id": raw["id"], "name": raw["name"], "input": dict(raw.get("input") or {})}
     if not isinstance(raw.get("name"), str) or not raw["name"]:
         raise _fail(source, where, "a tool_use block needs a `name`")
     tool_input = raw.get("input", {})
@@ -408,12 +420,14 @@ class ScriptEngine:
         output_chars = sum(
             len(b.get("text", "") or b.get("thinking", "") or json.dumps(b.get("input", {}))) for b in blocks
         )
-        usage = {
+        usage: dict[str, Any] = {
             "input_tokens": turn.usage.get("input_tokens", max(1, view.size_chars // 4)),
             "cache_creation_input_tokens": turn.usage.get("cache_creation_input_tokens", 0),
             "cache_read_input_tokens": turn.usage.get("cache_read_input_tokens", 0),
             "output_tokens": 1,
         }
+        if "web_search_requests" in turn.usage:
+            usage["server_tool_use"] = {"web_search_requests": turn.usage["web_search_requests"]}
         output_tokens = turn.usage.get("output_tokens", max(1, output_chars // 4))
         events: list[StreamEvent] = [
             {
@@ -467,8 +481,10 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterable[StreamEvent]
             "index": index,
             "delta": {"type": "signature_delta", "signature": block.get("signature", "scripted")},
         }
+    elif kind == "web_search_tool_result":
+        yield {"type": "content_block_start", "index": index, "content_block": dict(block)}
     else:
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         yield {"type": "content_block_start", "index": index, "content_block": start}
         # The API opens with an empty fragment too; the accumulator must cope with both.
         for part in ["", *_chunks(json.dumps(block["input"]))]:

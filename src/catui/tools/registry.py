@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from catui.tools.ask_user_question import AskUserQuestionTool, ask_user_question_enabled
 from catui.tools.base import Tool
 from catui.tools.bash import BashTool
+from catui.tools.cron import CronCreateTool, CronDeleteTool, CronListTool
 from catui.tools.edit import EditTool
 from catui.tools.glob import GlobTool
 from catui.tools.grep import GrepTool
@@ -28,6 +29,9 @@ def builtin_tools(*, interactive: bool = False, extra: Iterable[Tool] = ()) -> l
     """
     tools: list[Tool] = [
         BashTool(),
+        CronCreateTool(),
+        CronDeleteTool(),
+        CronListTool(),
         EditTool(),
         EnterPlanModeTool(),
         EnterWorktreeTool(),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from catui.agents.definition import AgentDefinition
 from catui.sandbox.policy import BashSandbox
 from catui.tasks.registry import TaskRegistry
+from catui.tasks.schedule import CronSchedule
 
 if TYPE_CHECKING:
     from catui.hooks.runner import HookRunner
@@ -111,6 +112,8 @@ class ToolServices:
     """Reviews a background agent's output when it is read in auto mode (None when background agents are off)."""
     sandbox: BashSandbox | None = None
     """Where Bash commands run when the ``sandbox`` setting is on (shared by every agent); None when off."""
+    schedule: CronSchedule | None = None
+    """The session's scheduled prompts (CronCreate / CronDelete / CronList), shared with its sub-agents."""
 
     def for_child(self, session: Session | None = None) -> ToolServices:
         """A copy for a child agent's context, owned by ``session``."""
