@@ -12,6 +12,7 @@ from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety
 from catui.session.events import ResultEvent
 from catui.session.usage import total_tokens
 from catui.subagents.deps import RuntimeDeps
+from catui.subagents.limits import LimitHit
 from catui.subagents.result import (
     ONE_SHOT_AGENT_TYPES,
     AgentResult,
@@ -39,6 +40,10 @@ class RunConcluder:
 
     async def finish_reviewed(self, run: SubagentRun) -> tuple[ToolResult, str | None]:
         """:meth:`finish`, with the handoff review's warning (or degraded note) apart, for background agents."""
+        if run.limit_hit is not None and run.aborted:
+            kept = await self.worktrees.discard(run.worktree)
+            self.record_completed(run, None)
+            return limit_result(run, run.limit_hit, kept), None
         failure = failure_text(run, run.result_event)
         if failure is not None:
             kept = await self.worktrees.discard(run.worktree)
@@ -164,6 +169,43 @@ def stopped_result(run: SubagentRun, kept: KeptWorktree) -> ToolResult:
         "totalDurationMs": run.duration_ms,
         "totalToolUseCount": run.tool_use_count,
         "totalTokens": total_tokens(run.last_usage),
+    }
+    if isinstance(failed.data, Mapping):
+        data.update(failed.data)
+    return ToolResult(failed.content, is_error=True, data=data)
+
+
+def end_status(run: SubagentRun, result: ToolResult) -> str:
+    """A finished run's task status: completed, failed, stopped, or the limit that stopped it."""
+    if not result.is_error:
+        return "completed"
+    if run.limit_hit is not None and run.aborted:
+        return run.limit_hit.status
+    return "stopped" if run.stop_requested else "failed"
+
+
+def limit_result(run: SubagentRun, hit: LimitHit, kept: KeptWorktree) -> ToolResult:
+    """The error result of a child stopped at one of its limits: which, what it spent, its last text."""
+    partial = run.latest_text()
+    lines = [f"Agent \"{run.description}\" ({run.agent_type}) was stopped ({hit.status}): {hit.describe()}."]
+    if partial:
+        lines += ["Its last text before it was stopped:", partial]
+    else:
+        lines.append("It had written no text yet.")
+    if run.agent_type not in ONE_SHOT_AGENT_TYPES:
+        lines.append(f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent)")
+    failed = failed_result("\n".join(lines), kept)
+    data: dict[str, Any] = {
+        "status": hit.status,
+        "limit": {"field": hit.field, "value": hit.limit},
+        "spent": {"totalTokens": hit.tokens, "costUsd": hit.cost_usd, "costKnown": hit.cost_usd is not None},
+        "agentId": run.agent_id,
+        "agentType": run.agent_type,
+        "prompt": run.request.prompt,
+        "partialResult": partial,
+        "totalDurationMs": run.duration_ms,
+        "totalToolUseCount": run.tool_use_count,
+        "totalTokens": hit.tokens,
     }
     if isinstance(failed.data, Mapping):
         data.update(failed.data)
