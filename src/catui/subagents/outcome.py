@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from catui.subagents.result import (
     format_agent_tool_result,
 )
 from catui.subagents.run import SubagentRun
+from catui.subagents.structured_output import MAX_ATTEMPTS, StructuredOutputTool, find_structured_output
 from catui.subagents.worktrees import KeptWorktree, WorktreeLeases
 from catui.telemetry.events import AGENT_TOOL_COMPLETED
 from catui.tools.base import ToolResult
@@ -44,7 +46,14 @@ class RunConcluder:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
             return limit_result(run, run.limit_hit, kept), None
+        structured = find_structured_output(run.session.tools)
         failure = failure_text(run, run.result_event)
+        if structured is not None and (failure is None or structured.gave_up) and structured.output is None:
+            failure = structured_failure_text(run, structured)
+            if failure is not None:
+                kept = await self.worktrees.discard(run.worktree)
+                self.record_completed(run, None)
+                return failed_result(failure, kept), None
         if failure is not None:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
@@ -61,6 +70,10 @@ class RunConcluder:
             self.record_completed(run, None)
             return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept), None
         result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
+        if structured is not None and structured.output is not None:
+            # Typed result: the object is the answer, as JSON text for the model and as data for programs.
+            result.structured_output = structured.output
+            result.content = [{"type": "text", "text": json.dumps(structured.output, ensure_ascii=False)}]
         warning = await self.handoff_warning(run, result)
         kept_path, kept_branch = await self.worktrees.settle(run.worktree)
         self.record_completed(run, result)
@@ -173,6 +186,18 @@ def stopped_result(run: SubagentRun, kept: KeptWorktree) -> ToolResult:
     if isinstance(failed.data, Mapping):
         data.update(failed.data)
     return ToolResult(failed.content, is_error=True, data=data)
+
+
+def structured_failure_text(run: SubagentRun, tool: StructuredOutputTool) -> str | None:
+    """Why a child with an ``outputSchema`` gave no typed result, or None when it gave one."""
+    who = f"Agent \"{run.description}\" ({run.agent_type})"
+    if tool.output is not None:
+        return None
+    if tool.gave_up:
+        return (f"{who} failed: none of its {MAX_ATTEMPTS} StructuredOutput calls matched its outputSchema "
+                f"(last problem: {tool.last_error}). Simplify the schema or the task.")
+    return (f"{who} failed: it finished without calling StructuredOutput, so there is no result matching its "
+            "outputSchema. Ask again, or make the task smaller.")
 
 
 def end_status(run: SubagentRun, result: ToolResult) -> str:
