@@ -217,3 +217,13 @@ def test_bad_limits_are_load_errors_naming_the_field(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "limited.md" in done.stdout + done.stderr
     assert "timeout 'soon' is not a positive duration" in done.stdout + done.stderr
+
+
+def test_agents_show_prints_the_limits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, "maxBudgetUsd: 0.25\nmax_tokens: 5000\ntimeout: 10m\nstallTimeout: 90s\n")
+    done = subprocess.run([sys.executable, "-m", "catui", "agents", "show", "limited"], cwd=repo,
+                          env=cli_env(tmp_path, NoServer()), capture_output=True, text=True, timeout=GUARD_S)
+    assert done.returncode == 0, done.stderr
+    rows = dict(line.split(":", 1) for line in done.stdout.splitlines()[:20] if ":" in line)
+    assert rows["Max budget"].strip() == "$0.25 (maxBudgetUsd)" and rows["Max tokens"].strip() == "5000"
+    assert rows["Timeout"].strip() == "600s" and rows["Stall timeout"].strip() == "90s"
