@@ -113,7 +113,7 @@ class TaskUsage(TypedDict):
     duration_ms: int
 
 
-TaskNotificationStatus = Literal["completed", "failed", "stopped"]
+TaskNotificationStatus = Literal["completed", "failed", "stopped", "budget_exceeded", "timed_out", "stalled"]
 
 
 @dataclass

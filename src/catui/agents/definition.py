@@ -11,9 +11,18 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
+from catui.agents.limit_fields import load_output_schema, parse_duration
 from catui.errors import ConfigurationError
 
 AgentSource = Literal["built-in", "plugin", "flagSettings", "userSettings", "projectSettings", "sdk"]
@@ -115,6 +124,15 @@ class AgentDefinition(BaseModel):
     filename: str | None = None
     cwd: str | None = None
     plugin_name: str | None = None
+    # catui's per-agent limits (docs/subagents.md): the child stops cleanly when one is reached.
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0)
+    """Wall-clock limit in seconds (files and the SDK also accept ``10m``, ``90s``, ``1h``)."""
+    stall_timeout: float | None = Field(default=None, gt=0)
+    """Seconds without model output or tool progress after which the child is stopped."""
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema: the child finishes by calling ``StructuredOutput`` with a matching object."""
     # Other names the registry resolves to this agent (``claude-code-guide`` for ``catui-guide``).
     aliases: tuple[str, ...] = ()
     # Frontmatter keys catui does not use; kept so ``catui agents show`` can display them.
@@ -166,6 +184,24 @@ class AgentDefinition(BaseModel):
             if problem:
                 raise ValueError(f"the agent name {problem}")
         return value
+
+    @field_validator("timeout", "stall_timeout", mode="before")
+    @classmethod
+    def _parse_duration(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            seconds = parse_duration(value)
+            if seconds is None:
+                raise ValueError(f"{value!r} is not a duration; write e.g. 90s, 10m or 1h")
+            return seconds
+        return value
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _load_output_schema(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return None
+        base = info.data.get("base_dir") or None
+        return load_output_schema(value, base_dir=base, where="outputSchema")
 
     @field_validator("model", mode="before")
     @classmethod
@@ -291,6 +327,11 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "plugin_name": _is_optional_str,
     "aliases": lambda v: type(v) is tuple and all(type(item) is str for item in v),
     "extra_fields": lambda v: type(v) is dict and all(type(key) is str for key in v),
+    "max_budget_usd": lambda v: v is None or (type(v) is float and v > 0),
+    "max_tokens": lambda v: v is None or (type(v) is int and v > 0),
+    "timeout": lambda v: v is None or (type(v) is float and v > 0),
+    "stall_timeout": lambda v: v is None or (type(v) is float and v > 0),
+    "output_schema": lambda v: v is None or type(v) is dict,
 }
 
 

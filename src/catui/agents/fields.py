@@ -18,7 +18,9 @@ from catui.agents.definition import (
     PERMISSION_MODES,
     normalize_model,
 )
+from catui.agents.limit_fields import load_output_schema, parse_duration
 from catui.agents.tool_lists import parse_tool_list
+from catui.errors import ConfigurationError
 
 # Frontmatter keys that map to AgentDefinition fields (everything else goes to extra_fields).
 KNOWN_KEYS: frozenset[str] = frozenset(
@@ -43,6 +45,9 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         "hooks",
         "color",
         "cwd",
+        # catui's own fields, in both spellings (coerce_limit_fields reads them).
+        "maxBudgetUsd", "max_budget_usd", "maxTokens", "max_tokens", "timeout",
+        "stallTimeout", "stall_timeout", "outputSchema", "output_schema",
     }
 )
 
@@ -97,8 +102,14 @@ def parse_name_list(value: Any) -> list[str] | None:
     return [item for item in items if item]
 
 
-def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) -> dict[str, Any]:
+def coerce_fields(
+    data: Mapping[str, Any], warn: Warn, *, plugin: bool = False, schema_dir: str | None = None
+) -> dict[str, Any]:
     """AgentDefinition keyword arguments for every optional field in ``data`` (not name/description/prompt).
+
+    ``schema_dir`` is the folder a relative ``outputSchema`` path is read from (the definition's).
+    Unlike Claude Code's fields, a bad limit or schema raises ConfigurationError: a budget the user
+    set but that silently does not apply would be worse than an agent that does not load.
 
     ``plugin`` drops permissionMode, hooks and mcpServers: Claude Code ignores them in plugin
     agents so that installing a plugin cannot silently widen permissions or start servers.
@@ -184,6 +195,8 @@ def coerce_fields(data: Mapping[str, Any], warn: Warn, *, plugin: bool = False) 
     if isinstance(append, bool | str):
         out["append_system_prompt"] = append
 
+    coerce_limit_fields(data, out, schema_dir=schema_dir)
+
     for key in ("permissionMode", "hooks", "mcpServers", "cwd"):
         if plugin and data.get(key) is not None:
             warn(f"'{key}' is ignored in plugin agents, for safety (a plugin must not widen permissions)")
@@ -221,6 +234,57 @@ def _coerce_unsafe_fields(data: Mapping[str, Any], out: dict[str, Any], warn: Wa
             out["hooks"] = dict(hooks)
         else:
             warn("hooks must map event names to lists, e.g. {PreToolUse: [...]}; ignored")
+
+
+# (camelCase key, snake_case key, AgentDefinition field) of catui's own per-agent limits and schema.
+_LIMIT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("maxBudgetUsd", "max_budget_usd", "max_budget_usd"),
+    ("maxTokens", "max_tokens", "max_tokens"),
+    ("timeout", "timeout", "timeout"),
+    ("stallTimeout", "stall_timeout", "stall_timeout"),
+    ("outputSchema", "output_schema", "output_schema"),
+)
+
+
+def coerce_limit_fields(data: Mapping[str, Any], out: dict[str, Any], *, schema_dir: str | None) -> None:
+    """``maxBudgetUsd``, ``maxTokens``, ``timeout``, ``stallTimeout``, ``outputSchema`` (either spelling)."""
+    for camel, snake, field in _LIMIT_KEYS:
+        if camel in data and snake in data and camel != snake:
+            raise ConfigurationError(f"'{camel}' and '{snake}' are the same field; keep one")
+        key = camel if camel in data else snake
+        raw = data.get(key)
+        if raw is None:
+            continue
+        if field == "max_budget_usd":
+            budget = _positive_number(raw)
+            if budget is None:
+                raise ConfigurationError(f"{key} {raw!r} must be a positive number of US dollars, e.g. 0.50")
+            out[field] = budget
+        elif field == "max_tokens":
+            tokens = _positive_int(raw)
+            if tokens is None:
+                raise ConfigurationError(f"{key} {raw!r} must be a positive whole number of tokens, e.g. 200000")
+            out[field] = tokens
+        elif field == "output_schema":
+            out[field] = load_output_schema(raw, base_dir=schema_dir, where=key)
+        else:
+            seconds = parse_duration(raw)
+            if seconds is None:
+                raise ConfigurationError(f"{key} {raw!r} is not a positive duration; write e.g. 90s, 10m or 1h")
+            out[field] = seconds
+
+
+def _positive_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and value > 0 and value != float("inf"):
+        return float(value)
+    return None
 
 
 def _positive_int(value: Any) -> int | None:

@@ -368,7 +368,11 @@ def _agent_from_frontmatter(
     prompt_text = prompt if type(prompt) is str else prompt()  # type: ignore[operator]
     # build_definition's steps, without its intermediate dicts when the checks pass (the usual case).
     common = data.keys() <= COMMON_KEYS
-    fields = coerce_fields(data, warn, plugin=source == "plugin")
+    try:
+        fields = coerce_fields(data, warn, plugin=source == "plugin", schema_dir=os.path.dirname(path) or None)
+    except ConfigurationError as exc:
+        result.error = f"agent '{name}': {exc}"
+        return result
     extras = {} if common or KNOWN_KEYS.issuperset(data) else extra_fields(data, warn)
     # With only the common keys, coerce_fields' values are valid by construction (tool lists without blank
     # names, a trimmed model, a known colour), so the strict re-check can be skipped.
@@ -411,12 +415,18 @@ def build_definition(
     on_error: Callable[[str], None],
     plugin_name: str | None = None,
     name_checked: bool = False,
+    schema_dir: str | None = None,
 ) -> AgentDefinition | None:
     """An AgentDefinition from frontmatter-like ``data``; a field error goes to ``on_error``.
 
-    ``name_checked`` says the caller already ran ``agent_name_problem`` on ``agent_type``.
+    ``name_checked`` says the caller already ran ``agent_name_problem`` on ``agent_type``;
+    ``schema_dir`` is where a relative ``outputSchema`` path is read from (default: ``base_dir``).
     """
-    fields = coerce_fields(data, warn, plugin=source == "plugin")
+    try:
+        fields = coerce_fields(data, warn, plugin=source == "plugin", schema_dir=schema_dir or base_dir or None)
+    except ConfigurationError as exc:
+        on_error(f"agent '{agent_type}': {exc}")
+        return None
     # Only coerce_fields' values need the strict check: the ones added below are built right here.
     checked = fields_are_checked(fields)
     extras = extra_fields(data, warn) if not KNOWN_KEYS.issuperset(data) else {}

@@ -287,6 +287,11 @@ def format_agent(agent: AgentDefinition, registry: AgentRegistry) -> str:
         ("Omit CLAUDE.md", True if agent.omit_claude_md else None),
         ("Append system prompt", agent.append_system_prompt),
         ("Initial prompt", agent.initial_prompt),
+        ("Max budget", f"${agent.max_budget_usd:g} (maxBudgetUsd)" if agent.max_budget_usd is not None else None),
+        ("Max tokens", agent.max_tokens),
+        ("Timeout", f"{agent.timeout:g}s" if agent.timeout is not None else None),
+        ("Stall timeout", f"{agent.stall_timeout:g}s" if agent.stall_timeout is not None else None),
+        ("Output schema", json.dumps(agent.output_schema) if agent.output_schema is not None else None),
         ("Ignored fields", ", ".join(sorted(agent.extra_fields)) if agent.extra_fields else None),
     ]
     rows.extend((label, str(value)) for label, value in optional if value is not None)

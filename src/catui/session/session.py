@@ -244,6 +244,8 @@ class Session:
                     break
                 if self.config.before_turn is not None:
                     await self.config.before_turn(self)
+                    if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
+                        raise asyncio.CancelledError
                 assistant = await self._model_turn()
                 turns_this_run += 1
                 self.totals.num_turns += 1

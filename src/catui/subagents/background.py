@@ -249,6 +249,7 @@ class BackgroundAgents:
         error: str | None = None
         result: str | None
         warning: str | None = None
+        limit_status: TaskStatus | None = None
         if crash is not None:
             worktree = await self.concluder.worktrees.discard(run.worktree)  # a kept one is named in the notice
             result = run.latest_text()
@@ -262,13 +263,17 @@ class BackgroundAgents:
                                      is_error=True)
             data = outcome.data if isinstance(outcome.data, dict) else {}
             worktree = (data.get("worktreePath"), data.get("worktreeBranch"))
-            if stopped:
+            if run.limit_hit is not None and run.aborted:
+                # Stopped at a limit: the result says which, what was spent, and the last text.
+                limit_status, result = run.limit_hit.status, answer_text(outcome)
+            elif stopped:
                 result = run.latest_text()
             elif outcome.is_error:
                 error, result = answer_text(outcome), None
             else:
                 result = with_warning(answer_text(outcome), warning)
-        status: TaskStatus = "stopped" if stopped else ("failed" if error is not None else "completed")
+        status: TaskStatus = limit_status or (
+            "stopped" if stopped else ("failed" if error is not None else "completed"))
         usage = run.progress_usage()  # the notification reports this run; the task, the agent's whole life
         self.records.finish_counts(run, task)
         note = self._notes.pop(run.agent_id, None)

@@ -21,7 +21,7 @@ from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.live import LiveAgents
-from catui.subagents.outcome import RunConcluder
+from catui.subagents.outcome import RunConcluder, end_status
 from catui.subagents.result import ONE_SHOT_AGENT_TYPES
 from catui.subagents.run import SubagentRun
 from catui.telemetry.spans import agent_span, set_span_attributes
@@ -117,7 +117,7 @@ class ForegroundDriver:
             raise
         except Exception as exc:  # a bug in a child must not take the parent down
             result = await self.concluder.crashed(run, exc)
-            task_events.emit(run, task_events.foreground_finished(run, "stopped" if run.stop_requested else "failed"))
+            task_events.emit(run, task_events.foreground_finished(run, end_status(run, result)))
             return result
         if entry is not None and entry.handoff is not None and self.handover is not None:
             # Now a background task, which reports its own end.
@@ -127,7 +127,7 @@ class ForegroundDriver:
             return result
         result = await self.concluder.finish(run)
         # A child that finished just as the stop came is reported as it ended.
-        status = "completed" if not result.is_error else ("stopped" if run.stop_requested else "failed")
+        status = end_status(run, result)
         task_events.emit(run, task_events.foreground_finished(run, status))
         set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
         return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety
 from catui.session.events import ResultEvent
 from catui.session.usage import total_tokens
 from catui.subagents.deps import RuntimeDeps
+from catui.subagents.limits import LimitHit
 from catui.subagents.result import (
     ONE_SHOT_AGENT_TYPES,
     AgentResult,
@@ -20,6 +22,7 @@ from catui.subagents.result import (
     format_agent_tool_result,
 )
 from catui.subagents.run import SubagentRun
+from catui.subagents.structured_output import MAX_ATTEMPTS, StructuredOutputTool, find_structured_output
 from catui.subagents.worktrees import KeptWorktree, WorktreeLeases
 from catui.telemetry.events import AGENT_TOOL_COMPLETED
 from catui.tools.base import ToolResult
@@ -39,7 +42,18 @@ class RunConcluder:
 
     async def finish_reviewed(self, run: SubagentRun) -> tuple[ToolResult, str | None]:
         """:meth:`finish`, with the handoff review's warning (or degraded note) apart, for background agents."""
+        if run.limit_hit is not None and run.aborted:
+            kept = await self.worktrees.discard(run.worktree)
+            self.record_completed(run, None)
+            return limit_result(run, run.limit_hit, kept), None
+        structured = find_structured_output(run.session.tools)
         failure = failure_text(run, run.result_event)
+        if structured is not None and (failure is None or structured.gave_up) and structured.output is None:
+            failure = structured_failure_text(run, structured)
+            if failure is not None:
+                kept = await self.worktrees.discard(run.worktree)
+                self.record_completed(run, None)
+                return failed_result(failure, kept), None
         if failure is not None:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
@@ -56,6 +70,10 @@ class RunConcluder:
             self.record_completed(run, None)
             return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept), None
         result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
+        if structured is not None and structured.output is not None:
+            # Typed result: the object is the answer, as JSON text for the model and as data for programs.
+            result.structured_output = structured.output
+            result.content = [{"type": "text", "text": json.dumps(structured.output, ensure_ascii=False)}]
         warning = await self.handoff_warning(run, result)
         kept_path, kept_branch = await self.worktrees.settle(run.worktree)
         self.record_completed(run, result)
@@ -164,6 +182,55 @@ def stopped_result(run: SubagentRun, kept: KeptWorktree) -> ToolResult:
         "totalDurationMs": run.duration_ms,
         "totalToolUseCount": run.tool_use_count,
         "totalTokens": total_tokens(run.last_usage),
+    }
+    if isinstance(failed.data, Mapping):
+        data.update(failed.data)
+    return ToolResult(failed.content, is_error=True, data=data)
+
+
+def structured_failure_text(run: SubagentRun, tool: StructuredOutputTool) -> str | None:
+    """Why a child with an ``outputSchema`` gave no typed result, or None when it gave one."""
+    who = f"Agent \"{run.description}\" ({run.agent_type})"
+    if tool.output is not None:
+        return None
+    if tool.gave_up:
+        return (f"{who} failed: none of its {MAX_ATTEMPTS} StructuredOutput calls matched its outputSchema "
+                f"(last problem: {tool.last_error}). Simplify the schema or the task.")
+    return (f"{who} failed: it finished without calling StructuredOutput, so there is no result matching its "
+            "outputSchema. Ask again, or make the task smaller.")
+
+
+def end_status(run: SubagentRun, result: ToolResult) -> str:
+    """A finished run's task status: completed, failed, stopped, or the limit that stopped it."""
+    if not result.is_error:
+        return "completed"
+    if run.limit_hit is not None and run.aborted:
+        return run.limit_hit.status
+    return "stopped" if run.stop_requested else "failed"
+
+
+def limit_result(run: SubagentRun, hit: LimitHit, kept: KeptWorktree) -> ToolResult:
+    """The error result of a child stopped at one of its limits: which, what it spent, its last text."""
+    partial = run.latest_text()
+    lines = [f"Agent \"{run.description}\" ({run.agent_type}) was stopped ({hit.status}): {hit.describe()}."]
+    if partial:
+        lines += ["Its last text before it was stopped:", partial]
+    else:
+        lines.append("It had written no text yet.")
+    if run.agent_type not in ONE_SHOT_AGENT_TYPES:
+        lines.append(f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent)")
+    failed = failed_result("\n".join(lines), kept)
+    data: dict[str, Any] = {
+        "status": hit.status,
+        "limit": {"field": hit.field, "value": hit.limit},
+        "spent": {"totalTokens": hit.tokens, "costUsd": hit.cost_usd, "costKnown": hit.cost_usd is not None},
+        "agentId": run.agent_id,
+        "agentType": run.agent_type,
+        "prompt": run.request.prompt,
+        "partialResult": partial,
+        "totalDurationMs": run.duration_ms,
+        "totalToolUseCount": run.tool_use_count,
+        "totalTokens": hit.tokens,
     }
     if isinstance(failed.data, Mapping):
         data.update(failed.data)

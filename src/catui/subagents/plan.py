@@ -40,6 +40,11 @@ from catui.subagents.prompt import (
 )
 from catui.subagents.resolve import DEFAULT_AGENT_TYPE, AgentSpawnError, find_agent, resolve_agent_type
 from catui.subagents.run import SpawnRequest
+from catui.subagents.structured_output import (
+    STRUCTURED_OUTPUT_TOOL,
+    StructuredOutputTool,
+    output_instructions,
+)
 from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import AGENT_MEMORY_LOADED
@@ -157,6 +162,9 @@ class ChildPlanner:
             # The agent's own servers' tools join after the filtering, as in Claude Code.
             present = {t.name for t in tools}
             tools = [*tools, *(t for t in child_mcp.tools if t.name not in present)]
+        if definition.output_schema is not None:
+            # Typed results: the child hands its answer back through this tool (one instance per run).
+            tools = [*(t for t in tools if t.name != STRUCTURED_OUTPUT_TOOL), StructuredOutputTool(definition.output_schema)]
         created = None
         try:
             if isolation == "worktree":
@@ -222,7 +230,7 @@ class ChildPlanner:
         memory = load_agent_memory(definition, project_root) if definition.memory else None
         if memory is not None and self.deps.telemetry is not None:
             self.deps.telemetry.record(AGENT_MEMORY_LOADED, {"scope": definition.memory, "source": "subagent"})
-        return build_subagent_system_prompt(
+        blocks = build_subagent_system_prompt(
             definition,
             environment=self.caches.environment(cwd, model.model_id),
             git_status=None if definition.omit_claude_md else self.caches.git_snapshot(cwd),
@@ -232,6 +240,9 @@ class ChildPlanner:
                 active_agents=list(self.deps.registry.active), tool_names=[t.name for t in tools],
             ),
         )
+        if definition.output_schema is not None:
+            blocks = [*blocks, output_instructions(definition.output_schema)]
+        return blocks
 
     def _first_message(self, definition: AgentDefinition, request: SpawnRequest, cwd: Path, root: Path) -> Message:
         wants_memory = self.deps.load_project_memory and not definition.omit_claude_md

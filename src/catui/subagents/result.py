@@ -44,6 +44,8 @@ class AgentResult:
     prompt: str
     truncated_chars: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    structured_output: dict[str, Any] | None = None
+    """The object of an agent with an ``outputSchema`` (its StructuredOutput call); also the result text."""
 
     @property
     def text(self) -> str:
@@ -62,6 +64,8 @@ class AgentResult:
             "totalTokens": self.total_tokens,
             "totalToolUseCount": self.total_tool_use_count,
             "usage": self.usage,
+            # catui's own key (typed results): absent for agents without an outputSchema.
+            **({"structured_output": self.structured_output} if self.structured_output is not None else {}),
         }
 
 

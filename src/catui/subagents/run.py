@@ -19,6 +19,7 @@ from catui.messages import Message, blocks_of, last_assistant_text
 from catui.session.events import AssistantMessageEvent, Event, ResultEvent, UsageEvent
 from catui.session.session import Session
 from catui.session.usage import total_tokens
+from catui.subagents.limits import LimitHit, LimitWatcher, RunLimits
 from catui.subagents.models import ChildModel
 from catui.tools.base import ToolContext
 
@@ -82,6 +83,49 @@ class SubagentRun:
     """Set by :meth:`request_stop` (TaskStop, ``CatuiClient.stop_task``): this run alone was asked to stop."""
     stop_request: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set together with ``stop_requested``; executors wait on it."""
+    limits: LimitWatcher | None = field(default=None, repr=False)
+    """The watcher of the definition's limits (None when it sets none); built with the run."""
+    limit_hit: LimitHit | None = None
+    """The limit that stopped this run, when one did."""
+    _limit_hook_installed: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        limits = RunLimits.of(self.definition)
+        if limits is not None and self.limits is None:
+            self.limits = LimitWatcher(limits, self._stop_at_limit)
+
+    def _stop_at_limit(self, hit: LimitHit) -> None:
+        self.limit_hit = hit
+        # Abort the child's loop now, not when the executor's stop waiter next runs: the loop runs
+        # ahead of its consumer and would otherwise send another model request past the limit.
+        self.session.abort()
+        self.request_stop()
+
+    def start_limits(self) -> None:
+        """Start the wall-clock and stall timers (executors call it when the child starts running).
+
+        The budgets are also checked before each of the child's model turns (its ``before_turn`` hook,
+        chained once): its loop runs ahead of the events it emits.
+        """
+        if self.limits is None:
+            return
+        self.limits.start(self.session.usage)
+        if not self._limit_hook_installed:
+            self._limit_hook_installed = True
+            previous = self.session.config.before_turn
+
+            async def check_limits_before_turn(session: Session) -> None:
+                if previous is not None:
+                    await previous(session)
+                if self.limits is not None:
+                    self.limits.sample(session.usage, session.config.model)
+
+            self.session.config.before_turn = check_limits_before_turn
+
+    def stop_limits(self) -> None:
+        """Disarm the timers once the child has ended."""
+        if self.limits is not None:
+            self.limits.stop()
 
     @property
     def agent_type(self) -> str:
@@ -110,6 +154,9 @@ class SubagentRun:
 
     def clear_stop_request(self) -> None:
         """Forget an earlier stop, before the run continues (a stopped agent resumed with SendMessage)."""
+        self.limit_hit = None
+        if self.limits is not None:
+            self.limits = LimitWatcher(self.limits.limits, self._stop_at_limit)
         self.stop_requested = False
         self.stop_request.clear()
 
@@ -126,8 +173,14 @@ class SubagentRun:
         return last_assistant_text(self.messages) or None
 
     def observe(self, event: Event) -> None:
-        """Update the counters from one of the child's events (its own, not its children's)."""
-        if event.agent_id != self.agent_id:
+        """Update the counters from one of the child's events (its own, not its children's).
+
+        The limit watcher sees every event: a grandchild's progress is progress too.
+        """
+        own = event.agent_id == self.agent_id
+        if self.limits is not None:
+            self.limits.observe(event, own, self.session.usage)
+        if not own:
             return
         if isinstance(event, AssistantMessageEvent):
             for block in blocks_of(event.message):

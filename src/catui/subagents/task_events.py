@@ -55,14 +55,20 @@ def task_progress(run: SubagentRun, summary: str | None = None, *, status: str |
 
 def task_notification(run: SubagentRun, *, status: str, output_file: str, summary: str) -> SystemEvent:
     """``system/task_notification``: the run ended (completed, failed or stopped)."""
-    return _event(run, "task_notification", {
+    data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
         "status": status,
         "output_file": output_file,
         "summary": summary,
         "usage": run.progress_usage(),
-    })
+    }
+    hit = run.limit_hit
+    if hit is not None and status == hit.status:
+        # catui's own keys: which limit stopped the child and what it had spent (cost None: unknown price).
+        data["limit"] = {"field": hit.field, "value": hit.limit}
+        data["spent"] = {"total_tokens": hit.tokens, "cost_usd": hit.cost_usd}
+    return _event(run, "task_notification", data)
 
 
 def foreground_finished(run: SubagentRun, status: str) -> SystemEvent:

@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 TaskType = Literal["local_bash", "local_agent"]
-TaskStatus = Literal["queued", "running", "completed", "failed", "stopped", "killed", "interrupted"]
-FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed", "interrupted"})
+# budget_exceeded, timed_out and stalled: a sub-agent stopped at one of its definition's limits (catui's own).
+TaskStatus = Literal["queued", "running", "completed", "failed", "stopped", "killed", "interrupted",
+                     "budget_exceeded", "timed_out", "stalled"]
+FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed", "interrupted",
+                                            "budget_exceeded", "timed_out", "stalled"})
 LIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
 """Not finished: waiting for a free place (``queued``, background agents past the session's cap) or running."""
 

@@ -27,6 +27,8 @@ def notification_summary(description: str, status: str, error: str | None = None
         return f'Agent "{description}" failed: {error or "unknown error"}'
     if status == "stopped":
         return f'Agent "{description}" was stopped'
+    if status in ("budget_exceeded", "timed_out", "stalled"):
+        return f'Agent "{description}" was stopped at a limit ({status})'
     return f'Agent "{description}" {status}'
 
 

@@ -194,7 +194,14 @@ async def rg_files(rg: str, root: Path, globs: Iterable[str]) -> list[str]:
     proc = await asyncio.create_subprocess_exec(
         *args, cwd=str(root), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
-    out, err = await proc.communicate()
+    try:
+        out, err = await proc.communicate()
+    except asyncio.CancelledError:
+        # A stopped agent (a limit, TaskStop) must not leave rg running with its pipes open.
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+        raise
     if proc.returncode == 2 and not out:
         raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
     return [os.fsdecode(p) for p in out.split(b"\0") if p]

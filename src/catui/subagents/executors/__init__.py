@@ -25,6 +25,8 @@ class AgentExecutor(Protocol):
       usage and ``result_event`` are current when the driver sees the event;
     - when ``run.stop_signal()`` or ``run.stop_request`` is set, the child stops at once (mid-request
       included), ``run.aborted`` becomes True and the stream ends;
+    - ``run.start_limits()`` is called when the child starts and ``run.stop_limits()`` when it ends
+      (the per-agent wall-clock and stall timers; a limit reached stops the run through ``request_stop``);
     - closing the stream early (``aclose``) stops the child and releases what the run holds
       (its own MCP connections).
     """

@@ -20,6 +20,7 @@ class InProcessExecutor:
         once, even in the middle of a model request: its run is closed, which cancels its work.
         """
         first_index, tools_before = len(run.session.messages), run.tool_use_count
+        run.start_limits()
         stream = run.session.run(run.first_message)
         stop = asyncio.ensure_future(_first_set(run.stop_signal(), run.stop_request))
         # The child's own loop runs ahead of this consumer, so abort it the moment a stop comes,
@@ -46,6 +47,7 @@ class InProcessExecutor:
                 run.observe(event)
                 yield event
         finally:
+            run.stop_limits()
             stop.cancel()
             closer = getattr(stream, "aclose", None)  # Session.run is an async generator
             if closer is not None:
