@@ -261,8 +261,12 @@ def test_unknown_tool_names_are_kept_and_warned(project: Path) -> None:
     registry = registry_for(project)
     agent = registry.get("t")
     assert agent is not None and agent.tools == ["Read", "psql", "mcp__db__query", "Agent(x)"]
-    unknown = [w.message for w in registry.warnings if "unknown tools" in w.message]
+    unknown = [w.message for w in registry.warnings if "catui does not know" in w.message]
     assert unknown == [unknown[0]] and "psql" in unknown[0] and "mcp__" not in unknown[0]
+    assert unknown[0] == (
+        "agent 't': its tools list names a tool catui does not know: psql. It is kept, but matches nothing "
+        "unless an MCP server or plugin provides it."
+    )
 
 
 # -- YAML errors Claude Code's parser reports and PyYAML alone would not ------------------------------

@@ -139,7 +139,10 @@ def coerce_fields(
         if isinstance(color, str) and color in AGENT_COLORS:
             out["color"] = color
         else:
-            warn(f"color {color!r} is not one of {', '.join(AGENT_COLORS)}; ignored")
+            warn(
+                f"color {color!r} is not one of {', '.join(AGENT_COLORS)} (matching is case-sensitive: "
+                "write the colour in lower case); ignored"
+            )
     if data.keys() <= COMMON_KEYS:
         return out  # most files: none of the fields below is present
 

@@ -7,6 +7,10 @@ Claude Code's rules (from its frontmatter parser):
    ``---`` anywhere, even mid-line. (JavaScript's ``\\s`` is reproduced below.)
 2. Single-line ``key: value`` lines whose value contains `` #`` are
    double-quoted before parsing, so ``Fix issue #12`` is not cut at a comment.
+   catui keeps this only for prose fields (``description`` …): in a field that
+   holds identifiers (``model``, ``tools`` … see ``IDENTIFIER_KEYS``) `` #``
+   starts a comment, as YAML reads it, so ``model: sonnet  # note`` is
+   ``sonnet`` (docs/decisions.md, "` #` in frontmatter values").
 3. If the YAML does not parse, every single-line unquoted ``key: value`` whose
    value contains one of ``{}[]*&#!|>%@``` or ``": "`` is double-quoted and
    parsing is retried. If that fails too, the frontmatter is ``{}``. A result
@@ -102,6 +106,14 @@ def find_frontmatter(text: str) -> tuple[str, int] | None:
     return text[start:end], body_start
 
 
+IDENTIFIER_KEYS: frozenset[str] = frozenset({
+    "name", "model", "tools", "disallowedTools", "color", "effort", "permissionMode", "memory", "isolation",
+    "maxTurns", "background", "skills", "mcpServers", "allowed-tools", "allowedTools", "cwd",
+    "appendSystemPrompt", "user-invocable", "disable-model-invocation", "context", "agent",
+})
+"""Fields whose values are names, ids or flags: `` #`` there always starts a comment (no id holds " #")."""
+
+
 def _is_quoted(value: str) -> bool:
     return len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
 
@@ -128,8 +140,32 @@ def prequote_hash_values(text: str) -> str:
             continue
         key, value = match.group(1), match.group(2)
         if " #" in value and not _is_quoted(value) and value[0] not in "[{":
-            lines[i] = _double_quote(key, value)
+            if key in IDENTIFIER_KEYS:
+                lines[i] = f"{key}: {value.split(' #', 1)[0].rstrip()}"  # YAML's reading: the rest is a comment
+            else:
+                lines[i] = _double_quote(key, value)
     return "\n".join(lines)
+
+
+def ambiguous_hash_lines(text: str) -> list[tuple[int, str]]:
+    """(file line, key) of prose values holding `` # `` that may be meant as a comment but are read as text.
+
+    ``text`` is the frontmatter block (the lines between the ``---`` lines, so its first line is the file's
+    line 2). ``#12``-style references (no space after the ``#``) are not ambiguous; ``text  # note`` is.
+    """
+    found: list[tuple[int, str]] = []
+    if " #" not in text:
+        return found
+    for number, line in enumerate(text.split("\n"), start=2):
+        match = _SIMPLE_LINE_RE.match(line.rstrip("\r"))
+        if not match or match.group(1) in IDENTIFIER_KEYS:
+            continue
+        value = match.group(2)
+        if _is_quoted(value) or value[0] in "[{":
+            continue
+        if re.search(r" #(\s|$)", value):
+            found.append((number, match.group(1)))
+    return found
 
 
 def quote_problematic_values(text: str) -> str:

@@ -26,7 +26,13 @@ from catui.agents.definition import (
     fields_are_checked,
 )
 from catui.agents.fields import COMMON_KEYS, KNOWN_KEYS, coerce_fields, extra_fields
-from catui.agents.frontmatter import BOM, parse_frontmatter_block, parse_markdown
+from catui.agents.frontmatter import (
+    BOM,
+    ambiguous_hash_lines,
+    find_frontmatter,
+    parse_frontmatter_block,
+    parse_markdown,
+)
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
 
@@ -240,6 +246,7 @@ def load_markdown_agent(
                 "starts with a UTF-8 byte-order mark; catui ignores it (Claude Code would skip this file)",
             )
         )
+    found = find_frontmatter(text.removeprefix(BOM)) if " #" in text else None
     return _agent_from_frontmatter(
         result,
         (parsed.frontmatter, parsed.status, parsed.error, parsed.not_a_mapping),
@@ -247,6 +254,7 @@ def load_markdown_agent(
         path=path,
         source=source,
         base_dir=base_dir,
+        raw_frontmatter=found[0] if found else "",
     )
 
 
@@ -269,6 +277,7 @@ def load_markdown_agent_bytes(
         path=path,
         source=source,
         base_dir=base_dir,
+        raw_frontmatter=raw,
     )
 
 
@@ -299,7 +308,8 @@ def load_markdown_agent_batch(
             continue
         append(
             _agent_from_frontmatter(
-                MarkdownLoadResult(), block, split[1], path=path, source=source, base_dir=base_dir
+                MarkdownLoadResult(), block, split[1], path=path, source=source, base_dir=base_dir,
+                raw_frontmatter=split[0],
             )
         )
     return results
@@ -313,10 +323,12 @@ def _agent_from_frontmatter(
     path: str,
     source: AgentSource,
     base_dir: str,
+    raw_frontmatter: str = "",
 ) -> MarkdownLoadResult:
     """The checks and the definition once the frontmatter is parsed (``parse_frontmatter_block``'s tuple).
 
     ``prompt`` is the system prompt, or a function computing it (called only for a valid agent).
+    ``raw_frontmatter`` is the block as written, for the warning about a `` # `` whose reading is ambiguous.
     """
     data, status, yaml_error, not_a_mapping = parsed
     warnings = result.warnings
@@ -332,6 +344,12 @@ def _agent_from_frontmatter(
         return result
     if status == "ok_after_quote_retry":
         warn("the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'")
+    for line, key in ambiguous_hash_lines(raw_frontmatter):
+        warn(
+            f"line {line}: the ' # …' in '{key}' is read as part of its text, not as a comment "
+            f"(in prose fields catui keeps ' #'); to make it a comment, put it on a line of its own, "
+            f"or quote the value to keep it as text and silence this warning"
+        )
 
     name = data.get("name")
     if name is None or name == "":

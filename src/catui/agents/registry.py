@@ -381,8 +381,14 @@ def _report_unknown_tools(state: _LoadState) -> None:
                 state.warnings.append(
                     AgentWarning(
                         state.origins.get(id(agent), agent.source),
-                        f"agent '{agent.agent_type}': {field_name} names unknown tools: {', '.join(unknown)} "
-                        "(kept; they match nothing unless an MCP server or plugin provides them)",
+                        f"agent '{agent.agent_type}': its {field_name} list names "
+                        + (
+                            f"a tool catui does not know: {unknown[0]}. It is kept, but matches nothing unless "
+                            "an MCP server or plugin provides it."
+                            if len(unknown) == 1
+                            else f"tools catui does not know: {', '.join(unknown)}. They are kept, but match "
+                            "nothing unless an MCP server or plugin provides them."
+                        ),
                     )
                 )
 
