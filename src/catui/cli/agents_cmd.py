@@ -391,18 +391,26 @@ def validate_paths(paths: Sequence[Path]) -> ValidationReport:
     for path in paths:
         if not path.exists():
             report.failed.append(FailedFile(str(path), "no such file or folder"))
-        elif path.is_dir() and (path / MANIFEST_PATH).is_file():
-            plugin = load_plugin(path)
-            report.ok.extend((f"{plugin.root} (plugin)", a.agent_type) for a in plugin.agents)
-            report.failed.extend(plugin.failed_files)
-            report.warnings.extend(plugin.warnings)
         elif path.is_dir():
+            # A folder of several plugins (a marketplace checkout) holds one manifest per plugin: each plugin
+            # is validated as a plugin (its name prefix, its field rules), the rest as plain agent files.
+            plugin_roots = sorted(m.parent.parent for m in path.rglob(MANIFEST_PATH.as_posix()) if m.is_file())
+            for root in plugin_roots:
+                plugin = load_plugin(root)
+                report.ok.extend((f"{plugin.root} (plugin)", a.agent_type) for a in plugin.agents)
+                report.failed.extend(plugin.failed_files)
+                report.warnings.extend(plugin.warnings)
+            if path in plugin_roots:
+                continue
             scan = scan_markdown_files(path)
             report.warnings.extend(scan.warnings)
             for scanned in scan.files:
-                if Path(scanned.path).name == SKILL_FILE:
+                file = Path(scanned.path)
+                if file.name == SKILL_FILE:
                     continue  # a skill's instructions (catui skills list checks those), not an agent
-                _validate_file(Path(scanned.path), report, explicit=False)
+                if any(file.is_relative_to(root) for root in plugin_roots):
+                    continue  # validated with its plugin above
+                _validate_file(file, report, explicit=False)
         elif path.suffix == ".json":
             _validate_json_file(path, report)
         else:
