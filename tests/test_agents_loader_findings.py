@@ -94,7 +94,22 @@ def test_colour_warning_says_matching_is_case_sensitive(project: Path) -> None:
     agent = registry.get("red")
     assert agent is not None and agent.color is None
     [warning] = warnings_for(registry, path)
-    assert "color 'Red' is not one of" in warning and "matching is case-sensitive" in warning
+    assert warning.startswith("line 4: color 'Red' is not one of") and "matching is case-sensitive" in warning
+
+
+def test_field_warnings_name_the_line_the_field_is_written_on(project: Path) -> None:
+    path = write_agent(project, "lines.md", (
+        "name: lines\n"
+        "description: Several problems\n"
+        "\n"
+        "model: fable  # typo\n"
+        "maxTurns: many\n"
+        "allowed-tools: Read\n"
+    ))
+    messages = warnings_for(registry_for(project), path)
+    assert "line 5: model 'fable' is not a known model" in "\n".join(messages)
+    assert any(m.startswith("line 6: maxTurns 'many' is not a positive integer") for m in messages)
+    assert any(m.startswith("line 7: 'allowed-tools' is not an agent field") for m in messages)
 
 
 def test_unknown_tools_warning_reads_as_a_sentence(project: Path) -> None:

@@ -182,7 +182,7 @@ def test_optional_fields_are_read_and_bad_values_warned() -> None:
     assert agent.skills == ["a", "b"] and agent.initial_prompt == "go" and agent.hooks == {"PreToolUse": []}
     assert agent.extra_fields == {"category": "misc", "allowedTools": "Read"}
     messages = " | ".join(w.message for w in result.warnings)
-    assert "unknown model 'fable'" in messages
+    assert "model 'fable' is not a known model" in messages
     assert "#4CAF50" in messages
     assert "did you mean 'tools'" in messages and "ALL tools" in messages
 

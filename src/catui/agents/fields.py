@@ -74,6 +74,8 @@ KNOWN_MODEL_ALIASES: frozenset[str] = frozenset(
 )
 
 Warn = Callable[[str], None]
+"""Receives one warning about a field. Each message begins with the field's name (quoted or not), so a loader
+that knows where the field is written can put its line in front (``line 5: color 'Red' …``)."""
 
 # Keys handled before the rest of coerce_fields' checks (plus the ones the loaders read themselves).
 # For data with only these keys, coerce_fields returns values that pass fields_are_checked (the Markdown
@@ -130,7 +132,7 @@ def coerce_fields(
             out["model"] = model
             if not model_is_known(model):
                 warn(
-                    f"unknown model '{model}' (expected sonnet, opus, haiku, inherit or a full model id); "
+                    f"model '{model}' is not a known model (expected sonnet, opus, haiku, inherit or a full model id); "
                     "it is passed to the provider as written"
                 )
 

@@ -168,6 +168,19 @@ def ambiguous_hash_lines(text: str) -> list[tuple[int, str]]:
     return found
 
 
+_KEY_LINE_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:\s|$)")
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """The file line of each top-level key of a frontmatter block (whose first line is the file's line 2)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), start=2):
+        match = _KEY_LINE_RE.match(line)
+        if match:
+            lines.setdefault(match.group(1), number)
+    return lines
+
+
 def quote_problematic_values(text: str) -> str:
     """Claude Code's retry: double-quote single-line values that contain YAML special characters."""
     lines = text.split("\n")

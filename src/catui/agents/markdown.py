@@ -30,6 +30,7 @@ from catui.agents.frontmatter import (
     BOM,
     ambiguous_hash_lines,
     find_frontmatter,
+    key_lines,
     parse_frontmatter_block,
     parse_markdown,
 )
@@ -43,6 +44,8 @@ _NO_ALTSEP = os.altsep is None  # POSIX: the file name is what follows the last 
 _NOT_BLANK_RE = re.compile("[^\ufeff \t\r\n]")
 
 
+# The field a warning is about: its first word, quoted or not (``'model' must …``, ``color 'Red' is …``).
+_LEADING_FIELD_RE = re.compile(r"'?([A-Za-z_][A-Za-z0-9_-]*)'?[ :]")
 _WHITESPACE_RUN_RE = re.compile(r"\s*")  # \s on str is str.isspace(), what str.strip() removes
 
 
@@ -246,7 +249,10 @@ def load_markdown_agent(
                 "starts with a UTF-8 byte-order mark; catui ignores it (Claude Code would skip this file)",
             )
         )
-    found = find_frontmatter(text.removeprefix(BOM)) if " #" in text else None
+    def raw_frontmatter() -> str:
+        found = find_frontmatter(text.removeprefix(BOM))
+        return found[0] if found else ""
+
     return _agent_from_frontmatter(
         result,
         (parsed.frontmatter, parsed.status, parsed.error, parsed.not_a_mapping),
@@ -254,7 +260,7 @@ def load_markdown_agent(
         path=path,
         source=source,
         base_dir=base_dir,
-        raw_frontmatter=found[0] if found else "",
+        raw_frontmatter=raw_frontmatter,
     )
 
 
@@ -323,17 +329,31 @@ def _agent_from_frontmatter(
     path: str,
     source: AgentSource,
     base_dir: str,
-    raw_frontmatter: str = "",
+    raw_frontmatter: str | Callable[[], str] = "",
 ) -> MarkdownLoadResult:
     """The checks and the definition once the frontmatter is parsed (``parse_frontmatter_block``'s tuple).
 
     ``prompt`` is the system prompt, or a function computing it (called only for a valid agent).
-    ``raw_frontmatter`` is the block as written, for the warning about a `` # `` whose reading is ambiguous.
+    ``raw_frontmatter`` is the block as written (or a function giving it, called only when a warning needs
+    it): for the line numbers of field warnings and the warning about a `` # `` whose reading is ambiguous.
     """
     data, status, yaml_error, not_a_mapping = parsed
     warnings = result.warnings
+    lines: dict[str, int] | None = None
+
+    def raw() -> str:
+        return raw_frontmatter() if callable(raw_frontmatter) else raw_frontmatter
 
     def warn(message: str) -> None:
+        # Field warnings begin with the field's name (fields.Warn): name the line it is written on.
+        nonlocal lines
+        field = _LEADING_FIELD_RE.match(message)
+        if field is not None:
+            if lines is None:
+                lines = key_lines(raw())
+            line = lines.get(field.group(1))
+            if line is not None:
+                message = f"line {line}: {message}"
         warnings.append(AgentWarning(path, message))
 
     if status == "yaml_error":
@@ -344,7 +364,8 @@ def _agent_from_frontmatter(
         return result
     if status == "ok_after_quote_retry":
         warn("the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'")
-    for line, key in ambiguous_hash_lines(raw_frontmatter):
+    has_hash = any(isinstance(value, str) and " #" in value for value in data.values())
+    for line, key in ambiguous_hash_lines(raw()) if has_hash else ():
         warn(
             f"line {line}: the ' # …' in '{key}' is read as part of its text, not as a comment "
             f"(in prose fields catui keeps ' #'); to make it a comment, put it on a line of its own, "
