@@ -135,6 +135,7 @@ def test_validate_recognises_each_plugin_of_a_folder_of_plugins(project: Path, t
     result = run_agents_cli(project, "validate", str(market))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "alpha:scout" in result.stdout and "beta:fixer" in result.stdout
-    assert "ignored in plugin agents" in result.stdout  # beta's agent was checked by the plugin rules
+    # beta's agent was checked by the plugin rules, and the warning names the line of the field
+    assert "line 4: 'permissionMode' is ignored in plugin agents" in result.stdout
     assert "solo" in result.stdout
     assert "(plugin)" in result.stdout

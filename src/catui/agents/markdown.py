@@ -28,12 +28,11 @@ from catui.agents.definition import (
 from catui.agents.fields import COMMON_KEYS, KNOWN_KEYS, coerce_fields, extra_fields
 from catui.agents.frontmatter import (
     BOM,
-    ambiguous_hash_lines,
     find_frontmatter,
-    key_lines,
     parse_frontmatter_block,
     parse_markdown,
 )
+from catui.agents.line_warnings import LineNamingWarner
 from catui.agents.problems import AgentWarning
 from catui.errors import ConfigurationError
 
@@ -44,8 +43,6 @@ _NO_ALTSEP = os.altsep is None  # POSIX: the file name is what follows the last 
 _NOT_BLANK_RE = re.compile("[^\ufeff \t\r\n]")
 
 
-# The field a warning is about: its first word, quoted or not (``'model' must …``, ``color 'Red' is …``).
-_LEADING_FIELD_RE = re.compile(r"'?([A-Za-z_][A-Za-z0-9_-]*)'?[ :]")
 _WHITESPACE_RUN_RE = re.compile(r"\s*")  # \s on str is str.isspace(), what str.strip() removes
 
 
@@ -339,22 +336,7 @@ def _agent_from_frontmatter(
     """
     data, status, yaml_error, not_a_mapping = parsed
     warnings = result.warnings
-    lines: dict[str, int] | None = None
-
-    def raw() -> str:
-        return raw_frontmatter() if callable(raw_frontmatter) else raw_frontmatter
-
-    def warn(message: str) -> None:
-        # Field warnings begin with the field's name (fields.Warn): name the line it is written on.
-        nonlocal lines
-        field = _LEADING_FIELD_RE.match(message)
-        if field is not None:
-            if lines is None:
-                lines = key_lines(raw())
-            line = lines.get(field.group(1))
-            if line is not None:
-                message = f"line {line}: {message}"
-        warnings.append(AgentWarning(path, message))
+    warn = LineNamingWarner(path, warnings, raw_frontmatter)
 
     if status == "yaml_error":
         result.error = _yaml_failure(yaml_error)
@@ -364,13 +346,7 @@ def _agent_from_frontmatter(
         return result
     if status == "ok_after_quote_retry":
         warn("the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'")
-    has_hash = any(isinstance(value, str) and " #" in value for value in data.values())
-    for line, key in ambiguous_hash_lines(raw()) if has_hash else ():
-        warn(
-            f"line {line}: the ' # …' in '{key}' is read as part of its text, not as a comment "
-            f"(in prose fields catui keeps ' #'); to make it a comment, put it on a line of its own, "
-            f"or quote the value to keep it as text and silence this warning"
-        )
+    warn.report_ambiguous_hashes(data)
 
     name = data.get("name")
     if name is None or name == "":

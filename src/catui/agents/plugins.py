@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import AgentDefinition, agent_name_problem
-from catui.agents.frontmatter import parse_markdown
+from catui.agents.frontmatter import BOM, find_frontmatter, parse_markdown
 from catui.agents.json_agents import agents_from_json_mapping
+from catui.agents.line_warnings import LineNamingWarner
 from catui.agents.markdown import AgentFileError, build_definition, read_agent_file
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
@@ -70,9 +71,11 @@ def load_plugin_agent_markdown(
     """One plugin agent file → (definition, error, warnings), with Claude Code's plugin-loader fallbacks."""
     warnings: list[AgentWarning] = []
 
-    def warn(message: str) -> None:
-        warnings.append(AgentWarning(path, message))
+    def raw_frontmatter() -> str:
+        found = find_frontmatter(text.removeprefix(BOM))
+        return found[0] if found else ""
 
+    warn = LineNamingWarner(path, warnings, raw_frontmatter)
     if not text.strip("\ufeff \t\r\n"):
         return None, "the file is empty; a plugin agent needs at least a prompt", warnings
     parsed = parse_markdown(text)
@@ -81,6 +84,7 @@ def load_plugin_agent_markdown(
         warn("no frontmatter: registered under its file name with a placeholder description")
     elif parsed.status == "yaml_error":
         warn(f"the frontmatter is not valid YAML, so its fields are ignored: {parsed.error}")
+    warn.report_ambiguous_hashes(data)
     raw_name = data.get("name")
     base_name = raw_name if isinstance(raw_name, str) and raw_name else Path(path).stem
     problem = agent_name_problem(base_name)
