@@ -25,6 +25,25 @@ def catui_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".catui"
 
 
+def project_config_dirs(cwd: Path, name: str) -> list[Path]:
+    """``.claude/<name>`` and ``.catui/<name>`` of every folder from the project root down to ``cwd``.
+
+    Outermost first, so that a folder nearer ``cwd`` (loaded later) wins; agents and skills both use it.
+    """
+    cwd = cwd.resolve()
+    root = find_project_root(cwd)
+    chain = [cwd]
+    if root != cwd and root in cwd.parents:
+        for parent in cwd.parents:
+            chain.append(parent)
+            if parent == root:
+                break
+    dirs: list[Path] = []
+    for folder in reversed(chain):
+        dirs.extend((folder / ".claude" / name, folder / ".catui" / name))
+    return dirs
+
+
 def user_config_dirs(home: Path | None = None) -> tuple[Path, Path]:
     """(Claude Code's user folder, catui's user folder) whose settings, memory and agents apply everywhere.
 

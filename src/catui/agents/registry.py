@@ -34,6 +34,7 @@ from catui.agents.definition import AgentDefinition, AgentSource
 from catui.agents.known_tools import known_tool_names, unknown_tool_names
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
+from catui.paths import project_config_dirs, user_config_dirs
 
 # Precedence order of sources (index = rank); also the order groups are listed in, reversed.
 SOURCE_ORDER: tuple[AgentSource, ...] = (
@@ -85,36 +86,17 @@ class _LoadState:
 
 
 def user_agent_dirs(home: Path | None) -> list[Path]:
-    """``~/.claude/agents`` then the catui home's ``agents``.
+    """``~/.claude/agents`` (or ``$CLAUDE_CONFIG_DIR/agents``) then the catui home's ``agents``.
 
-    ``home`` replaces ``~`` for both (tests); otherwise ``$CLAUDE_CONFIG_DIR`` and ``$CATUI_HOME``
-    are honoured, as the settings loader does.
+    ``home`` replaces ``~`` for both (tests); see :func:`catui.paths.user_config_dirs`.
     """
-    if home is not None:
-        return [home / ".claude" / "agents", home / ".catui" / "agents"]
-    from catui.paths import catui_home
-
-    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
-    claude_dir = Path(config_dir).expanduser() if config_dir else Path.home() / ".claude"
-    return [claude_dir / "agents", catui_home() / "agents"]
+    claude_dir, catui_dir = user_config_dirs(home)
+    return [claude_dir / "agents", catui_dir / "agents"]
 
 
 def project_agent_dirs(cwd: Path) -> list[Path]:
     """``.claude/agents`` and ``.catui/agents`` of every folder from the project root down to ``cwd``."""
-    from catui.paths import find_project_root
-
-    cwd = cwd.resolve()
-    root = find_project_root(cwd)
-    chain = [cwd]
-    if root != cwd and root in cwd.parents:
-        for parent in cwd.parents:
-            chain.append(parent)
-            if parent == root:
-                break
-    dirs: list[Path] = []
-    for folder in reversed(chain):
-        dirs.extend((folder / ".claude" / "agents", folder / ".catui" / "agents"))
-    return dirs
+    return project_config_dirs(cwd, "agents")
 
 
 class AgentRegistry:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catui.paths import find_project_root, user_config_dirs
+from catui.paths import project_config_dirs, user_config_dirs
 
 
 def user_skill_dirs(home: Path | None = None) -> list[Path]:
@@ -15,15 +15,4 @@ def user_skill_dirs(home: Path | None = None) -> list[Path]:
 
 def project_skill_dirs(cwd: Path) -> list[Path]:
     """``.claude/skills`` and ``.catui/skills`` of each folder from the project root down to ``cwd``."""
-    cwd = cwd.resolve()
-    root = find_project_root(cwd)
-    chain = [cwd]
-    if root != cwd and root in cwd.parents:
-        for parent in cwd.parents:
-            chain.append(parent)
-            if parent == root:
-                break
-    dirs: list[Path] = []
-    for folder in reversed(chain):
-        dirs.extend((folder / ".claude" / "skills", folder / ".catui" / "skills"))
-    return dirs
+    return project_config_dirs(cwd, "skills")

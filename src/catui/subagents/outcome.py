@@ -164,8 +164,16 @@ def failed_result(text: str, kept: KeptWorktree) -> ToolResult:
 
 def stopped_result(run: SubagentRun, kept: KeptWorktree) -> ToolResult:
     """The error result of a child stopped by request: what it had written so far, how to continue it."""
+    headline = f"Agent \"{run.description}\" ({run.agent_type}) was stopped before it finished."
+    return _ended_early(run, headline, kept, {"status": "stopped"}, total_tokens(run.last_usage))
+
+
+def _ended_early(
+    run: SubagentRun, headline: str, kept: KeptWorktree, status: dict[str, Any], tokens: int
+) -> ToolResult:
+    """A child stopped before its answer (by request or at a limit): its partial text and how to continue it."""
     partial = run.latest_text()
-    lines = [f"Agent \"{run.description}\" ({run.agent_type}) was stopped before it finished."]
+    lines = [headline]
     if partial:
         lines += ["Its last text before it was stopped:", partial]
     else:
@@ -174,14 +182,14 @@ def stopped_result(run: SubagentRun, kept: KeptWorktree) -> ToolResult:
         lines.append(f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent)")
     failed = failed_result("\n".join(lines), kept)
     data: dict[str, Any] = {
-        "status": "stopped",
+        **status,
         "agentId": run.agent_id,
         "agentType": run.agent_type,
         "prompt": run.request.prompt,
         "partialResult": partial,
         "totalDurationMs": run.duration_ms,
         "totalToolUseCount": run.tool_use_count,
-        "totalTokens": total_tokens(run.last_usage),
+        "totalTokens": tokens,
     }
     if isinstance(failed.data, Mapping):
         data.update(failed.data)
@@ -211,30 +219,13 @@ def end_status(run: SubagentRun, result: ToolResult) -> str:
 
 def limit_result(run: SubagentRun, hit: LimitHit, kept: KeptWorktree) -> ToolResult:
     """The error result of a child stopped at one of its limits: which, what it spent, its last text."""
-    partial = run.latest_text()
-    lines = [f"Agent \"{run.description}\" ({run.agent_type}) was stopped ({hit.status}): {hit.describe()}."]
-    if partial:
-        lines += ["Its last text before it was stopped:", partial]
-    else:
-        lines.append("It had written no text yet.")
-    if run.agent_type not in ONE_SHOT_AGENT_TYPES:
-        lines.append(f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent)")
-    failed = failed_result("\n".join(lines), kept)
-    data: dict[str, Any] = {
+    headline = f"Agent \"{run.description}\" ({run.agent_type}) was stopped ({hit.status}): {hit.describe()}."
+    status = {
         "status": hit.status,
         "limit": {"field": hit.field, "value": hit.limit},
         "spent": {"totalTokens": hit.tokens, "costUsd": hit.cost_usd, "costKnown": hit.cost_usd is not None},
-        "agentId": run.agent_id,
-        "agentType": run.agent_type,
-        "prompt": run.request.prompt,
-        "partialResult": partial,
-        "totalDurationMs": run.duration_ms,
-        "totalToolUseCount": run.tool_use_count,
-        "totalTokens": hit.tokens,
     }
-    if isinstance(failed.data, Mapping):
-        data.update(failed.data)
-    return ToolResult(failed.content, is_error=True, data=data)
+    return _ended_early(run, headline, kept, status, hit.tokens)
 
 
 def failure_text(run: SubagentRun, end: ResultEvent | None) -> str | None:
