@@ -9,7 +9,6 @@ tasks, usage). Everything heavy is imported here, not at ``import catui``.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
 from catui.config.concurrency import tool_use_concurrency
-from catui.config.context import environment_block, git_status_snapshot, load_project_memory
+from catui.config.context import environment_block, git_branch, git_status_snapshot, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
 from catui.hooks.install import close_hooks, install_hooks
@@ -177,16 +176,6 @@ def effective_env(options: RunOptions, settings_env: Mapping[str, str]) -> dict[
     if options.env:
         env.update(options.env)
     return env
-
-
-def git_branch(cwd: Path) -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
 
 
 def _bash_sandbox(settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:

@@ -284,3 +284,14 @@ def git_status_snapshot(cwd: Path, *, max_status_chars: int = MAX_STATUS_CHARS) 
         log or "(no commits yet)",
     ]
     return "\n".join(lines)
+
+
+def git_branch(cwd: Path) -> str:
+    """The current branch of the repository at ``cwd`` ("" outside git), for transcript lines."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""

@@ -9,11 +9,11 @@ registry (and state.db) carries the counters of the agent's whole life.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from catui.config.context import git_branch
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import total_tokens
 from catui.subagents.json_file import write_json_atomic
@@ -148,10 +148,5 @@ class AgentTaskRecords:
     def _git_branch(self) -> str:
         """The project's current branch for output-file lines (no session transcript to take it from)."""
         if self._branch is None:
-            try:
-                done = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=self.tasks.project_root,
-                                      capture_output=True, text=True, timeout=5)
-                self._branch = done.stdout.strip() if done.returncode == 0 else ""
-            except (OSError, subprocess.SubprocessError):
-                self._branch = ""
+            self._branch = git_branch(self.tasks.project_root)
         return self._branch
