@@ -40,6 +40,7 @@ from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
 from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
 from catui.sandbox.policy import BashSandbox
+from catui.session.context_window import context_policy
 from catui.session.prompt import context_block, main_system_prompt
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
@@ -339,6 +340,7 @@ def build_app(options: RunOptions) -> AgentApp:
         effort=effort_level(effort) if effort is not None else None,
         thinking=thinking if thinking_is_on(thinking) else None,
         max_tool_use_concurrency=window.value,
+        context_policy=context_policy(env, settings.merged),
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)

@@ -43,6 +43,8 @@ RUN_EVENTS: frozenset[str] = frozenset(
         "SubagentStop",
         "SessionStart",
         "SessionEnd",
+        "PreCompact",
+        "PostCompact",
     }
 )
 # Events Claude Code knows that catui either runs elsewhere (WorktreeCreate/Remove in catui.worktree)
@@ -54,8 +56,6 @@ OTHER_KNOWN_EVENTS: frozenset[str] = frozenset(
         "Notification",
         "PermissionRequest",
         "PermissionDenied",
-        "PreCompact",
-        "PostCompact",
         "Setup",
         "TeammateIdle",
         "TaskCreated",
@@ -80,6 +80,8 @@ MATCHER_SUBJECT: dict[str, str] = {
     "SubagentStop": "agent_type",
     "SessionStart": "source",
     "SessionEnd": "reason",
+    "PreCompact": "trigger",
+    "PostCompact": "trigger",
 }
 
 # A matcher made only of these characters is a name or a `|`-separated list of names, compared exactly;

@@ -71,7 +71,7 @@ def interpret(execution: HookExecution, event: str) -> HookResponse:
         reason = execution.stderr.strip() or f"{label} exited with status 2 without a message"
         if event == "PreToolUse":
             response.permission_decision, response.reason = "deny", reason
-        elif event in ("PostToolUse", "Stop", "SubagentStop", "UserPromptSubmit"):
+        elif event in ("PostToolUse", "Stop", "SubagentStop", "UserPromptSubmit", "PreCompact"):
             response.block, response.reason = True, reason
         else:
             response.error = f"{label} exited with status 2: {_tail(execution.stderr)}"
