@@ -163,3 +163,43 @@ def test_a_malformed_window_setting_is_a_one_line_error_naming_it(tmp_path: Path
     assert done.returncode != 0
     assert "CATUI_CONTEXT_WINDOW='lots'" in done.stderr and "whole number of tokens" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_sub_agent_compacts_its_own_conversation(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    child = {"tools_exclude": ["Agent"]}
+    turns = [
+        {"name": "summary", "match": {"system_contains": MARKER},
+         "content": [{"type": "text", "text": "SUMMARY-OF-CHILD-WORK"}]},
+        {"name": "parent calls", "match": {"tools_include": ["Agent"], "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Agent", "id": "toolu_parent_agent",
+                      "input": {"description": "read both", "prompt": "CHILD TASK: read both files",
+                                "subagent_type": "general-purpose"}}]},
+        {"name": "parent ends", "match": {"tools_include": ["Agent"], "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "Parent done."}]},
+        {"name": "child alpha", "match": {**child, "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(folder / "alpha.txt")}}],
+         "usage": {"input_tokens": 1000}},
+        {"name": "child bravo", "match": {**child, "last_user_contains": "ALPHA"},
+         "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(folder / "bravo.txt")}}],
+         "usage": {"input_tokens": 80_000}},
+        {"name": "child ends", "match": {**child, "last_user_contains": "BRAVO"},
+         "content": [{"type": "text", "text": "Child read both."}]},
+    ]
+    with AnthropicTestServer({"turns": turns}) as server:
+        done = run(tmp_path, server, "-p", "PARENT asks")
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr
+    out = events(done)
+    assert out[-1]["result"] == "Parent done."
+    (boundary,) = [e for e in out if e.get("subtype") == "compact_boundary"]
+    assert boundary["parent_tool_use_id"] == "toolu_parent_agent"
+    assert boundary["compact_metadata"]["trigger"] == "auto"
+    child_after = [b for b in bodies if "SUMMARY-OF-CHILD-WORK" in json.dumps(b["messages"])]
+    assert len(child_after) == 1 and "ALPHA line 1 " not in json.dumps(child_after[0]["messages"])
+    (child_file,) = (tmp_path / "catui-home" / "projects").glob("*/*/subagents/agent-*.jsonl")
+    lines = [json.loads(line) for line in child_file.read_text().splitlines()]
+    assert any(line.get("subtype") == "compact_boundary" for line in lines)
+    # The main conversation was never compacted.
+    (main_file,) = (tmp_path / "catui-home" / "projects").glob(f"*/{out[-1]['session_id']}.jsonl")
+    assert "compact_boundary" not in main_file.read_text()

@@ -49,6 +49,7 @@ from catui.session.usage import UsageTracker
 from catui.skills.registry import SkillRegistry, load_skill_registry
 from catui.skills.tool import SkillTool
 from catui.subagents.install import install_subagents
+from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule, ScheduleClock
 from catui.tools.base import Tool, ToolContext
@@ -375,6 +376,8 @@ def build_app(options: RunOptions) -> AgentApp:
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
     )
     install_subagents(app)
+    if resumed.source is not None:  # the old session's finished background tasks come back as history
+        restore_session_tasks(tasks, resumed.source.stem, session_id)
 
     install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)
     mcp = install_mcp(app, extra_servers=inline_mcp_servers(main_agent) if main_agent is not None else None)

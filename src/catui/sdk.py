@@ -24,6 +24,7 @@ import inspect
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.errors import CancelledError, CatuiError, ConfigurationError, ProviderError, ToolError
 from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_options import CanUseToolCallback, CatuiOptions, run_options_from
@@ -219,6 +220,9 @@ class CatuiClient:
         except Exception as exc:
             await app.aclose()
             raise _wrap(exc) from exc
+        # Interrupted background agents of this project: resumed or reported per resumeInterruptedAgents
+        # (print mode's default, off); what it says reaches the caller in the init message's warnings.
+        await handle_interrupted_agents(app, interactive=False, say=app.services.startup_warnings.append)
         # A client may be connected again after disconnect(): start from empty queues.
         self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
         self._app = app
