@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.hooks", "catui.mcp", "catui.skills"),
     ("catui.session",),
     ("catui.subagents",),
-    ("catui.app", "catui.main_agent"),
+    ("catui.app", "catui.main_agent", "catui.model_switch"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
      "catui.__main__"),
 )
