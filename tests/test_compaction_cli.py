@@ -203,3 +203,29 @@ def test_a_sub_agent_compacts_its_own_conversation(tmp_path: Path) -> None:
     # The main conversation was never compacted.
     (main_file,) = (tmp_path / "catui-home" / "projects").glob(f"*/{out[-1]['session_id']}.jsonl")
     assert "compact_boundary" not in main_file.read_text()
+
+
+def test_a_request_refused_as_too_long_is_compacted_and_sent_again(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    turns = [
+        {"name": "summary", "match": {"system_contains": MARKER},
+         "content": [{"type": "text", "text": "SUMMARY-OF-EARLIER-WORK"}]},
+        {"name": "read alpha", "match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(folder / "alpha.txt")}}]},
+        {"name": "refused", "match": {"last_is_tool_result": True, "first_user_contains": "COMPACT ME"},
+         "error": {"status": 400, "type": "invalid_request_error",
+                   "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+        {"name": "after", "match": {"first_user_contains": "SUMMARY-OF-EARLIER-WORK"},
+         "content": [{"type": "text", "text": "Done after compaction."}]},
+    ]
+    with AnthropicTestServer({"turns": turns}) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "catui", "-p", "COMPACT ME please", "--output-format", "stream-json", "--verbose"],
+            cwd=folder, env=cli_env(tmp_path, server), capture_output=True, text=True, timeout=120)
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr + done.stdout
+    out = events(done)
+    assert out[-1]["result"] == "Done after compaction."
+    (boundary,) = [e for e in out if e.get("subtype") == "compact_boundary"]
+    assert boundary["compact_metadata"]["trigger"] == "auto"
+    assert len(bodies) == 4 and "ALPHA line 1 " in json.dumps(bodies[2]["messages"])

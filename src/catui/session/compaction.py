@@ -123,8 +123,12 @@ async def fit_context(session: Session, policy: ContextPolicy) -> CompactionOutc
 
 
 async def compact_session(session: Session, policy: ContextPolicy, *, trigger: str,
-                          instructions: str | None = None) -> CompactionOutcome:
-    """Summarise the older part of ``session``'s conversation and continue from the summary."""
+                          instructions: str | None = None, keep_recent: bool = True) -> CompactionOutcome:
+    """Summarise the older part of ``session``'s conversation and continue from the summary.
+
+    ``keep_recent=False`` summarises everything (after the provider refused the request as too long, the
+    latest messages may be what made it so).
+    """
     config = session.config
     if not policy.compact_enabled:
         raise CompactionError("compaction is turned off (DISABLE_COMPACT); unset it to compact")
@@ -134,7 +138,7 @@ async def compact_session(session: Session, policy: ContextPolicy, *, trigger: s
     pre_tokens = conversation_tokens(session)
     instructions = await _pre_compact_hooks(session, trigger, instructions)
     usable = policy.usable(config.model, config.max_tokens)
-    split = keep_from(messages, usable // KEEP_FRACTION)
+    split = keep_from(messages, usable // KEEP_FRACTION) if keep_recent else len(messages)
     older, kept = messages[:split], messages[split:]
     summary = await _summarise(session, older, instructions)
     summary_message = user_message(summary_text(summary, continuing=trigger == "auto"))

@@ -326,7 +326,7 @@ class Session:
             policy = self.config.context_policy
             if policy is None or not is_prompt_too_long(exc) or len(self.messages) < 2 or self.ctx.abort.is_set():
                 raise
-            await compact_session(self, policy, trigger="auto")
+            await compact_session(self, policy, trigger="auto", keep_recent=False)
             return await self._turn_with_fallback()
 
     async def _turn_with_fallback(self) -> Message:
