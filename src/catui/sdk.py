@@ -24,7 +24,6 @@ import inspect
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.errors import CancelledError, CatuiError, ConfigurationError, ProviderError, ToolError
 from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_options import CanUseToolCallback, CatuiOptions, run_options_from
@@ -197,7 +196,9 @@ class CatuiClient:
         """
         if self._app is not None:
             return
+        # Both import pydantic and the rest of the app: only when a client connects.
         from catui.app import build_app, start_app
+        from catui.cli.interrupted_agents import handle_interrupted_agents
 
         try:
             run_options = run_options_from(self.options, abort_run=self._abort_main)
