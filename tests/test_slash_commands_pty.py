@@ -63,8 +63,12 @@ def test_slash_commands_in_a_terminal(tui: PtyProcess, workspace: dict[str, Path
     tui.expect(r"Context: ~[\d.k]+ of 200\.0k tokens \(\d+%\), auto-compaction on")
     tui.send("/model\r")
     tui.expect(r"Model: .*/model NAME switches")
-    tui.send("/model no-such-provider:thing\r")
-    tui.expect(r"/model: .*no-such-provider")  # one line; the session goes on
+    tui.send("/model no such model\r")
+    tui.expect(r"/model: .*'no'")  # one line naming it; the session goes on
+    tui.send("/model haiku\r")
+    tui.expect(r"Model set to .* \(claude-haiku-[\w-]+\)\.")
+    tui.send("/status\r")
+    tui.expect(r"Model: .* \(claude-haiku-[\w-]+\)")
     tui.send("/help\r")
     tui.expect(r"/compact \[instructions\]\s+summarise the conversation")
 
@@ -116,3 +120,37 @@ def test_slash_commands_in_a_terminal(tui: PtyProcess, workspace: dict[str, Path
     assert tui.wait_exit() == 0
     prompts = [json.dumps(line["message"]) for line in session_lines(workspace, session_id) if line["type"] == "user"]
     assert any("back again" in p for p in prompts) and any("after compact" in p for p in prompts)
+
+
+BACKGROUND_SCRIPT: dict[str, Any] = {"turns": [
+    {"match": {"last_user_contains": "<task-notification>"}, "repeat": True,
+     "content": [{"type": "text", "text": "Noted the stop."}]},
+    {"match": {"first_user_contains": "SLOW JOB"}, "delay_ms": 60_000, "content": [{"type": "text", "text": "late"}]},
+    {"match": {"last_user_contains": "start the survey", "last_is_tool_result": False},
+     "content": [{"type": "tool_use", "id": "toolu_bg", "name": "Agent",
+                  "input": {"description": "slow survey", "prompt": "SLOW JOB: survey everything",
+                            "subagent_type": "general-purpose", "run_in_background": True}}]},
+    {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "Survey started."}]},
+]}
+
+
+def test_tasks_lists_and_stops_a_running_background_agent(workspace: dict[str, Path]) -> None:
+    tui = start_catui(workspace, BACKGROUND_SCRIPT)
+    try:
+        tui.expect(PROMPT_READY)
+        tui.send("please start the survey\r")
+        tui.expect(r"Survey started\.")
+        tui.expect(PROMPT_READY)
+        tui.send("/tasks\r")
+        agent_id = tui.expect(r"(a[0-9a-f]{16})\s+running\s+general-purpose.*slow survey").group(1)
+        tui.send("/tasks show " + agent_id[:6] + "\r")
+        tui.expect(r"status:\s+running")
+        tui.send("/tasks resume " + agent_id + "\r")
+        tui.expect(r"/tasks: no single interrupted agent matches")
+        tui.send("/tasks stop " + agent_id[:6] + "\r")
+        tui.expect(rf"Stopped {agent_id} \(stopped\)\.")
+        tui.expect(r"Noted the stop\.")  # the notification of the stop reaches the model once
+        tui.send("/exit\r")
+        assert tui.wait_exit() == 0
+    finally:
+        tui.close()

@@ -17,7 +17,9 @@ def switch_model(app: AgentApp, model: str | None) -> ResolvedModel:
     """
     env = app.services.env
     merged = getattr(app.settings, "merged", {}) or {}
-    resolved = resolve_model(model, merged, env)
+    # Within the current model: a scripted session stays on its script (only the model id changes), as
+    # its sub-agents do; for the API providers this changes nothing.
+    resolved = resolve_model(model, merged, env, within=app.services.resolved_model if model else None)
     provider = create_provider(resolved, merged, env)
     config = app.session.config
     config.provider = provider
