@@ -229,3 +229,29 @@ def test_a_request_refused_as_too_long_is_compacted_and_sent_again(tmp_path: Pat
     (boundary,) = [e for e in out if e.get("subtype") == "compact_boundary"]
     assert boundary["compact_metadata"]["trigger"] == "auto"
     assert len(bodies) == 4 and "ALPHA line 1 " in json.dumps(bodies[2]["messages"])
+
+
+def test_compact_by_hand_in_print_mode_on_a_continued_session(tmp_path: Path) -> None:
+    turns = [
+        {"name": "summary", "match": {"system_contains": MARKER},
+         "content": [{"type": "text", "text": "SUMMARY-BY-HAND"}]},
+        {"name": "later", "match": {"first_user_contains": "SUMMARY-BY-HAND"},
+         "content": [{"type": "text", "text": "Going on from the summary."}]},
+        {"name": "hello", "repeat": True, "content": [{"type": "text", "text": "Hello back."}]},
+    ]
+    with AnthropicTestServer({"turns": turns}) as server:
+        empty = run(tmp_path, server, "-p", "/compact")
+        assert empty.returncode == 1 and "nothing to compact" in events(empty)[-1]["result"]
+        first = run(tmp_path, server, "-p", "hello there")
+        assert first.returncode == 0, first.stderr
+        compacted = run(tmp_path, server, "-c", "-p", "/compact keep the word MANGO")
+        after = run(tmp_path, server, "-c", "-p", "and now?")
+        bodies = server.bodies()
+    assert compacted.returncode == 0, compacted.stderr
+    out = events(compacted)
+    (boundary,) = [e for e in out if e.get("subtype") == "compact_boundary"]
+    assert boundary["compact_metadata"]["trigger"] == "manual" and boundary["compact_metadata"]["pre_tokens"] > 0
+    assert out[-1]["type"] == "result" and out[-1]["result"].startswith("Compacted: ")
+    summary_request = [b for b in bodies if MARKER in json.dumps(b["system"])]
+    assert len(summary_request) == 1 and "keep the word MANGO" in json.dumps(summary_request[0]["messages"])
+    assert events(after)[-1]["result"] == "Going on from the summary."

@@ -17,6 +17,7 @@ import click
 
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
+from catui.cli.print_compact import compact_events, compact_instructions
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
@@ -146,7 +147,9 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
         writer.init()
     final: ResultEvent | None = None
     try:
-        async for event in conversation_events(app, prompt):
+        instructions = compact_instructions(prompt)
+        events = conversation_events(app, prompt) if instructions is None else compact_events(app, instructions)
+        async for event in events:
             if writer:
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
