@@ -5,15 +5,20 @@ hooks run; a conversation that cannot fit even after compaction ends with an err
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import catui
 from catui.session.compaction import SUMMARISER_SYSTEM
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
+from tests.support.sdk_backend import collect
 
 MARKER = SUMMARISER_SYSTEM[:40]
 WINDOW = "100000"  # usable 80000 tokens, auto-compaction from 92% of that (73600)
@@ -255,3 +260,25 @@ def test_compact_by_hand_in_print_mode_on_a_continued_session(tmp_path: Path) ->
     summary_request = [b for b in bodies if MARKER in json.dumps(b["system"])]
     assert len(summary_request) == 1 and "keep the word MANGO" in json.dumps(summary_request[0]["messages"])
     assert events(after)[-1]["result"] == "Going on from the summary."
+
+
+def test_the_sdk_compacts_a_resumed_session_on_a_compact_prompt(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))  # where the CLI run below saved it
+    turns = [
+        {"name": "summary", "match": {"system_contains": MARKER},
+         "content": [{"type": "text", "text": "SUMMARY-FROM-SDK"}]},
+        {"name": "hello", "repeat": True, "content": [{"type": "text", "text": "Hello back."}]},
+    ]
+    with AnthropicTestServer({"turns": turns}) as server:
+        first = run(tmp_path, server, "-p", "hello there")
+        session_id = events(first)[-1]["session_id"]
+        options = catui.CatuiOptions(cwd=tmp_path / "proj", resume=session_id, env=server.env("test"))
+        messages = asyncio.run(collect("/compact keep the word KIWI", options))
+        bodies = server.bodies()
+    boundary = [m for m in messages if getattr(m, "subtype", None) == "compact_boundary"]
+    assert len(boundary) == 1 and boundary[0].data["compact_metadata"]["trigger"] == "manual"
+    result = messages[-1]
+    assert result.subtype == "success" and result.result.startswith("Compacted: ")
+    assert "keep the word KIWI" in json.dumps(bodies[-1]["messages"])
+    assert "SUMMARY-FROM-SDK" in json.dumps(transcript_lines(tmp_path, session_id))

@@ -50,6 +50,7 @@ from catui.sdk_types import (
     UserMessage,
     message_from_event,
 )
+from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, UsageEvent, UserMessageEvent
 
 if TYPE_CHECKING:
@@ -491,8 +492,10 @@ class CatuiClient:
             self._outbox.put_nowait(self._init_message())
         skip_prompt_echo = from_user
         self._running = True
+        instructions = compact_instructions(prompt) if from_user and isinstance(prompt, str) else None
+        events = session.run(content) if instructions is None else compact_events(app, instructions)
         try:
-            async for event in session.run(content):
+            async for event in events:
                 if self._interrupt_pending and not session.ctx.abort.is_set():
                     session.abort()
                 if skip_prompt_echo and isinstance(event, UserMessageEvent) and event.agent_id is None:

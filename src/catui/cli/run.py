@@ -17,10 +17,10 @@ import click
 
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
-from catui.cli.print_compact import compact_events, compact_instructions
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
+from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
 

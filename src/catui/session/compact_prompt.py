@@ -1,4 +1,5 @@
-"""``catui -p "/compact [instructions]"`` (usually with ``-c`` or ``-r``): compact the session instead of a turn.
+"""A ``/compact [instructions]`` prompt in print mode (``catui -c -p "/compact"``) or the SDK
+(``client.query("/compact")``): compact the session instead of running a turn.
 
 The run's events are the ``compact_boundary`` system event and a result whose
 text says what was summarised; a failure (nothing to compact, a PreCompact hook
