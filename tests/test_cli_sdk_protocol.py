@@ -1,0 +1,192 @@
+"""The official claude-agent-sdk drives the real ``catui`` CLI (``cli_path``) on the loopback Anthropic server.
+
+Each test runs claude-agent-sdk's own ``query()`` or ``ClaudeSDKClient``
+unchanged; catui is started by the SDK's subprocess transport with Claude
+Code's flags and speaks the control protocol over stdin/stdout. The tests
+check what the SDK yielded and what the loopback server received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+
+from claude_agent_sdk import (  # noqa: E402
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+
+from tests.support.anthropic_server import AnthropicTestServer, anthropic_server  # noqa: E402, F401
+
+GUARD_S = 60  # a broken protocol stops the test here instead of hanging the suite (not a timing assertion)
+CATUI = str(Path(sys.executable).with_name("catui"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI inherits the environment: a fresh HOME and CATUI_HOME, no inherited model or settings."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
+    monkeypatch.setenv("CATUI_MAX_RETRIES", "0")
+    for name in ("CATUI_MODEL", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def options_for(server: AnthropicTestServer, tmp_path: Path, **fields: Any) -> ClaudeAgentOptions:
+    """claude-agent-sdk options that run this checkout's ``catui`` against ``server`` in a fresh folder."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return ClaudeAgentOptions(cli_path=CATUI, cwd=str(work), model="claude-sonnet-4-6", env=server.env(),
+                              **fields)
+
+
+async def run_query(prompt: Any, options: ClaudeAgentOptions) -> list[Any]:
+    async def gather() -> list[Any]:
+        return [message async for message in query(prompt=prompt, options=options)]
+
+    return await asyncio.wait_for(gather(), GUARD_S)
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [block for message in body["messages"] if isinstance(message.get("content"), list)
+            for block in message["content"] if block.get("type") == "tool_result"]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [])
+
+
+def texts(messages: list[Any]) -> str:
+    return "".join(block.text for m in messages if isinstance(m, AssistantMessage)
+                   for block in m.content if isinstance(block, TextBlock))
+
+
+ServerFactory = Callable[..., AnthropicTestServer]
+
+
+async def test_query_runs_catui_and_yields_the_sdk_messages(anthropic_server: ServerFactory, tmp_path: Path) -> None:
+    server = anthropic_server({"turns": [{"content": [{"type": "text", "text": "Hello from catui"}]}]})
+    messages = await run_query("Say hello", options_for(server, tmp_path))
+
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert init.data["model"] == "claude-sonnet-4-6"
+    assert texts(messages) == "Hello from catui"
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and not result.is_error and result.result == "Hello from catui"
+    (body,) = server.bodies()
+    # claude-agent-sdk's default system_prompt=None passes --system-prompt "": no system text is sent
+    assert "system" not in body
+    assert body["model"] == "claude-sonnet-4-6"
+    assert "Say hello" in json.dumps(body["messages"][-1])
+
+
+async def test_an_in_process_sdk_mcp_tool_is_called_through_the_control_protocol(
+    anthropic_server: ServerFactory, tmp_path: Path
+) -> None:
+    calls: list[dict[str, Any]] = []
+
+    @tool("add", "Add two integers", {"a": int, "b": int})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
+
+    server = anthropic_server({"turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "mcp__calc__add", "input": {"a": 2, "b": 40}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "It is 42."}]},
+    ]})
+    options = options_for(server, tmp_path, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
+                          allowed_tools=["mcp__calc__add"])
+    messages = await run_query("Add 2 and 40", options)
+
+    assert calls == [{"a": 2, "b": 40}]
+    first, second = server.bodies()
+    assert "mcp__calc__add" in [t["name"] for t in first["tools"]]
+    (answer,) = tool_results(second)
+    assert result_text(answer) == "sum=42" and not answer.get("is_error")
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "It is 42."
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert {"name": "calc", "status": "connected"} in init.data["mcp_servers"]
+
+
+async def test_can_use_tool_rewrites_one_call_and_denies_another(anthropic_server: ServerFactory,
+                                                                 tmp_path: Path) -> None:
+    asked: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append((name, tool_input, context.tool_use_id))
+        if name == "Bash":
+            return PermissionResultAllow(updated_input={**tool_input, "command": "mkdir made-by-sdk"})
+        return PermissionResultDeny(message="writing files is not allowed here")
+
+    server = anthropic_server({"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": {"command": "mkdir made-by-model"}},
+            {"type": "tool_use", "id": "toolu_write", "name": "Write",
+             "input": {"file_path": str(tmp_path / "work" / "x.txt"), "content": "x"}},
+        ]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}]},
+    ]})
+    messages = await run_query("Run it", options_for(server, tmp_path, can_use_tool=can_use_tool))
+
+    assert sorted(a[0] for a in asked) == ["Bash", "Write"]
+    assert ("Bash", {"command": "mkdir made-by-model"}, "toolu_bash") in asked
+    results = {block["tool_use_id"]: block for block in tool_results(server.bodies()[-1])}
+    assert not results["toolu_bash"].get("is_error")
+    assert (tmp_path / "work" / "made-by-sdk").is_dir() and not (tmp_path / "work" / "made-by-model").exists()
+    assert results["toolu_write"].get("is_error") is True
+    assert "writing files is not allowed here" in result_text(results["toolu_write"])
+    assert not (tmp_path / "work" / "x.txt").exists()
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
+
+
+async def test_a_pre_tool_use_hook_callback_blocks_bash(anthropic_server: ServerFactory, tmp_path: Path) -> None:
+    seen: list[tuple[dict[str, Any], str | None]] = []
+
+    async def no_rm(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((input_data, tool_use_id))
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "rm is blocked by the SDK hook"}}
+
+    marker = tmp_path / "work" / "keep.txt"
+    (tmp_path / "work").mkdir()
+    marker.write_text("keep", encoding="utf-8")
+    server = anthropic_server({"turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_rm", "name": "Bash", "input": {"command": f"rm {marker}"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "ok"}]},
+    ]})
+    options = options_for(server, tmp_path, permission_mode="bypassPermissions",
+                          hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_rm])]})
+    await run_query("Clean up", options)
+
+    ((hook_input, hook_tool_use_id),) = seen
+    assert hook_input["hook_event_name"] == "PreToolUse" and hook_input["tool_name"] == "Bash"
+    assert hook_input["tool_input"] == {"command": f"rm {marker}"} and hook_tool_use_id == "toolu_rm"
+    assert "agent_id" not in hook_input
+    (blocked,) = tool_results(server.bodies()[-1])
+    assert blocked.get("is_error") is True and "rm is blocked by the SDK hook" in result_text(blocked)
+    assert marker.exists()
