@@ -190,3 +190,69 @@ async def test_a_pre_tool_use_hook_callback_blocks_bash(anthropic_server: Server
     (blocked,) = tool_results(server.bodies()[-1])
     assert blocked.get("is_error") is True and "rm is blocked by the SDK hook" in result_text(blocked)
     assert marker.exists()
+
+
+async def test_a_sub_agents_messages_carry_parent_tool_use_id_and_its_hooks_name_it(
+    anthropic_server: ServerFactory, tmp_path: Path
+) -> None:
+    hook_inputs: list[dict[str, Any]] = []
+
+    async def record(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        hook_inputs.append(input_data)
+        return {}
+
+    server = anthropic_server({"turns": [
+        {"match": {"first_user_contains": "CHILD-TASK", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_child_ls", "name": "Bash", "input": {"command": "ls"}}]},
+        {"match": {"first_user_contains": "CHILD-TASK", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "child finished"}]},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+         "input": {"description": "look around", "prompt": "CHILD-TASK: list the files",
+                   "subagent_type": "general-purpose"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "parent done"}]},
+    ]})
+    options = options_for(server, tmp_path, permission_mode="bypassPermissions",
+                          hooks={"PreToolUse": [HookMatcher(matcher="Bash|Agent", hooks=[record])]})
+    messages = await run_query("Delegate", options)
+
+    child = [m for m in messages if getattr(m, "parent_tool_use_id", None) == "toolu_agent"]
+    assert any(isinstance(m, AssistantMessage) and texts([m]) == "child finished" for m in child)
+    assert any(isinstance(m, AssistantMessage) and any(getattr(b, "id", None) == "toolu_child_ls" for b in m.content)
+               for m in child)
+    assert all(getattr(m, "parent_tool_use_id", None) is None for m in messages
+               if isinstance(m, AssistantMessage) and texts([m]) == "parent done")
+    by_tool = {h["tool_name"]: h for h in hook_inputs}
+    assert "agent_id" not in by_tool["Agent"]
+    assert by_tool["Bash"]["agent_type"] == "general-purpose" and by_tool["Bash"]["agent_id"]
+    assert by_tool["Bash"]["tool_use_id"] == "toolu_child_ls"
+
+
+async def test_the_client_interrupts_a_turn_then_switches_model_and_mode(anthropic_server: ServerFactory,
+                                                                         tmp_path: Path) -> None:
+    server = anthropic_server({"turns": [
+        {"match": {"last_user_contains": "slow"}, "delay_ms": 30000, "content": [{"type": "text", "text": "late"}]},
+        {"match": {"last_user_contains": "again"}, "content": [{"type": "text", "text": "second answer"}]},
+    ]})
+    async with ClaudeSDKClient(options_for(server, tmp_path)) as client:
+        info = await client.get_server_info()
+        assert info is not None and "general-purpose" in [a["name"] for a in info["agents"]]
+        await client.query("slow question")
+        while not server.requests:  # the request is in flight: the server holds it for 30 s
+            await asyncio.sleep(0.05)
+        await client.interrupt()
+        first = await asyncio.wait_for(collect_response(client), GUARD_S)
+        assert isinstance(first[-1], ResultMessage) and first[-1].is_error
+        assert first[-1].subtype == "error_during_execution"
+
+        await client.set_model("claude-haiku-4-5")
+        await client.set_permission_mode("acceptEdits")
+        await client.query("again please")
+        second = await asyncio.wait_for(collect_response(client), GUARD_S)
+    assert texts(second) == "second answer"
+    init = next(m for m in second if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert init.data["permissionMode"] == "acceptEdits" and init.data["model"] == "claude-haiku-4-5"
+    assert server.bodies()[-1]["model"] == "claude-haiku-4-5"
+
+
+async def collect_response(client: Any) -> list[Any]:
+    return [message async for message in client.receive_response()]
