@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from claude_agent_sdk import (  # noqa: E402
     tool,
 )
 
-from tests.support.anthropic_server import AnthropicTestServer, anthropic_server  # noqa: E402, F401
+from tests.support.anthropic_server import AnthropicTestServer  # noqa: E402
+from tests.support.loopback import started_servers  # noqa: E402
 
 GUARD_S = 60  # a broken protocol stops the test here instead of hanging the suite (not a timing assertion)
 CATUI = str(Path(sys.executable).with_name("catui"))
@@ -86,8 +87,14 @@ def texts(messages: list[Any]) -> str:
 ServerFactory = Callable[..., AnthropicTestServer]
 
 
-async def test_query_runs_catui_and_yields_the_sdk_messages(anthropic_server: ServerFactory, tmp_path: Path) -> None:
-    server = anthropic_server({"turns": [{"content": [{"type": "text", "text": "Hello from catui"}]}]})
+@pytest.fixture
+def loopback() -> Iterator[ServerFactory]:
+    """``loopback(script)`` starts a Messages API server on 127.0.0.1; all stop after the test."""
+    yield from started_servers(AnthropicTestServer)
+
+
+async def test_query_runs_catui_and_yields_the_sdk_messages(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "Hello from catui"}]}]})
     messages = await run_query("Say hello", options_for(server, tmp_path))
 
     init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
@@ -103,7 +110,7 @@ async def test_query_runs_catui_and_yields_the_sdk_messages(anthropic_server: Se
 
 
 async def test_an_in_process_sdk_mcp_tool_is_called_through_the_control_protocol(
-    anthropic_server: ServerFactory, tmp_path: Path
+    loopback: ServerFactory, tmp_path: Path
 ) -> None:
     calls: list[dict[str, Any]] = []
 
@@ -112,7 +119,7 @@ async def test_an_in_process_sdk_mcp_tool_is_called_through_the_control_protocol
         calls.append(args)
         return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
 
-    server = anthropic_server({"turns": [
+    server = loopback({"turns": [
         {"match": {"last_is_tool_result": False},
          "content": [{"type": "tool_use", "name": "mcp__calc__add", "input": {"a": 2, "b": 40}}]},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "It is 42."}]},
@@ -131,7 +138,7 @@ async def test_an_in_process_sdk_mcp_tool_is_called_through_the_control_protocol
     assert {"name": "calc", "status": "connected"} in init.data["mcp_servers"]
 
 
-async def test_can_use_tool_rewrites_one_call_and_denies_another(anthropic_server: ServerFactory,
+async def test_can_use_tool_rewrites_one_call_and_denies_another(loopback: ServerFactory,
                                                                  tmp_path: Path) -> None:
     asked: list[tuple[str, dict[str, Any], str | None]] = []
 
@@ -142,7 +149,7 @@ async def test_can_use_tool_rewrites_one_call_and_denies_another(anthropic_serve
             return PermissionResultAllow(updated_input={**tool_input, "command": "mkdir made-by-sdk"})
         return PermissionResultDeny(message="writing files is not allowed here")
 
-    server = anthropic_server({"turns": [
+    server = loopback({"turns": [
         {"match": {"last_is_tool_result": False}, "content": [
             {"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": {"command": "mkdir made-by-model"}},
             {"type": "tool_use", "id": "toolu_write", "name": "Write",
@@ -163,7 +170,7 @@ async def test_can_use_tool_rewrites_one_call_and_denies_another(anthropic_serve
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
 
 
-async def test_a_pre_tool_use_hook_callback_blocks_bash(anthropic_server: ServerFactory, tmp_path: Path) -> None:
+async def test_a_pre_tool_use_hook_callback_blocks_bash(loopback: ServerFactory, tmp_path: Path) -> None:
     seen: list[tuple[dict[str, Any], str | None]] = []
 
     async def no_rm(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
@@ -174,7 +181,7 @@ async def test_a_pre_tool_use_hook_callback_blocks_bash(anthropic_server: Server
     marker = tmp_path / "work" / "keep.txt"
     (tmp_path / "work").mkdir()
     marker.write_text("keep", encoding="utf-8")
-    server = anthropic_server({"turns": [
+    server = loopback({"turns": [
         {"match": {"last_is_tool_result": False},
          "content": [{"type": "tool_use", "id": "toolu_rm", "name": "Bash", "input": {"command": f"rm {marker}"}}]},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "ok"}]},
@@ -193,7 +200,7 @@ async def test_a_pre_tool_use_hook_callback_blocks_bash(anthropic_server: Server
 
 
 async def test_a_sub_agents_messages_carry_parent_tool_use_id_and_its_hooks_name_it(
-    anthropic_server: ServerFactory, tmp_path: Path
+    loopback: ServerFactory, tmp_path: Path
 ) -> None:
     hook_inputs: list[dict[str, Any]] = []
 
@@ -201,7 +208,7 @@ async def test_a_sub_agents_messages_carry_parent_tool_use_id_and_its_hooks_name
         hook_inputs.append(input_data)
         return {}
 
-    server = anthropic_server({"turns": [
+    server = loopback({"turns": [
         {"match": {"first_user_contains": "CHILD-TASK", "last_is_tool_result": False},
          "content": [{"type": "tool_use", "id": "toolu_child_ls", "name": "Bash", "input": {"command": "ls"}}]},
         {"match": {"first_user_contains": "CHILD-TASK", "last_is_tool_result": True},
@@ -227,9 +234,9 @@ async def test_a_sub_agents_messages_carry_parent_tool_use_id_and_its_hooks_name
     assert by_tool["Bash"]["tool_use_id"] == "toolu_child_ls"
 
 
-async def test_the_client_interrupts_a_turn_then_switches_model_and_mode(anthropic_server: ServerFactory,
+async def test_the_client_interrupts_a_turn_then_switches_model_and_mode(loopback: ServerFactory,
                                                                          tmp_path: Path) -> None:
-    server = anthropic_server({"turns": [
+    server = loopback({"turns": [
         {"match": {"last_user_contains": "slow"}, "delay_ms": 30000, "content": [{"type": "text", "text": "late"}]},
         {"match": {"last_user_contains": "again"}, "content": [{"type": "text", "text": "second answer"}]},
     ]})

@@ -55,6 +55,7 @@ class StreamSession:
         self.last_result: ResultEvent | None = None
         self._initialize: asyncio.Future[dict[str, Any]] | None = None
         self._answering: dict[str, asyncio.Task[None]] = {}
+        self._early_requests: list[tuple[str, dict[str, Any]]] = []
         self._running = False
 
     # -- output ---------------------------------------------------------------------------------
@@ -92,10 +93,12 @@ class StreamSession:
             self._initialize.set_result(message)
             return
         if self.handler is None:
-            self.channel.respond_error(request_id, "catui is still starting: send initialize first and wait for "
-                                                   "its answer")
+            self._early_requests.append((request_id, request))  # answered once the application is built
             return
-        task = asyncio.ensure_future(self._answer(self.handler, request_id, request))
+        self._dispatch(self.handler, request_id, request)
+
+    def _dispatch(self, handler: ControlRequestHandler, request_id: str, request: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self._answer(handler, request_id, request))
         self._answering[request_id] = task
         task.add_done_callback(lambda _t: self._answering.pop(request_id, None))
 
@@ -164,6 +167,9 @@ class StreamSession:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
         if request_id is not None:
             self.channel.respond(request_id, initialize_response(app))
+        for early_id, early in self._early_requests:
+            self._dispatch(self.handler, early_id, early)
+        self._early_requests.clear()
         return app
 
     def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
