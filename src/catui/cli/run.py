@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
@@ -37,7 +38,9 @@ EXIT_ERROR = 1
 
 def run_root(options: dict[str, Any]) -> None:
     """The root command's body: pick print or interactive mode and turn errors into one line."""
-    verbose = bool(options.get("verbose"))
+    # With stream-json output --verbose is Claude Code's required flag (claude-agent-sdk always passes it), not a
+    # request for tracebacks: errors stay one line there.
+    verbose = bool(options.get("verbose")) and options.get("output_format") != "stream-json"
     prompt = options.get("prompt")
     print_mode = bool(options.get("print_mode"))
     if options.get("input_format") == "stream-json":
@@ -103,7 +106,9 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         check_new_session_id(options["session_id"], cwd.resolve(), resuming=bool(
             (resume or options.get("continue_conversation")) and not options.get("fork_session")))
     sources = setting_sources(options.get("setting_sources"))
-    builtin_names = [tool.name for tool in builtin_tools(interactive=interactive)]
+    # --tools names the base tool set: the registry's tools and those catui adds as it wires the session
+    builtin_names = sorted({tool.name for tool in builtin_tools(interactive=interactive)}
+                           | set(CLAUDE_CODE_MAIN_TOOL_NAMES) | {"SendMessage"})
     return RunOptions(
         cwd=cwd,
         system_prompt=system_prompt(options),

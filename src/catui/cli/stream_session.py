@@ -167,8 +167,8 @@ class StreamSession:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
         if request_id is not None:
             self.channel.respond(request_id, initialize_response(app))
-        for early_id, early in self._early_requests:
-            self._dispatch(self.handler, early_id, early)
+        for early_id, early in self._early_requests:  # in order, before any prompt: a mode set first applies
+            await self._answer(self.handler, early_id, early)
         self._early_requests.clear()
         return app
 
