@@ -263,3 +263,52 @@ async def test_the_client_interrupts_a_turn_then_switches_model_and_mode(loopbac
 
 async def collect_response(client: Any) -> list[Any]:
     return [message async for message in client.receive_response()]
+
+
+async def test_an_interrupt_withdraws_a_pending_permission_question(loopback: ServerFactory, tmp_path: Path) -> None:
+    asked = asyncio.Event()
+    cancelled: list[str] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
+        asked.set()
+        try:
+            await asyncio.sleep(GUARD_S)  # nobody answers: the interrupt must not wait for this
+        except asyncio.CancelledError:
+            cancelled.append(name)  # catui withdrew the question (control_cancel_request)
+            raise
+        return PermissionResultAllow()
+
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "make"},
+         "content": [{"type": "tool_use", "id": "toolu_mk", "name": "Bash", "input": {"command": "mkdir asked"}}]},
+        {"match": {"last_user_contains": "after"}, "content": [{"type": "text", "text": "still serving"}]},
+    ]})
+    async with ClaudeSDKClient(options_for(server, tmp_path, can_use_tool=can_use_tool)) as client:
+        await client.query("make a folder")
+        await asyncio.wait_for(asked.wait(), GUARD_S)
+        await client.interrupt()
+        first = await asyncio.wait_for(collect_response(client), GUARD_S)
+        await client.query("after that")
+        second = await asyncio.wait_for(collect_response(client), GUARD_S)
+
+    assert isinstance(first[-1], ResultMessage) and first[-1].subtype == "error_during_execution"
+    assert cancelled == ["Bash"]
+    assert not (tmp_path / "work" / "asked").exists()
+    assert texts(second) == "still serving"
+
+
+async def test_a_deny_with_interrupt_stops_the_run(loopback: ServerFactory, tmp_path: Path) -> None:
+    async def can_use_tool(name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
+        return PermissionResultDeny(message="stop everything", interrupt=True)
+
+    server = loopback({"turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_mk", "name": "Bash", "input": {"command": "mkdir nope"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "went on"}]},
+    ]})
+    with pytest.raises(claude_agent_sdk.ClaudeSDKError):  # the SDK raises for the run's error result
+        await run_query("make it", options_for(server, tmp_path, can_use_tool=can_use_tool))
+    assert len(server.bodies()) == 1  # no request after the denied call: the run stopped there
+    assert not (tmp_path / "work" / "nope").exists()

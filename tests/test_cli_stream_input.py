@@ -161,3 +161,15 @@ def test_tools_system_prompt_file_and_setting_sources_shape_the_request(loopback
     assert sorted(t["name"] for t in body["tools"]) == ["Glob", "Read"], [t["name"] for t in body["tools"]]
     assert "PROMPT-FROM-FILE" in json.dumps(body["system"])
     assert body["model"] == "claude-sonnet-4-6"
+
+
+def test_an_sdk_mcp_server_without_a_driver_fails_with_the_reason(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "answered anyway"}]}]})
+    config = json.dumps({"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}})
+    (tmp_path / "proj").mkdir()
+    done = subprocess.run([sys.executable, "-m", "catui", "-p", "hi", "--model", "claude-sonnet-4-6",
+                           "--mcp-config", config, "--strict-mcp-config"], cwd=tmp_path / "proj",
+                          env=cli_env(tmp_path, server), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "answered anyway"
+    assert "calc" in done.stderr and "--input-format stream-json" in done.stderr

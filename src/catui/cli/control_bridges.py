@@ -28,8 +28,12 @@ if TYPE_CHECKING:
     from catui.tools.base import Tool, ToolContext
 
 
-def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None]) -> CanUseTool:
-    """The session's permission callback for ``--permission-prompt-tool stdio``: asks the driver."""
+def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
+                           interrupt: Callable[[], None]) -> CanUseTool:
+    """The session's permission callback for ``--permission-prompt-tool stdio``: asks the driver.
+
+    ``interrupt`` stops the main agent's turn (a deny with ``interrupt: true`` from any agent does).
+    """
 
     async def ask(tool: Tool, raw_input: dict[str, Any], request: PermissionRequest,
                   ctx: ToolContext) -> PermissionDecision:
@@ -48,13 +52,13 @@ def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None])
             answer = await channel.request(question, abort=ctx.abort)
         except ControlRequestFailed as exc:
             return PermissionDecision("deny", f"Permission to use {tool.name} could not be asked for: {exc}")
-        return decision_from_answer(tool.name, shown, answer, ctx, warn)
+        return decision_from_answer(tool.name, shown, answer, ctx, warn, interrupt)
 
     return ask
 
 
 def decision_from_answer(tool_name: str, shown: Mapping[str, Any], answer: Mapping[str, Any], ctx: ToolContext,
-                         warn: Callable[[str], None]) -> PermissionDecision:
+                         warn: Callable[[str], None], interrupt: Callable[[], None]) -> PermissionDecision:
     """A ``can_use_tool`` answer as the session's decision; ``interrupt: true`` on a deny also stops the run."""
     behavior = answer.get("behavior")
     if behavior == "allow":
@@ -68,6 +72,7 @@ def decision_from_answer(tool_name: str, shown: Mapping[str, Any], answer: Mappi
     if behavior == "deny":
         if answer.get("interrupt") is True:
             ctx.abort.set()
+            interrupt()
         message = answer.get("message")
         return PermissionDecision("deny", message if isinstance(message, str) and message
                                   else f"Permission to use {tool_name} was denied.")

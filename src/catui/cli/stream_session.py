@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
@@ -57,6 +58,7 @@ class StreamSession:
         self._answering: dict[str, asyncio.Task[None]] = {}
         self._early_requests: list[tuple[str, dict[str, Any]]] = []
         self._running = False
+        self._terminating = False
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -120,9 +122,12 @@ class StreamSession:
 
     async def run(self) -> int:
         """Serve the conversation until stdin closes and the work is done; returns the exit status."""
-        self._initialize = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._initialize = loop.create_future()
         reader = asyncio.ensure_future(read_messages(self._on_message, self.warn, self.stdin))
         reader.add_done_callback(self._stdin_closed)
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, self._terminate)
         try:
             first_prompt = asyncio.ensure_future(self.prompts.get())
             starting: set[asyncio.Future[Any]] = {self._initialize, first_prompt}
@@ -175,7 +180,7 @@ class StreamSession:
     def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
         options = replace(self.run_options, sdk_mcp_transport=control_mcp_transport(self.channel))
         if self.permission_prompt_tool == "stdio":
-            options = replace(options, can_use_tool=stdio_permission_asker(self.channel, self.warn))
+            options = replace(options, can_use_tool=stdio_permission_asker(self.channel, self.warn, self._interrupt))
         if init is None:
             return options
         agents = init.get("agents")
@@ -189,6 +194,12 @@ class StreamSession:
             sdk_agents={**(options.sdk_agents or {}), **agents} if agents else options.sdk_agents,
             callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
         )
+
+    def _terminate(self) -> None:
+        """SIGTERM (the driver giving up on a graceful close): stop the turn and stop waiting for anything."""
+        self._terminating = True
+        self._interrupt()
+        self.prompts.put_nowait(None)
 
     def _interrupt(self) -> None:
         if self.app is not None and self._running:
@@ -211,8 +222,8 @@ class StreamSession:
                     waiting.add(prompt_wait)
                 if notification is not None:
                     waiting.add(notification)
-                if not waiting:
-                    break  # stdin is closed and no background agent is left
+                if not waiting or self._terminating:
+                    break  # stdin is closed and no background agent is left (or catui was told to stop)
                 done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if notification is not None and notification in done:
                     content, notification = notification.result(), None
