@@ -7,6 +7,7 @@ not run, or whose answer was not read, leaves a request no turn fits.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,27 @@ async def test_a_failing_hook_is_reported_and_the_call_goes_on(backend: Backend,
     joined = " | ".join(n["message"] for n in notices)
     assert "raised RuntimeError: hook bug" in joined and "returned str" in joined
     assert isinstance(messages[-1], catui.ResultMessage) and messages[-1].result == "listed"
+
+
+async def test_a_slow_hook_times_out_and_an_async_answer_decides_nothing(backend: Backend, project: Path) -> None:
+    async def stuck(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        await asyncio.sleep(3600)
+        return {"decision": "block"}
+
+    async def later(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {"async_": True, "decision": "block", "reason": "ignored"}
+
+    options = backend.options([
+        {"match": {"last_is_tool_result": False}, "content": [bash("ls", "toolu_ls")]},
+        {"match": {"last_user_contains": "keep.txt"}, "content": [{"type": "text", "text": "listed"}]},
+    ], cwd=project, permission_mode="bypassPermissions",
+        hooks={"PreToolUse": [HookMatcher(hooks=[stuck], timeout=0.2), HookMatcher(hooks=[later])]})
+    messages = await collect("list", options)
+
+    notices = [m.data["message"] for m in messages if isinstance(m, catui.SystemMessage)
+               and m.subtype == "hook_response"]
+    assert any("did not answer within 0.2s" in n for n in notices)
+    assert "keep.txt" in tool_result_texts(messages)["toolu_ls"]
 
 
 async def test_claude_agent_sdks_own_hook_matcher_objects_work(backend: Backend, project: Path) -> None:
