@@ -312,3 +312,30 @@ async def test_a_deny_with_interrupt_stops_the_run(loopback: ServerFactory, tmp_
         await run_query("make it", options_for(server, tmp_path, can_use_tool=can_use_tool))
     assert len(server.bodies()) == 1  # no request after the denied call: the run stopped there
     assert not (tmp_path / "work" / "nope").exists()
+
+
+async def test_permission_updates_of_an_approval_apply_to_later_calls(loopback: ServerFactory, tmp_path: Path) -> None:
+    asked: list[dict[str, Any]] = []
+    stderr: list[str] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any],
+                           context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append(tool_input)
+        rule = claude_agent_sdk.types.PermissionRuleValue(tool_name="Bash", rule_content="mkdir:*")
+        return PermissionResultAllow(updated_permissions=[
+            claude_agent_sdk.PermissionUpdate(type="addRules", rules=[rule], behavior="allow",
+                                              destination="projectSettings")])
+
+    server = loopback({"turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "mkdir one"}}]},
+        {"match": {"last_is_tool_result": True},  # used up first, so the text turn answers the second result
+         "content": [{"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "mkdir two"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "both made"}]},
+    ]})
+    await run_query("make folders", options_for(server, tmp_path, can_use_tool=can_use_tool,
+                                                stderr=stderr.append))
+
+    assert asked == [{"command": "mkdir one"}]  # the rule added with the first approval allowed the second
+    assert (tmp_path / "work" / "one").is_dir() and (tmp_path / "work" / "two").is_dir()
+    assert any("does not save it to projectSettings" in line for line in stderr)

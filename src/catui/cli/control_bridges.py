@@ -22,6 +22,7 @@ from catui.hooks.callback import CallbackGroup, callback_hooks_config
 from catui.hooks.config import HooksConfig
 from catui.mcp.config import SdkTransport
 from catui.permissions.context import PermissionDecision, PermissionRequest
+from catui.permissions.updates import apply_permission_updates
 
 if TYPE_CHECKING:
     from catui.session.session import CanUseTool
@@ -29,10 +30,12 @@ if TYPE_CHECKING:
 
 
 def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
-                           interrupt: Callable[[], None]) -> CanUseTool:
+                           interrupt: Callable[[], None], main_context: Callable[[], ToolContext | None]
+                           ) -> CanUseTool:
     """The session's permission callback for ``--permission-prompt-tool stdio``: asks the driver.
 
-    ``interrupt`` stops the main agent's turn (a deny with ``interrupt: true`` from any agent does).
+    ``interrupt`` stops the main agent's turn (a deny with ``interrupt: true`` from any agent does);
+    ``main_context`` gives the main agent's context, where an approval's permission updates also go.
     """
 
     async def ask(tool: Tool, raw_input: dict[str, Any], request: PermissionRequest,
@@ -52,19 +55,32 @@ def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
             answer = await channel.request(question, abort=ctx.abort)
         except ControlRequestFailed as exc:
             return PermissionDecision("deny", f"Permission to use {tool.name} could not be asked for: {exc}")
-        return decision_from_answer(tool.name, shown, answer, ctx, warn, interrupt)
+        updates = answer.get("updatedPermissions")
+        if answer.get("behavior") == "allow" and isinstance(updates, list) and updates:
+            apply_updates([ctx, main_context()], updates, warn)
+        return decision_from_answer(tool.name, shown, answer, ctx, interrupt)
 
     return ask
 
 
+def apply_updates(contexts: list[ToolContext | None], updates: list[Any], warn: Callable[[str], None]) -> None:
+    """An approval's ``updatedPermissions``, applied to the asking agent's context and the main agent's."""
+    notes: list[str] = []
+    seen: set[int] = set()
+    for ctx in contexts:
+        if ctx is None or id(ctx) in seen:
+            continue
+        seen.add(id(ctx))
+        ctx.permissions, notes = apply_permission_updates(ctx.permissions, updates)
+    for note in notes:
+        warn(f"can_use_tool answer: {note}")
+
+
 def decision_from_answer(tool_name: str, shown: Mapping[str, Any], answer: Mapping[str, Any], ctx: ToolContext,
-                         warn: Callable[[str], None], interrupt: Callable[[], None]) -> PermissionDecision:
+                         interrupt: Callable[[], None]) -> PermissionDecision:
     """A ``can_use_tool`` answer as the session's decision; ``interrupt: true`` on a deny also stops the run."""
     behavior = answer.get("behavior")
     if behavior == "allow":
-        if answer.get("updatedPermissions"):
-            warn("can_use_tool answered with updatedPermissions; catui does not apply them yet, the call is "
-                 "allowed once")
         updated = answer.get("updatedInput")
         if isinstance(updated, dict) and updated != dict(shown):
             return PermissionDecision("allow", "allowed by the driver's can_use_tool", updated_input=updated)

@@ -180,7 +180,8 @@ class StreamSession:
     def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
         options = replace(self.run_options, sdk_mcp_transport=control_mcp_transport(self.channel))
         if self.permission_prompt_tool == "stdio":
-            options = replace(options, can_use_tool=stdio_permission_asker(self.channel, self.warn, self._interrupt))
+            asker = stdio_permission_asker(self.channel, self.warn, self._interrupt, self._main_context)
+            options = replace(options, can_use_tool=asker)
         if init is None:
             return options
         agents = init.get("agents")
@@ -194,6 +195,9 @@ class StreamSession:
             sdk_agents={**(options.sdk_agents or {}), **agents} if agents else options.sdk_agents,
             callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
         )
+
+    def _main_context(self) -> Any:
+        return self.app.session.ctx if self.app is not None else None
 
     def _terminate(self) -> None:
         """SIGTERM (the driver giving up on a graceful close): stop the turn and stop waiting for anything."""
