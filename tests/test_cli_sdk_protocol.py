@@ -339,3 +339,30 @@ async def test_permission_updates_of_an_approval_apply_to_later_calls(loopback: 
     assert asked == [{"command": "mkdir one"}]  # the rule added with the first approval allowed the second
     assert (tmp_path / "work" / "one").is_dir() and (tmp_path / "work" / "two").is_dir()
     assert any("does not save it to projectSettings" in line for line in stderr)
+
+
+async def test_a_background_agent_reports_in_a_turn_of_its_own_before_the_run_ends(
+    loopback: ServerFactory, tmp_path: Path
+) -> None:
+    started: list[str] = []
+
+    async def record(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        started.append(input_data["agent_type"])
+        return {}
+
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "BG-JOB"}, "content": [{"type": "text", "text": "bg result"}]},
+        {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "bg reported"}]},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_bg", "name": "Agent",
+         "input": {"description": "background job", "prompt": "BG-JOB: report", "subagent_type": "general-purpose",
+                   "run_in_background": True}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "started it"}]},
+    ]})
+    options = options_for(server, tmp_path, hooks={"SubagentStart": [HookMatcher(hooks=[record])]})
+    messages = await run_query("start a background job", options)
+
+    results = [m.result for m in messages if isinstance(m, ResultMessage)]
+    assert results == ["started it", "bg reported"]
+    kinds = [type(m).__name__ for m in messages]
+    assert "TaskStartedMessage" in kinds and "TaskNotificationMessage" in kinds
+    assert started == ["general-purpose"]
