@@ -141,10 +141,12 @@ async def test_an_in_process_sdk_mcp_tool_is_called_through_the_control_protocol
 async def test_can_use_tool_rewrites_one_call_and_denies_another(loopback: ServerFactory,
                                                                  tmp_path: Path) -> None:
     asked: list[tuple[str, dict[str, Any], str | None]] = []
+    suggested: dict[str, Any] = {}
 
     async def can_use_tool(name: str, tool_input: dict[str, Any],
                            context: ToolPermissionContext) -> PermissionResultAllow | PermissionResultDeny:
         asked.append((name, tool_input, context.tool_use_id))
+        suggested[name] = [s.to_dict() for s in context.suggestions]
         if name == "Bash":
             return PermissionResultAllow(updated_input={**tool_input, "command": "mkdir made-by-sdk"})
         return PermissionResultDeny(message="writing files is not allowed here")
@@ -161,6 +163,8 @@ async def test_can_use_tool_rewrites_one_call_and_denies_another(loopback: Serve
 
     assert sorted(a[0] for a in asked) == ["Bash", "Write"]
     assert ("Bash", {"command": "mkdir made-by-model"}, "toolu_bash") in asked
+    assert suggested["Bash"] == [{"type": "addRules", "destination": "session", "behavior": "allow",
+                                  "rules": [{"toolName": "Bash", "ruleContent": "mkdir made-by-model:*"}]}]
     results = {block["tool_use_id"]: block for block in tool_results(server.bodies()[-1])}
     assert not results["toolu_bash"].get("is_error")
     assert (tmp_path / "work" / "made-by-sdk").is_dir() and not (tmp_path / "work" / "made-by-model").exists()

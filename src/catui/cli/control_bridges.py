@@ -22,6 +22,7 @@ from catui.hooks.callback import CallbackGroup, callback_hooks_config
 from catui.hooks.config import HooksConfig
 from catui.mcp.config import SdkTransport
 from catui.permissions.context import PermissionDecision, PermissionRequest
+from catui.permissions.decide import session_allow_rule
 from catui.permissions.updates import apply_permission_updates
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
             "subtype": "can_use_tool",
             "tool_name": tool.name,
             "input": shown,
-            "permission_suggestions": [],
+            "permission_suggestions": permission_suggestions(request, ctx),
             "blocked_path": str(request.file_path) if request.file_path is not None else None,
             "tool_use_id": ctx.tool_use_id,
         }
@@ -61,6 +62,15 @@ def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
         return decision_from_answer(tool.name, shown, answer, ctx, interrupt)
 
     return ask
+
+
+def permission_suggestions(request: PermissionRequest, ctx: ToolContext) -> list[dict[str, Any]]:
+    """What "allow, and don't ask again" would add: the session rule catui's own prompt offers, as an update."""
+    rule = session_allow_rule(request, ctx.cwd)
+    wire_rule: dict[str, Any] = {"toolName": rule.tool_name}
+    if rule.content is not None:
+        wire_rule["ruleContent"] = rule.content
+    return [{"type": "addRules", "rules": [wire_rule], "behavior": "allow", "destination": "session"}]
 
 
 def apply_updates(contexts: list[ToolContext | None], updates: list[Any], warn: Callable[[str], None]) -> None:
