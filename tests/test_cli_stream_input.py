@@ -62,7 +62,11 @@ def test_prompts_without_initialize_each_get_a_turn(loopback: ServerFactory, tmp
     assert [o["result"] for o in out if o["type"] == "result"] == ["one", "two"]
     assert [o["subtype"] for o in out if o["type"] == "system"] == ["init", "init"]
     assert len({o["session_id"] for o in out}) == 1  # one conversation
-    assert "first" in json.dumps(server.bodies()[1]["messages"])  # the second turn carries the first
+    first_request, second_request = server.bodies()
+    assert "first" in json.dumps(second_request["messages"])  # the second turn carries the first
+    # the context reminder (date, memory) opens the conversation once, not every prompt
+    assert json.dumps(first_request["messages"]).count("system-reminder") >= 1
+    assert json.dumps(second_request["messages"][-1]).count("system-reminder") == 0
 
 
 def test_control_requests_are_answered_or_refused_by_name(loopback: ServerFactory, tmp_path: Path) -> None:

@@ -203,6 +203,7 @@ async def test_claude_agent_sdks_own_hook_matcher_objects_work(backend: Backend,
     ({"PreToolUse": [HookMatcher(hooks=["check"])]}, "is str, not a function"),
     ({"PreToolUse": [HookMatcher(hooks=[print], timeout=0)]}, "positive number of seconds"),
     ("PreToolUse", "must be a dict like"),
+    ({"PreToolUse": [{"hooks": [print], "on_failure": "block"}]}, "on_failure='block' is not supported"),
 ])
 async def test_a_malformed_hooks_option_is_a_configuration_error(hooks: Any, message: str, tmp_path: Path) -> None:
     options = catui.CatuiOptions(model="scripted:unused.yaml", cwd=tmp_path, hooks=hooks)

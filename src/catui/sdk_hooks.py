@@ -281,6 +281,12 @@ def hooks_option_config(hooks: Any, *, where: str = "CatuiOptions.hooks") -> Hoo
                 raise ConfigurationError(
                     f"{where}[{event!r}][{index}] needs a list of hook functions: HookMatcher(hooks=[check])"
                 )
+            if read("on_failure") not in (None, "continue"):
+                # a guard meant to fail closed would fail open here: refuse it rather than run it
+                raise ConfigurationError(
+                    f"{where}[{event!r}][{index}]: on_failure={read('on_failure')!r} is not supported by catui "
+                    "(a failing hook never blocks); leave on_failure out"
+                )
             groups.setdefault(str(event), []).append(
                 CallbackGroup(matcher=read("matcher"), callbacks=list(callbacks), timeout=read("timeout"))
             )

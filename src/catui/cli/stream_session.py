@@ -59,6 +59,7 @@ class StreamSession:
         self._early_requests: list[tuple[str, dict[str, Any]]] = []
         self._running = False
         self._terminating = False
+        self._sent_first_prompt = False
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -264,7 +265,9 @@ class StreamSession:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
         if isinstance(prompt, UserInput):
-            content: Any = prompt_content(app, prompt.content)
+            # The context reminders go before the conversation's first prompt only, as in the terminal session.
+            content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
+            self._sent_first_prompt = True
             mcp = app.services.mcp
             if mcp is not None:
                 await mcp.ready()  # the tool list is settled before the init line lists it
