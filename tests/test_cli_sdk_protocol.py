@@ -370,3 +370,21 @@ async def test_a_background_agent_reports_in_a_turn_of_its_own_before_the_run_en
     kinds = [type(m).__name__ for m in messages]
     assert "TaskStartedMessage" in kinds and "TaskNotificationMessage" in kinds
     assert started == ["general-purpose"]
+
+
+async def test_agents_sent_in_initialize_can_be_called(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"system_contains": "REVIEWER-PROMPT"}, "content": [{"type": "text", "text": "looks fine"}]},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_review", "name": "Agent",
+         "input": {"description": "review", "prompt": "review the change", "subagent_type": "reviewer"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "review done"}]},
+    ]})
+    reviewer = claude_agent_sdk.AgentDefinition(description="Reviews changes.", prompt="You are REVIEWER-PROMPT.",
+                                                tools=["Read", "Grep"], model="inherit")
+    messages = await run_query("get a review", options_for(server, tmp_path, agents={"reviewer": reviewer}))
+
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert "reviewer" in init.data["agents"]
+    child = next(b for b in server.bodies() if "REVIEWER-PROMPT" in json.dumps(b.get("system", "")))
+    assert sorted(t["name"] for t in child["tools"]) == ["Grep", "Read"]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "review done"
