@@ -20,6 +20,7 @@ from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
     mcp_config_servers,
+    partial_flag_notes,
     refuse_unsupported,
     setting_sources,
     system_prompt,
@@ -189,8 +190,13 @@ async def stream_input_main(run_options: RunOptions, options: dict[str, Any]) ->
     # lazy: the control protocol's modules are needed only when a program drives catui
     from catui.cli.stream_session import StreamSession
 
+    def warn(line: str) -> None:
+        click.echo(f"catui: {line}", err=True)
+
+    for note in partial_flag_notes(options):
+        warn(f"warning: {note}")
     session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
-                            out=sys.stdout, warn=lambda line: click.echo(f"catui: {line}", err=True))
+                            out=sys.stdout, warn=warn)
     return await session.run()
 
 
