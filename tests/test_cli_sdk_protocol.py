@@ -388,3 +388,22 @@ async def test_agents_sent_in_initialize_can_be_called(loopback: ServerFactory, 
     child = next(b for b in server.bodies() if "REVIEWER-PROMPT" in json.dumps(b.get("system", "")))
     assert sorted(t["name"] for t in child["tools"]) == ["Grep", "Read"]
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "review done"
+
+
+async def test_a_streamed_prompt_of_two_messages_gets_two_turns(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "FIRST"}, "content": [{"type": "text", "text": "answer one"}]},
+        {"match": {"last_user_contains": "SECOND"}, "content": [{"type": "text", "text": "answer two"}]},
+    ]})
+
+    async def prompts() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "FIRST question"}, "parent_tool_use_id": None,
+               "session_id": ""}
+        yield {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "SECOND one"}]},
+               "parent_tool_use_id": None, "session_id": ""}
+
+    messages = await run_query(prompts(), options_for(server, tmp_path))
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["answer one", "answer two"]
+    last = server.bodies()[-1]["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "user"]
+    assert [b.get("text") for b in last[-1]["content"]] == ["SECOND one"]  # blocks sent as given, no reminder
