@@ -407,3 +407,25 @@ async def test_a_streamed_prompt_of_two_messages_gets_two_turns(loopback: Server
     last = server.bodies()[-1]["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user"]
     assert [b.get("text") for b in last[-1]["content"]] == ["SECOND one"]  # blocks sent as given, no reminder
+
+
+async def test_the_client_stops_a_background_agent_by_task_id(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "SLOW-JOB"}, "delay_ms": 30000,
+         "content": [{"type": "text", "text": "too late"}]},
+        {"match": {"last_user_contains": "<task-notification>"}, "content": [{"type": "text", "text": "noted"}]},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_bg", "name": "Agent",
+         "input": {"description": "slow job", "prompt": "SLOW-JOB: wait", "subagent_type": "general-purpose",
+                   "run_in_background": True}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "launched"}]},
+    ]})
+    async with ClaudeSDKClient(options_for(server, tmp_path)) as client:
+        await client.query("start the slow job")
+        first = await asyncio.wait_for(collect_response(client), GUARD_S)
+        (started,) = [m for m in first if isinstance(m, claude_agent_sdk.TaskStartedMessage)]
+        await client.stop_task(started.task_id)
+        after = await asyncio.wait_for(collect_response(client), GUARD_S)
+
+    (notice,) = [m for m in after if isinstance(m, claude_agent_sdk.TaskNotificationMessage)]
+    assert notice.task_id == started.task_id and notice.status == "stopped"
+    assert isinstance(after[-1], ResultMessage) and after[-1].result == "noted"
