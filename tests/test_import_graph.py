@@ -44,8 +44,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.hooks", "catui.mcp", "catui.skills"),
     ("catui.session",),
     ("catui.subagents",),
-    ("catui.app", "catui.main_agent", "catui.model_switch"),
+    ("catui.app", "catui.main_agent", "catui.model_switch", "catui.app_controls"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
+     "catui.sdk_hooks",
      "catui.__main__"),
 )
 

@@ -20,6 +20,7 @@ from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import environment_block, git_branch, git_status_snapshot, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
+from catui.hooks.config import HooksConfig
 from catui.hooks.install import close_hooks, install_hooks
 from catui.hooks.runner import HookRunner
 from catui.main_agent import (
@@ -32,6 +33,7 @@ from catui.main_agent import (
     restrict_tools,
     with_initial_prompt,
 )
+from catui.mcp.config import SdkTransport
 from catui.mcp.install import install_mcp
 from catui.models.reasoning import Effort, effort_level, parse_effort, thinking_from_budget, thinking_is_on
 from catui.models.resolve import ResolvedModel, create_provider, default_max_tokens, resolve_model
@@ -113,6 +115,14 @@ class RunOptions:
     """How errors name the option that gave ``agent``."""
     clock: ScheduleClock | None = None
     """The time source of scheduled prompts (CronCreate); None is the real local clock."""
+    callback_hooks: HooksConfig | None = None
+    """Hooks that are Python callables (the SDK's ``hooks=``, the control protocol's); after the settings' hooks."""
+    mcp_servers: Mapping[str, Any] | None = None
+    """More MCP servers, ``{name: config}`` (``--mcp-config``); they win over the configuration files."""
+    strict_mcp_config: bool = False
+    """Use only ``mcp_servers`` (``--strict-mcp-config``)."""
+    sdk_mcp_transport: SdkTransport | None = None
+    """Reaches MCP servers of type ``sdk`` (in-process servers of the program driving catui)."""
 
 
 @dataclass
@@ -313,7 +323,8 @@ def build_app(options: RunOptions) -> AgentApp:
             tool_names=[t.name for t in tools],
         )
     elif options.system_prompt is not None:
-        system = [{"type": "text", "text": options.system_prompt}]
+        # An empty replacement (claude-agent-sdk's default, `--system-prompt ""`) sends no system text at all.
+        system = [{"type": "text", "text": options.system_prompt}] if options.system_prompt else []
         if options.append_system_prompt:
             system.append({"type": "text", "text": options.append_system_prompt})
     else:
@@ -379,11 +390,26 @@ def build_app(options: RunOptions) -> AgentApp:
     if resumed.source is not None:  # the old session's finished background tasks come back as history
         restore_session_tasks(tasks, resumed.source.stem, session_id)
 
-    install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)
-    mcp = install_mcp(app, extra_servers=inline_mcp_servers(main_agent) if main_agent is not None else None)
+    install_hooks(app, _extra_hooks(options, main_agent))
+    mcp = install_mcp(
+        app,
+        extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
+                       **(options.mcp_servers or {})},
+        strict=options.strict_mcp_config,
+        sdk_transport=options.sdk_mcp_transport,
+    )
     if main_agent is not None:
         _keep_agent_tools(app, main_agent, mcp)
     return app
+
+
+def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> HooksConfig | None:
+    """Hooks beyond the settings': the ``--agent`` definition's, then the callable ones."""
+    parts = [part for part in (main_agent_hooks(main_agent) if main_agent is not None else None,
+                               options.callback_hooks) if part is not None]
+    if not parts:
+        return None
+    return parts[0].merged_with(parts[1]) if len(parts) == 2 else parts[0]
 
 
 def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManager | None) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
 from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
+from catui.sdk_hooks import hooks_option_config
 from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class CatuiOptions:
     """The older way to give a thinking budget (0 = off)."""
     agent: str | None = None
     """Run the main session as this agent definition (the CLI's ``--agent``)."""
+    hooks: dict[str, list[Any]] | None = None
+    """Hooks as Python functions: ``{"PreToolUse": [HookMatcher(matcher="Bash", hooks=[fn])]}`` (catui.sdk_hooks)."""
 
 
 def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
@@ -140,6 +143,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         thinking=_thinking(options),
         agent=options.agent,
         agent_origin="CatuiOptions.agent",
+        callback_hooks=hooks_option_config(options.hooks),
     )
 
 

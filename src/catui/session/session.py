@@ -508,6 +508,12 @@ class Session:
         if decision.behavior == "ask":
             if self.config.can_use_tool is not None:
                 decision = await self.config.can_use_tool(tool, raw_input, request, self.ctx)
+                if decision.behavior == "allow" and decision.updated_input is not None:
+                    try:  # the approver's rewritten input must still fit the tool
+                        args = tool.input_model.model_validate(decision.updated_input)
+                    except ValidationError as exc:
+                        return ToolResult(format_validation_error(tool.name, exc), is_error=True)
+                    raw_input = decision.updated_input
             else:
                 decision = PermissionDecision(
                     "deny",
