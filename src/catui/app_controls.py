@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from catui import model_switch
 from catui.app import AgentApp
 from catui.errors import CatuiError, ConfigurationError
-from catui.models.resolve import create_provider, default_max_tokens, resolve_model
 from catui.permissions.context import PERMISSION_MODES
 
 
@@ -32,20 +32,7 @@ def switch_model(app: AgentApp, model: Any) -> str:
     """
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise ConfigurationError(f"the model must be a model name string or null, not {model!r}")
-    env = app.services.env
-    merged = getattr(app.settings, "merged", {}) or {}
-    resolved = resolve_model(model, merged, env)
-    provider = create_provider(resolved, merged, env)
-    config = app.session.config
-    config.provider = provider
-    config.max_tokens = default_max_tokens(resolved.model_id)
-    app.session.set_model(resolved.model_id)
-    app.services.resolved_model = resolved
-    app.model_display = resolved.display
-    system = app.services.subagents
-    if system is not None:
-        system.runtime.deps.parent_resolved = resolved
-    return resolved.model_id
+    return model_switch.switch_model(app, model).model_id
 
 
 async def stop_task(app: AgentApp, task_id: Any) -> None:
