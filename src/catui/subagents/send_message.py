@@ -33,6 +33,7 @@ from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
 from catui.subagents.messaging import AgentMessaging, coordinator_reminder
+from catui.subagents.teams.send import route_team_message
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
@@ -136,6 +137,11 @@ class SendMessageTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, SendMessageInput)
+        teams = ctx.services.teams
+        if teams is not None:
+            routed = route_team_message(teams, args.to, args.message, args.summary, ctx)
+            if routed is not None:
+                return routed
         manager = ctx.services.messaging
         if manager is None:
             return ToolResult(
