@@ -204,7 +204,8 @@ class TeamCoordinator:
         return protocol.join_blocks(entries, with_summary=False) if entries else None
 
     def end_member(self, member: Member, reason: str) -> None:
-        """Take a member off the team (shutdown approved or forced): off the config, stopped at once."""
+        """Take a member off the team (shutdown approved or forced): off the config; its loop ends after the
+        tool round under way."""
         member.exiting = True
         member.stop_reason = reason
         team = self.team
@@ -212,7 +213,9 @@ class TeamCoordinator:
             with contextlib.suppress(TeamFileError, OSError):
                 team.files.update_config(lambda config: config.__setitem__(
                     "members", [m for m in config.get("members", []) if m.get("name") != member.name]))
-        member.run.request_stop()
+        # Abort the loop, not the executor: the tool round under way (the approval) is still recorded, and
+        # the loop stops before it would send that round back to the model. A forced stop is the backend's.
+        member.run.session.abort()
         member.wake.set()
 
     # -- TeammateHost (the backend's side) --------------------------------------------------------

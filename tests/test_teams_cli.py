@@ -1,0 +1,264 @@
+"""Agent teams through the real CLI (``python -m catui -p``) against the loopback Anthropic server.
+
+Each test asserts on what the model was sent (every request the server recorded) and on the team's
+files under the catui home. Teams are on through ``CATUI_AGENT_TEAMS=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.cli_env import cli_env
+
+GUARD_S = 60  # a broken scenario fails here instead of hanging (not a timing assertion)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "main.py").write_text("print('hi')\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True)
+    return folder
+
+
+def run_catui(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "catui", *args], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=GUARD_S)
+
+
+def team_env(tmp_path: Path, server: AnthropicTestServer, **extra: str) -> dict[str, str]:
+    return cli_env(tmp_path, server, CATUI_AGENT_TEAMS="1", **extra)
+
+
+def text(value: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": value}]
+
+
+def call(tool: str, tool_id: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": tool, "input": args}
+
+
+def send(tool_id: str, to: str, message: Any, summary: str | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"to": to, "message": message}
+    if summary is not None:
+        args["summary"] = summary
+    return call("SendMessage", tool_id, **args)
+
+
+def user_text(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.get("type") == "text":
+            parts.append(block["text"])
+        elif block.get("type") == "tool_result":
+            inner = block.get("content")
+            parts.append(inner if isinstance(inner, str) else "".join(b.get("text", "") for b in inner or []))
+    return "".join(parts)
+
+
+def last_user(body: dict[str, Any]) -> str:
+    return user_text(body["messages"][-1])
+
+
+def first_user(body: dict[str, Any]) -> str:
+    return user_text(body["messages"][0])
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in body.get("tools") or []]
+
+
+def system_text(body: dict[str, Any]) -> str:
+    system = body.get("system") or []
+    return system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system)
+
+
+def tool_results(bodies: list[dict[str, Any]], tool_id: str) -> list[dict[str, Any]]:
+    """Every tool_result block answering ``tool_id`` (one per request that carried it; the same block)."""
+    found = []
+    for body in bodies:
+        for message in body["messages"]:
+            if message["role"] != "user" or isinstance(message["content"], str):
+                continue
+            found.extend(b for b in message["content"] if b.get("type") == "tool_result"
+                         and b.get("tool_use_id") == tool_id)
+    assert found, f"no tool_result for {tool_id}"
+    return found
+
+
+def result_text(bodies: list[dict[str, Any]], tool_id: str) -> str:
+    block = tool_results(bodies, tool_id)[0]
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+LEAD_START = [
+    {"name": "create", "match": {"first_user_contains": "Lead the team", "last_user_contains": "Lead the team"},
+     "content": [call("TeamCreate", "toolu_create", team_name="alpha", description="demo team")]},
+]
+
+
+def lead_rules(turns: list[dict[str, Any]], marker: str = "Lead the team") -> list[dict[str, Any]]:
+    """The lead's turns, each matched only on the lead's own conversation (its first message has ``marker``)."""
+    return [{**t, "match": {**t["match"], "first_user_contains": marker}} for t in turns]
+
+
+def lifecycle_turns() -> list[dict[str, Any]]:
+    lead = lead_rules([
+        *LEAD_START,
+        {"name": "spawn", "match": {"last_user_contains": '"lead_agent_id":"team-lead@alpha"'},
+         "content": [call("Agent", "toolu_spawn_w", description="write code", prompt="TASK-W compute 42",
+                          name="worker", team_name="alpha"),
+                     call("Agent", "toolu_spawn_h", description="review", prompt="TASK-H check things",
+                          name="helper")]},
+        {"name": "spawned", "match": {"last_user_contains": "Spawned successfully"}, "content": text("Team started.")},
+        {"name": "broadcast", "match": {"last_user_contains": "[to helper] check request"},
+         "content": [send("toolu_bcast", "*", "wrap up now", "wrap up")]},
+        {"name": "broadcast sent", "match": {"last_user_contains": "Message broadcast to"},
+         "content": text("Broadcast sent.")},
+        {"name": "reminded", "match": {"last_user_contains": "still has active members"},
+         "content": [call("TeamDelete", "toolu_delete_early")]},
+        {"name": "ask shutdown", "match": {"last_user_contains": "Cannot cleanup team with 2 active member(s)"},
+         "content": [send("toolu_sd_w", "worker", {"type": "shutdown_request", "reason": "all done"}),
+                     send("toolu_sd_h", "helper", {"type": "shutdown_request", "reason": "all done"})]},
+        {"name": "asked", "match": {"last_user_contains": "Shutdown request sent to"},
+         "content": text("Waiting for approvals."), "repeat": True},
+        {"name": "ask again", "match": {"last_user_contains": "shutdown_rejected"},
+         "content": [send("toolu_sd_h2", "helper", {"type": "shutdown_request", "reason": "really done"})]},
+        {"name": "delete", "match": {"last_user_contains": ["shutdown_approved", '"from":"helper"']},
+         "content": [call("TeamDelete", "toolu_delete")]},
+        {"name": "deleted", "match": {"last_user_contains": "Cleaned up directories"},
+         "content": text("The team finished: 42 verified.")},
+        {"name": "still active", "match": {"last_user_contains": "Cannot cleanup team with 1 active member(s)"},
+         "content": text("Waiting."), "repeat": True},
+        {"name": "noted", "match": {"last_user_contains": "<teammate-message"}, "content": text("Noted."),
+         "repeat": True},
+    ])
+    worker = [
+        {"name": "w shutdown", "match": {"first_user_contains": "TASK-W", "last_user_contains": "shutdown_request"},
+         "content": [send("toolu_w_ok", "team-lead", {"type": "shutdown_response", "request_id": "r",
+                                                       "approve": True})]},
+        {"name": "w start", "match": {"first_user_contains": "TASK-W", "last_user_contains": "TASK-W"},
+         "content": [send("toolu_w_lead", "team-lead", "worker result: 42", "result"),
+                     send("toolu_w_peer", "helper", "please check 42", "check request")]},
+        {"name": "w after", "match": {"first_user_contains": "TASK-W", "last_is_tool_result": True},
+         "content": text("sent"), "repeat": True},
+        {"name": "w noted", "match": {"first_user_contains": "TASK-W"}, "content": text("noted"), "repeat": True},
+    ]
+    helper = [
+        {"name": "h reject", "match": {"first_user_contains": "TASK-H", "last_user_contains": "all done"},
+         "content": [send("toolu_h_no", "team-lead", {"type": "shutdown_response", "request_id": "r",
+                                                       "approve": False, "reason": "still checking"})]},
+        {"name": "h approve", "match": {"first_user_contains": "TASK-H", "last_user_contains": "really done"},
+         "content": [send("toolu_h_ok", "team-lead", {"type": "shutdown_response", "request_id": "r",
+                                                       "approve": True})]},
+        {"name": "h check", "match": {"first_user_contains": "TASK-H", "last_user_contains": "please check 42"},
+         "content": [send("toolu_h_lead", "team-lead", "42 verified", "verified")]},
+        {"name": "h after", "match": {"first_user_contains": "TASK-H", "last_is_tool_result": True},
+         "content": text("done"), "repeat": True},
+        {"name": "h idle", "match": {"first_user_contains": "TASK-H"}, "content": text("waiting"), "repeat": True},
+    ]
+    return [*lead, *worker, *helper]
+
+
+def test_team_lifecycle_messages_broadcast_shutdown_and_delete(tmp_path: Path, repo: Path) -> None:
+    with AnthropicTestServer({"turns": lifecycle_turns()}) as server:
+        env = team_env(tmp_path, server)
+        done = run_catui(repo, env, "-p", "Lead the team", "--output-format", "stream-json", "--verbose")
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    results = [e for e in events if e.get("type") == "result"]
+    assert results[-1]["result"] == "The team finished: 42 verified."
+    home = tmp_path / "catui-home"
+
+    lead_bodies = [b for b in bodies if "Lead the team" in first_user(b)]
+    worker_bodies = [b for b in bodies if "TASK-W" in first_user(b)]
+    helper_bodies = [b for b in bodies if "TASK-H" in first_user(b)]
+    assert len(lead_bodies) + len(worker_bodies) + len(helper_bodies) == len(bodies)
+    # The lead is offered the team tools; the Agent schema has name, team_name and mode.
+    assert {"TeamCreate", "TeamDelete", "SendMessage", "Agent"} <= set(tool_names(lead_bodies[0]))
+    agent_schema = next(t for t in lead_bodies[0]["tools"] if t["name"] == "Agent")["input_schema"]
+    assert list(agent_schema["properties"]) == ["description", "prompt", "subagent_type", "model",
+                                                "run_in_background", "name", "team_name", "mode", "isolation"]
+    create = json.loads(result_text(bodies, "toolu_create"))
+    assert create == {"team_name": "alpha", "team_file_path": str(home / "teams" / "alpha" / "config.json"),
+                      "lead_agent_id": "team-lead@alpha"}
+    assert result_text(bodies, "toolu_spawn_w") == (
+        "Spawned successfully.\nagent_id: worker@alpha\nname: worker\nteam_name: alpha\n"
+        "The agent is now running and will receive instructions via mailbox.")
+    assert "agent_id: helper@alpha" in result_text(bodies, "toolu_spawn_h")
+
+    # The teammate's request: tools, first message, system prompt, model.
+    first = worker_bodies[0]
+    never = {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop", "TeamCreate",
+             "TeamDelete"}
+    assert tool_names(first) == sorted(set(tool_names(lead_bodies[0])) - never)  # the child set plus SendMessage
+    assert {"Bash", "Edit", "Write", "Read", "SendMessage"} <= set(tool_names(first))
+    assert first_user(first).endswith(
+        '<teammate-message teammate_id="team-lead" summary="write code">\nTASK-W compute 42\n</teammate-message>')
+    assert system_text(first).startswith(system_text(lead_bodies[0]))
+    assert 'You are "worker" (agent id worker@alpha)' in system_text(first)
+    assert "opus" in first["model"] and "opus" not in lead_bodies[0]["model"]
+
+    # Teammate → lead and → peer; the peer's broadcast reaches the lead and the worker.
+    to_lead = json.loads(result_text(bodies, "toolu_w_lead"))
+    assert to_lead["success"] is True and to_lead["message"] == "Message sent to team-lead's inbox"
+    assert to_lead["routing"] == {"sender": "worker", "senderColor": "blue", "target": "@team-lead",
+                                  "targetColor": None, "summary": "result", "content": "worker result: 42"}
+    broadcast = json.loads(result_text(bodies, "toolu_bcast"))
+    assert broadcast["message"] == "Message broadcast to 2 teammate(s): worker, helper"
+    assert broadcast["recipients"] == ["worker", "helper"]
+    lead_inputs = [last_user(b) for b in lead_bodies]
+    delivered = "\n".join(lead_inputs)
+    assert '<teammate-message teammate_id="worker" color="blue">\nworker result: 42\n</teammate-message>' \
+        in delivered
+    assert '<teammate-message teammate_id="helper" color="green">\n42 verified\n</teammate-message>' in delivered
+    idle = [json.loads(line) for line in delivered.splitlines() if '"type":"idle_notification"' in line]
+    assert {i["from"] for i in idle} == {"worker", "helper"}
+    # The lead broadcast only once the worker's idle notice named the peer it had messaged.
+    assert next(i.get("summary") for i in idle if i["from"] == "worker") == "[to helper] check request"
+    assert all(i["idleReason"] == "available" for i in idle)
+    helper_inputs = "\n".join(last_user(b) for b in helper_bodies)
+    assert '<teammate-message teammate_id="worker" color="blue" summary="check request">\nplease check 42' \
+        in helper_inputs
+    for bodies_of in (worker_bodies, helper_bodies):
+        assert any('<teammate-message teammate_id="team-lead" summary="wrap up">\nwrap up now' in last_user(b)
+                   for b in bodies_of)
+
+    # Shutdown: refused delete, rejection, approval, delete.
+    refused = json.loads(result_text(bodies, "toolu_delete_early"))
+    assert refused == {"success": False, "message": "Cannot cleanup team with 2 active member(s): worker, helper. "
+                       "Use requestShutdown to gracefully terminate teammates first.", "team_name": "alpha"}
+    assert not tool_results(bodies, "toolu_delete_early")[0].get("is_error")
+    request = json.loads(result_text(bodies, "toolu_sd_w"))
+    assert request["message"].startswith("Shutdown request sent to worker. Request ID: shutdown-")
+    assert request["request_id"].endswith("@worker") and request["target"] == "worker"
+    assert result_text(bodies, "toolu_h_no") == 'Shutdown rejected. Reason: "still checking". Continuing to work.'
+    # An approving teammate stops at once: its last tool round is never sent back to the model.
+    assert not any("toolu_h_ok" in json.dumps(b["messages"]) and "is now exiting" in json.dumps(b) for b in bodies)
+    streamed = [e for e in events if e.get("type") == "user" and "toolu_h_ok" in json.dumps(e)]
+    assert "Shutdown approved. Sent confirmation to team-lead. Agent helper is now exiting." in json.dumps(streamed)
+    assert '"type":"shutdown_rejected"' in delivered and '"reason":"still checking"' in delivered
+    assert json.loads(result_text(bodies, "toolu_delete")) == {
+        "success": True, "message": 'Cleaned up directories and worktrees for team "alpha"', "team_name": "alpha"}
+    assert not (home / "teams" / "alpha").exists()
+    # The shutdown request reached the teammate ahead of anything else, as a teammate-message of JSON.
+    shutdown_turn = next(last_user(b) for b in worker_bodies if "shutdown_request" in last_user(b))
+    assert shutdown_turn.startswith('<teammate-message teammate_id="team-lead">\n{"type":"shutdown_request"')
+
+    started = [e for e in events if e.get("type") == "system" and e.get("subtype") == "task_started"]
+    assert sorted(e["task_id"] for e in started) == ["helper@alpha", "worker@alpha"]
+    assert {e["task_type"] for e in started} == {"in_process_teammate"}
+    assert any(e.get("type") == "assistant" and e.get("parent_tool_use_id") == "toolu_spawn_w" for e in events)
