@@ -262,3 +262,68 @@ def test_team_lifecycle_messages_broadcast_shutdown_and_delete(tmp_path: Path, r
     assert sorted(e["task_id"] for e in started) == ["helper@alpha", "worker@alpha"]
     assert {e["task_type"] for e in started} == {"in_process_teammate"}
     assert any(e.get("type") == "assistant" and e.get("parent_tool_use_id") == "toolu_spawn_w" for e in events)
+
+
+def idle_team_turns(teammate_reply_delay_ms: int = 0) -> list[dict[str, Any]]:
+    lead = lead_rules([
+        *LEAD_START,
+        {"match": {"last_user_contains": '"lead_agent_id":"team-lead@alpha"'},
+         "content": [call("Agent", "toolu_spawn", description="sit idle", prompt="TASK-I wait", name="idler")]},
+        {"match": {"last_user_contains": "Spawned successfully"}, "content": text("Started.")},
+        {"match": {"last_user_contains": "still has active members"}, "content": text("Final answer: leaving it.")},
+        {"match": {"last_user_contains": "<teammate-message"}, "content": text("Noted."), "repeat": True},
+    ])
+    idler = [
+        {"match": {"first_user_contains": "TASK-I", "last_user_contains": "shutdown_request"},
+         "content": text("I will not answer that."), "delay_ms": teammate_reply_delay_ms, "repeat": True},
+        {"match": {"first_user_contains": "TASK-I"}, "content": text("idle"), "repeat": True},
+    ]
+    return [*lead, *idler]
+
+
+def test_print_mode_ends_a_team_whose_teammate_never_answers(tmp_path: Path, repo: Path) -> None:
+    with AnthropicTestServer({"turns": idle_team_turns()}) as server:
+        done = run_catui(repo, team_env(tmp_path, server), "-p", "Lead the team", "--output-format", "json")
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "Final answer: leaving it."
+    lead_inputs = [last_user(b) for b in bodies if "Lead the team" in first_user(b)]
+    # The reminder came once, and nothing followed the lead's answer to it: no loop.
+    assert sum("still has active members: idler" in t for t in lead_inputs) == 1
+    assert "still has active members" in lead_inputs[-1]
+    idler_inputs = [last_user(b) for b in bodies if "TASK-I" in first_user(b)]
+    assert '"type":"shutdown_request"' in idler_inputs[-1] and '"from":"team-lead"' in idler_inputs[-1]
+    assert 'stopped teammate idler (did not approve the shutdown request' in done.stderr
+
+    # The files: the member is gone from the config, why is recorded, inbox entries were marked read.
+    team = tmp_path / "catui-home" / "teams" / "alpha"
+    config = json.loads((team / "config.json").read_text())
+    assert [m["name"] for m in config["members"]] == ["team-lead"]
+    assert config["leadAgentId"] == "team-lead@alpha" and config["description"] == "demo team"
+    assert "the lead ended its print-mode run" in config["shutdown"]["reason"]
+    idler_box = json.loads((team / "inboxes" / "idler.json").read_text())
+    assert idler_box and all(e["read"] for e in idler_box)
+    assert set(idler_box[0]) == {"from", "text", "timestamp", "read"}
+    lead_box = json.loads((team / "inboxes" / "team-lead.json").read_text())
+    assert lead_box[0]["from"] == "idler" and lead_box[0]["color"] == "blue" and lead_box[0]["read"] is True
+
+    env = team_env(tmp_path, server)
+    listing = run_catui(repo, env, "teams")
+    assert listing.returncode == 0 and listing.stdout.startswith("alpha  0 teammate(s)")
+    shown = run_catui(repo, env, "teams", "show", "alpha")
+    assert shown.returncode == 0 and "lead:         team-lead@alpha" in shown.stdout
+    assert "idler: " in shown.stdout and "ended by catui:" in shown.stdout
+    removed = run_catui(repo, env, "teams", "rm", "alpha")
+    assert removed.returncode == 0 and not team.exists()
+    missing = run_catui(repo, env, "teams", "show", "alpha")
+    assert missing.returncode == 1 and "no team called 'alpha'" in missing.stderr
+
+
+def test_print_mode_forces_a_stop_after_the_grace_period(tmp_path: Path, repo: Path) -> None:
+    turns = idle_team_turns(teammate_reply_delay_ms=GUARD_S * 1000)
+    with AnthropicTestServer({"turns": turns}) as server:
+        env = team_env(tmp_path, server, CATUI_TEAM_SHUTDOWN_GRACE_MS="200")
+        done = run_catui(repo, env, "-p", "Lead the team", "--output-format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "Final answer: leaving it."
+    assert "stopped teammate idler (did not answer within 0.2 s" in done.stderr
