@@ -327,3 +327,81 @@ def test_print_mode_forces_a_stop_after_the_grace_period(tmp_path: Path, repo: P
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "Final answer: leaving it."
     assert "stopped teammate idler (did not answer within 0.2 s" in done.stderr
+
+
+def write_agent(repo: Path, name: str, header: str, body: str) -> None:
+    folder = repo / ".catui" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.md").write_text(f"---\nname: {name}\n{header}---\n{body}\n", encoding="utf-8")
+
+
+def rules_turns() -> list[dict[str, Any]]:
+    lead = lead_rules([
+        {"match": {"last_user_contains": "Check the rules"},
+         "content": [call("Agent", "toolu_nope", description="d", prompt="TASK-X", name="x", team_name="nope"),
+                     call("TeamCreate", "toolu_create", team_name="alpha")]},
+        {"match": {"last_user_contains": '"lead_agent_id":"team-lead@alpha"'},
+         "content": [call("TeamCreate", "toolu_again", team_name="beta"),
+                     send("toolu_nosummary", "*", "hello"),
+                     send("toolu_structured_all", "*", {"type": "shutdown_request"}),
+                     call("Agent", "toolu_other", description="d", prompt="TASK-X", name="x", team_name="other"),
+                     call("Agent", "toolu_coord", description="rules", prompt="TASK-C", name="coord",
+                          subagent_type="coordinator"),
+                     call("Agent", "toolu_broken", description="breaks", prompt="TASK-B", name="broken")]},
+        {"match": {"last_user_contains": "Spawned successfully"}, "content": text("Started.")},
+        {"match": {"last_user_contains": "still has active members"}, "content": text("Final.")},
+        {"match": {"last_user_contains": "<teammate-message"}, "content": text("Noted."), "repeat": True},
+    ], marker="Check the rules")
+    coordinator = [
+        {"match": {"first_user_contains": "TASK-C", "last_user_contains": "TASK-C"},
+         "content": [call("Agent", "toolu_flat", description="d", prompt="TASK-S", name="sub"),
+                     call("Agent", "toolu_bg", description="d", prompt="TASK-S", run_in_background=True),
+                     call("Agent", "toolu_bgdef", description="d", prompt="TASK-S", subagent_type="bgworker")]},
+        {"match": {"first_user_contains": "TASK-C"}, "content": text("checked"), "repeat": True},
+    ]
+    broken = [{"match": {"first_user_contains": "TASK-B"},
+               "error": {"status": 400, "type": "invalid_request_error", "message": "prompt is malformed"},
+               "repeat": True}]
+    return [*lead, *coordinator, *broken]
+
+
+def test_error_texts_and_the_rules_of_12_3_through_the_real_tool(tmp_path: Path, repo: Path) -> None:
+    write_agent(repo, "coordinator", "description: Coordinates\ntools: Agent, Read\n", "You coordinate.")
+    write_agent(repo, "bgworker", "description: Works in the background\nbackground: true\n", "You work.")
+    with AnthropicTestServer({"turns": rules_turns()}) as server:
+        env = team_env(tmp_path, server, CATUI_MAX_SUBAGENT_SPAWN_DEPTH="2")
+        done = run_catui(repo, env, "-p", "Check the rules", "--output-format", "json")
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr
+
+    nope = tool_results(bodies, "toolu_nope")[0]
+    assert nope["is_error"] is True
+    assert result_text(bodies, "toolu_nope") == 'Team "nope" does not exist. Call spawnTeam first to create the team.'
+    assert result_text(bodies, "toolu_other") == 'Team "other" does not exist. Call spawnTeam first to create the team.'
+    assert not any("TASK-X" in first_user(b) for b in bodies)  # nothing started
+    assert sorted(p.name for p in (tmp_path / "catui-home" / "teams").iterdir()) == ["alpha"]
+    assert result_text(bodies, "toolu_again") == (
+        'Already leading team "alpha". A leader can only manage one team at a time. Use TeamDelete to end the '
+        "current team before creating a new one.")
+    assert result_text(bodies, "toolu_nosummary") == (
+        "<tool_use_error>summary is required when message is a string</tool_use_error>")
+    assert result_text(bodies, "toolu_structured_all") == (
+        '<tool_use_error>structured messages cannot be broadcast (to: "*")</tool_use_error>')
+
+    coord = [b for b in bodies if "TASK-C" in first_user(b)]
+    assert "Agent" in tool_names(coord[0]) and "TeamCreate" not in tool_names(coord[0])
+    assert "# Your role on the team\nYou coordinate." in system_text(coord[0])
+    assert result_text(bodies, "toolu_flat") == (
+        "Teammates cannot spawn other teammates — the team roster is flat. To spawn a subagent instead, omit the "
+        "`name` parameter.")
+    background = ("In-process teammates cannot spawn background agents. Use run_in_background=false for "
+                  "synchronous subagents.")
+    assert result_text(bodies, "toolu_bg") == background
+    assert result_text(bodies, "toolu_bgdef") == background
+    assert all(tool_results(bodies, t)[0]["is_error"] for t in ("toolu_flat", "toolu_bg", "toolu_bgdef"))
+    assert not any("TASK-S" in first_user(b) for b in bodies)
+
+    # The broken teammate's model failure reached the lead as a message from it.
+    lead_inputs = "\n".join(last_user(b) for b in bodies if "Check the rules" in first_user(b))
+    assert '<teammate-message teammate_id="broken"' in lead_inputs
+    assert "Teammate broken could not finish its turn:" in lead_inputs and "prompt is malformed" in lead_inputs
