@@ -405,3 +405,71 @@ def test_error_texts_and_the_rules_of_12_3_through_the_real_tool(tmp_path: Path,
     lead_inputs = "\n".join(last_user(b) for b in bodies if "Check the rules" in first_user(b))
     assert '<teammate-message teammate_id="broken"' in lead_inputs
     assert "Teammate broken could not finish its turn:" in lead_inputs and "prompt is malformed" in lead_inputs
+
+
+def plan_turns() -> list[dict[str, Any]]:
+    approve = send("toolu_approve", "planner", {"type": "plan_approval_response", "request_id": "req-1",
+                                                "approve": True})
+    reject = send("toolu_reject", "p2", {"type": "plan_approval_response", "request_id": "req-2", "approve": False,
+                                         "feedback": "add tests"})
+    planner_request = '"type":"plan_approval_request","from":"planner"'
+    p2_request = '"type":"plan_approval_request","from":"p2"'
+    lead = lead_rules([
+        *LEAD_START,
+        {"match": {"last_user_contains": '"lead_agent_id":"team-lead@alpha"'},
+         "content": [call("Agent", "toolu_p1", description="plan one", prompt="TASK-P1", name="planner", mode="plan"),
+                     call("Agent", "toolu_p2", description="plan two", prompt="TASK-P2", name="p2", mode="plan")]},
+        {"match": {"last_user_contains": "Spawned successfully"}, "content": text("Started.")},
+        {"match": {"last_user_contains": [planner_request, p2_request]}, "content": [approve, reject]},
+        {"match": {"last_user_contains": planner_request}, "content": [approve]},
+        {"match": {"last_user_contains": p2_request}, "content": [reject]},
+        {"match": {"last_user_contains": "Plan "}, "content": text("Answered."), "repeat": True},
+        {"match": {"last_user_contains": "still has active members"}, "content": text("Final.")},
+        {"match": {"last_user_contains": "<teammate-message"}, "content": text("Noted."), "repeat": True},
+    ])
+    teammates = []
+    for marker, plan in (("TASK-P1", "Plan P1: change A"), ("TASK-P2", "Plan P2: change B")):
+        teammates += [
+            {"match": {"first_user_contains": marker, "last_user_contains": '"approved":true'},
+             "content": [call("ExitPlanMode", f"toolu_again_{marker}", plan="again")]},
+            {"match": {"first_user_contains": marker, "last_user_contains": marker},
+             "content": [call("ExitPlanMode", f"toolu_exit_{marker}", plan=plan)]},
+            {"match": {"first_user_contains": marker}, "content": text("waiting"), "repeat": True},
+        ]
+    return [*lead, *teammates]
+
+
+def test_plan_approval_accepted_and_rejected(tmp_path: Path, repo: Path) -> None:
+    with AnthropicTestServer({"turns": plan_turns()}) as server:
+        done = run_catui(repo, team_env(tmp_path, server), "-p", "Lead the team", "--output-format", "json")
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr
+    home = tmp_path / "catui-home"
+    planner = [b for b in bodies if "TASK-P1" in first_user(b)]
+    p2 = [b for b in bodies if "TASK-P2" in first_user(b)]
+    assert "ExitPlanMode" in tool_names(planner[0]) and "You start in plan mode" in system_text(planner[0])
+    exit_result = result_text(bodies, "toolu_exit_TASK-P1")
+    plan_file = home / "plans" / "alpha-planner.md"
+    assert f"written to {plan_file} and sent to the team lead for approval (request id: plan_approval-" in exit_result
+    assert "@planner@alpha)" in exit_result and plan_file.read_text() == "Plan P1: change A"
+
+    lead_inputs = "\n".join(last_user(b) for b in bodies if "Lead the team" in first_user(b))
+    request = json.loads(next(line for line in lead_inputs.splitlines()
+                              if line.startswith('{"type":"plan_approval_request","from":"planner"')))
+    assert request["planFilePath"] == str(plan_file) and request["planContent"] == "Plan P1: change A"
+    assert request["requestId"].startswith("plan_approval-") and request["requestId"].endswith("@planner@alpha")
+    assert result_text(bodies, "toolu_approve") == (
+        "Plan approved for planner. They will receive the approval and can proceed with implementation.")
+    assert result_text(bodies, "toolu_reject") == 'Plan rejected for p2 with feedback: "add tests"'
+
+    planner_inputs = "\n".join(last_user(b) for b in planner)
+    assert ('{"type":"plan_approval_response","requestId":"req-1","approved":true,"permissionMode":"default"}'
+            in planner_inputs)
+    p2_inputs = "\n".join(last_user(b) for b in p2)
+    assert ('{"type":"plan_approval_response","requestId":"req-2","approved":false,"feedback":"add tests",'
+            '"permissionMode":"default"}' in p2_inputs)
+    # Approval took the planner out of plan mode; the rejected one stays in it.
+    assert "You are not in plan mode" in result_text(bodies, "toolu_again_TASK-P1")
+    assert not any("toolu_again_TASK-P2" in json.dumps(b) for b in bodies)
+    config = json.loads((home / "teams" / "alpha" / "config.json").read_text())
+    assert config["shutdown"]["reason"]  # print mode ended the team (nobody asked the planners to stop)
