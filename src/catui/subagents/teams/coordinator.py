@@ -261,10 +261,13 @@ class TeamCoordinator:
 
     # -- the end of a print-mode run --------------------------------------------------------------
 
-    async def next_lead_input(self, waiter: Callable[[], Awaitable[Any]]) -> Any:
-        """What starts the lead's next turn in print mode: teammates' messages, a background agent's
-        notification, the shutdown reminder (once); None when nothing will come (after catui has
-        stopped a team the lead left running)."""
+    async def next_lead_input(self, waiter: Callable[[], Awaitable[Any]], *, end_team: bool = True) -> Any:
+        """What starts the lead's next turn: teammates' messages or a background agent's notification.
+
+        ``end_team`` (print mode, one-shot SDK ``query``): when the team has gone quiet, the shutdown
+        reminder (once), then None after catui has stopped the teammates the lead left running. Without
+        it (a ``CatuiClient`` that lives on), the lead simply waits for its team's next message.
+        """
         team = self.team
         notification: asyncio.Future[Any] | None = asyncio.ensure_future(waiter())
         try:
@@ -280,7 +283,7 @@ class TeamCoordinator:
                         return result
                     notification = None
                 settled = not any(m.busy or m.wake.is_set() for m in team.active_members())
-                if settled and notification is None:
+                if settled and notification is None and (end_team or not team.active_members()):
                     if not team.active_members():
                         return None
                     if not team.reminded:
