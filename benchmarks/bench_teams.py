@@ -117,11 +117,22 @@ class Timed:
 
     def __init__(self, body: dict[str, Any], arrived: float, ended: float) -> None:
         messages = body.get("messages") or []
-        self.first_user = str(messages[0]["content"]) if messages else ""
-        self.last_user = str(messages[-1]["content"]) if messages else ""
+        self.first_user = _text(messages[0]["content"]) if messages else ""
+        self.last_user = _text(messages[-1]["content"]) if messages else ""
         self.previous_answer = str(messages[-2]["content"]) if len(messages) > 1 else ""
         self.arrived = arrived
         self.ended = ended
+
+
+def _text(content: Any) -> str:
+    """A message's text (text blocks, tool_result contents), whatever shape the request gave it."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        inner = block.get("text", block.get("content", ""))
+        parts.append(inner if isinstance(inner, str) else _text(inner))
+    return "".join(parts)
 
 
 class BodyTimedServer(TimedServer):

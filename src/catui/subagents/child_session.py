@@ -66,8 +66,8 @@ def build_child_session(
         interactive=parent_ctx.interactive,
         services=parent_ctx.services.for_child(),
     )
-    if plan.team is not None:
-        ctx.services.team = plan.team
+    # A teammate's own membership; anyone else's children (a teammate's sub-agents included) are not members.
+    ctx.services.team = plan.team
     transcript, transcript_path = transcripts.open(parent, plan)
     config = SessionConfig(
         provider=plan.provider,

@@ -121,9 +121,9 @@ class TeamCoordinator:
     # -- spawning ---------------------------------------------------------------------------------
 
     def wants_teammate(self, request: SpawnRequest, parent_ctx: ToolContext) -> bool:
-        """Whether an Agent call starts a teammate: a name, and a team (named, or the current one)."""
-        return bool(request.name) and (bool(request.team_name) or self.team is not None) \
-            and parent_ctx.services.team is None
+        """Whether an Agent call starts a teammate: the lead's call, with a name and a team (named, or current)."""
+        is_lead = parent_ctx.agent_id is None and parent_ctx.services.team is None
+        return is_lead and bool(request.name) and (bool(request.team_name) or self.team is not None)
 
     async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
         team = self.team
