@@ -164,8 +164,9 @@ def _receiver(requests: list[Timed], marker: str) -> Timed:
     return min((r for r in requests if f"\n{marker}\n" in r.last_user), key=lambda r: r.arrived)
 
 
-def memory(base: Path, members: int) -> tuple[int, int, int]:
-    """Peak KiB: a lead with ``members`` idle teammates, ``members`` background agents alive at once, trivial."""
+def memory(base: Path, members: int, runs: int) -> tuple[int, int, int]:
+    """Median peak KiB over ``runs``: a lead with ``members`` idle teammates, ``members`` background agents
+    alive at once, a trivial run."""
     spawn = [tool("Agent", description=f"member {i}", prompt=f"MEMBER-{i}-END", name=f"m{i}")
              for i in range(members)]
     team_script = {"turns": [
@@ -183,19 +184,23 @@ def memory(base: Path, members: int) -> tuple[int, int, int]:
         {"match": {"first_user_contains": "BG-"}, "content": text("done"), "delay_ms": 1500, "repeat": True},
         {"match": {"first_user_contains": LEAD}, "content": text("done"), "repeat": True},
     ]}
-    with TimedServer(team_script) as server:
-        team_peak = run_cli(base, server, LEAD)
-    with TimedServer(bg_script) as server:
-        bg_peak = run_cli(base, server, LEAD)
-    with TimedServer({"turns": [{"content": text("done"), "repeat": True}]}) as server:
-        trivial = run_cli(base, server, LEAD)
-    return team_peak, bg_peak, trivial
+    peaks: dict[str, list[int]] = {"team": [], "background": [], "trivial": []}
+    for _ in range(runs):  # peak RSS varies by a few MiB from run to run: the median of several
+        with TimedServer(team_script) as server:
+            peaks["team"].append(run_cli(base, server, LEAD))
+        with TimedServer(bg_script) as server:
+            peaks["background"].append(run_cli(base, server, LEAD))
+        with TimedServer({"turns": [{"content": text("done"), "repeat": True}]}) as server:
+            peaks["trivial"].append(run_cli(base, server, LEAD))
+    median = {k: int(statistics.median(v)) for k, v in peaks.items()}
+    return median["team"], median["background"], median["trivial"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20, help="ping-pong round trips")
     parser.add_argument("--members", type=int, default=20, help="teammates (and background agents) for memory")
+    parser.add_argument("--memory-runs", type=int, default=5, help="runs per memory figure (the median is used)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -207,8 +212,8 @@ def main() -> None:
         for key, label in (("to_teammate", "hop lead -> teammate"), ("to_lead", "hop teammate -> lead")):
             median = statistics.median(result[key])
             print(f"  {label}: {ms(result[key])} = {median / baseline:5.1f}x baseline (goal < 20 ms)")
-        team_peak, bg_peak, trivial = memory(base, args.members)
-        print(f"memory, {args.members} agents each")
+        team_peak, bg_peak, trivial = memory(base, args.members, args.memory_runs)
+        print(f"memory, {args.members} agents each (median of {args.memory_runs} runs)")
         print(f"  trivial run peak RSS: {trivial / 1024:.1f} MiB")
         per_member = (team_peak - trivial) / args.members
         per_bg = (bg_peak - trivial) / args.members

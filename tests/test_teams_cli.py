@@ -261,6 +261,8 @@ def test_team_lifecycle_messages_broadcast_shutdown_and_delete(tmp_path: Path, r
     started = [e for e in events if e.get("type") == "system" and e.get("subtype") == "task_started"]
     assert sorted(e["task_id"] for e in started) == ["helper@alpha", "worker@alpha"]
     assert {e["task_type"] for e in started} == {"in_process_teammate"}
+    inits = [e for e in events if e.get("type") == "system" and e.get("subtype") == "init"]
+    assert len(inits) == len(results) > 3  # each lead turn has its own init and result event
     assert any(e.get("type") == "assistant" and e.get("parent_tool_use_id") == "toolu_spawn_w" for e in events)
 
 

@@ -9,7 +9,7 @@ import json
 import signal
 import sys
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +146,7 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
         writer.init()
     final: ResultEvent | None = None
     try:
-        async for event in conversation_events(app, prompt):
+        async for event in conversation_events(app, prompt, on_team_turn=writer.init if writer else None):
             if writer:
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
@@ -169,12 +169,15 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     return EXIT_ERROR if final.is_error else 0
 
 
-async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
+async def conversation_events(
+    app: Any, prompt: str, *, on_team_turn: Callable[[], None] | None = None
+) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
     Print mode does not exit while background agents run: after the parent's turn ends it waits for
     their notifications and gives each to the parent as a new turn, as Claude Code does. A lead's
-    teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``).
+    teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
+    turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
     """
     content: Any = first_prompt_content(app, prompt)
     idle: asyncio.Queue[Event] = asyncio.Queue()
@@ -214,6 +217,8 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
             notification = pending.result()
             if notification is None:
                 return
+            if teams is not None and on_team_turn is not None:
+                on_team_turn()
             content = notification
     finally:
         restore()
