@@ -4,6 +4,9 @@ team view; on the scripted provider and on the loopback Anthropic server."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import catui
@@ -54,13 +57,23 @@ async def test_query_yields_teammate_messages_with_their_agent_id(backend: Backe
 
 
 async def test_a_client_shows_its_team_and_stops_it_when_closed(backend: Backend) -> None:
-    async def run() -> list[dict[str, Any]]:
+    async def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         async with catui.CatuiClient(backend.options(turns(), env=TEAMS)) as client:
             await client.query("Lead a team")
             async for _ in client.receive_response():
                 pass
-            return client.team()
+            config = json.loads((Path(os.environ["CATUI_HOME"]) / "teams" / "sdkteam" / "config.json").read_text())
+            return client.team(), config
 
-    members = await asyncio.wait_for(run(), GUARD_S)
+    members, config = await asyncio.wait_for(run(), GUARD_S)
     assert [(m["name"], m["agentId"], m["color"], m["active"]) for m in members] == [
         ("counter", "counter@sdkteam", "blue", True)]
+    lead, counter = config["members"]
+    assert lead["agentId"] == "team-lead@sdkteam" and lead["name"] == "team-lead" and lead["agentType"] == "team-lead"
+    assert set(counter) == {"agentId", "name", "agentType", "model", "prompt", "color", "planModeRequired",
+                            "joinedAt", "cwd", "subscriptions", "backendType"}
+    assert (counter["agentId"], counter["agentType"], counter["prompt"], counter["color"]) == (
+        "counter@sdkteam", "general-purpose", "TASK-COUNT", "blue")
+    assert counter["planModeRequired"] is False and counter["backendType"] == "in-process"
+    assert "opus" in counter["model"] and counter["subscriptions"] == []
+    assert config["leadAgentId"] == "team-lead@sdkteam" and isinstance(config["createdAt"], int)

@@ -350,10 +350,13 @@ def rules_turns() -> list[dict[str, Any]]:
                      call("Agent", "toolu_coord", description="rules", prompt="TASK-C", name="coord",
                           subagent_type="coordinator"),
                      call("Agent", "toolu_broken", description="breaks", prompt="TASK-B", name="broken")]},
+        {"match": {"last_user_contains": "agent_id: broken@alpha"},
+         "content": [call("Agent", "toolu_broken2", description="breaks too", prompt="TASK-B", name="broken")]},
         {"match": {"last_user_contains": "Spawned successfully"}, "content": text("Started.")},
         {"match": {"last_user_contains": "still has active members"}, "content": text("Final.")},
         {"match": {"last_user_contains": "<teammate-message"}, "content": text("Noted."), "repeat": True},
     ], marker="Check the rules")
+    # The second "broken" is spawned only after the first one's result came back (the names are then taken).
     coordinator = [
         {"match": {"first_user_contains": "TASK-C", "last_user_contains": "TASK-C"},
          "content": [call("Agent", "toolu_flat", description="d", prompt="TASK-S", name="sub"),
@@ -403,6 +406,7 @@ def test_error_texts_and_the_rules_of_12_3_through_the_real_tool(tmp_path: Path,
     assert all(tool_results(bodies, t)[0]["is_error"] for t in ("toolu_flat", "toolu_bg", "toolu_bgdef"))
     assert not any("TASK-S" in first_user(b) for b in bodies)
 
+    assert "agent_id: broken-2@alpha\nname: broken-2\n" in result_text(bodies, "toolu_broken2")
     # The broken teammate's model failure reached the lead as a message from it.
     lead_inputs = "\n".join(last_user(b) for b in bodies if "Check the rules" in first_user(b))
     assert '<teammate-message teammate_id="broken"' in lead_inputs

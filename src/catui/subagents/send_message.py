@@ -48,8 +48,10 @@ stopped, with your message as its next instruction; you are notified when it fin
 to ask a finished agent a follow-up question without starting over.
 - An agent that has finished, addressed by its name, gets the message in its mailbox file; it is not \
 restarted.
-- message is usually text. The structured forms (shutdown_request, shutdown_response, \
-plan_approval_response) are for coordinating agent teams.
+- On an agent team: to a teammate's name, "team-lead", or "*" for every teammate (sparingly: each one \
+gets a turn). The message lands in the recipient's inbox and becomes its next turn. A text message needs \
+a summary. The structured forms coordinate the team: the lead sends shutdown_request and \
+plan_approval_response, a teammate answers a shutdown request with shutdown_response.
 - summary is a short preview of the message (a few words) for logs and the user's display."""
 
 
