@@ -55,6 +55,10 @@ def route_team_message(coordinator: TeamCoordinator, to: str, message: Any, summ
                               f"{', '.join(team.names())}.")
     if target == sender:
         return tool_use_error("You cannot send a message to yourself.")
+    gone = team.member(target)
+    if gone is not None and not gone.active:
+        return tool_use_error(f"{target} has left the team ({gone.stop_reason or 'stopped'}) and reads no more "
+                              "messages.")
     is_text = isinstance(message, str)
     if target == BROADCAST and not is_text:
         return tool_use_error('structured messages cannot be broadcast (to: "*")')
