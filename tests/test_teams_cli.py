@@ -136,8 +136,9 @@ def lifecycle_turns() -> list[dict[str, Any]]:
          "content": text("Waiting for approvals."), "repeat": True},
         {"name": "ask again", "match": {"last_user_contains": "shutdown_rejected"},
          "content": [send("toolu_sd_h2", "helper", {"type": "shutdown_request", "reason": "really done"})]},
-        {"name": "delete", "match": {"last_user_contains": ["shutdown_approved", '"from":"helper"']},
-         "content": [call("TeamDelete", "toolu_delete")]},
+        # Each approval tries TeamDelete: refused while the other teammate is still on the team.
+        {"name": "delete", "match": {"last_user_contains": "shutdown_approved"},
+         "content": [{"type": "tool_use", "name": "TeamDelete", "input": {}}], "repeat": True},
         {"name": "deleted", "match": {"last_user_contains": "Cleaned up directories"},
          "content": text("The team finished: 42 verified.")},
         {"name": "still active", "match": {"last_user_contains": "Cannot cleanup team with 1 active member(s)"},
@@ -233,6 +234,12 @@ def test_team_lifecycle_messages_broadcast_shutdown_and_delete(tmp_path: Path, r
     helper_inputs = "\n".join(last_user(b) for b in helper_bodies)
     assert '<teammate-message teammate_id="worker" color="blue" summary="check request">\nplease check 42' \
         in helper_inputs
+    # Messages to a teammate are a turn of their own (string content), never appended to tool results.
+    for body, received in [*((b, "wrap up now") for b in worker_bodies), *((b, "please check 42") for b in helper_bodies)]:
+        for message in body["messages"]:
+            if message["role"] == "user" and not isinstance(message["content"], str):
+                results_text = json.dumps([b for b in message["content"] if b.get("type") == "tool_result"])
+                assert received not in results_text
     for bodies_of in (worker_bodies, helper_bodies):
         assert any('<teammate-message teammate_id="team-lead" summary="wrap up">\nwrap up now' in last_user(b)
                    for b in bodies_of)
@@ -251,8 +258,9 @@ def test_team_lifecycle_messages_broadcast_shutdown_and_delete(tmp_path: Path, r
     streamed = [e for e in events if e.get("type") == "user" and "toolu_h_ok" in json.dumps(e)]
     assert "Shutdown approved. Sent confirmation to team-lead. Agent helper is now exiting." in json.dumps(streamed)
     assert '"type":"shutdown_rejected"' in delivered and '"reason":"still checking"' in delivered
-    assert json.loads(result_text(bodies, "toolu_delete")) == {
-        "success": True, "message": 'Cleaned up directories and worktrees for team "alpha"', "team_name": "alpha"}
+    deleted = [last_user(b) for b in lead_bodies if "Cleaned up directories" in last_user(b)]
+    assert [json.loads(d) for d in deleted] == [
+        {"success": True, "message": 'Cleaned up directories and worktrees for team "alpha"', "team_name": "alpha"}]
     assert not (home / "teams" / "alpha").exists()
     # The shutdown request reached the teammate ahead of anything else, as a teammate-message of JSON.
     shutdown_turn = next(last_user(b) for b in worker_bodies if "shutdown_request" in last_user(b))

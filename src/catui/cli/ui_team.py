@@ -46,7 +46,7 @@ def send_to_teammate(app: Any, command: str) -> str:
     _, name, text = parts
     teams = leading_team(app)
     member = teams.team.member(name) if teams is not None else None
-    if member is None or not member.active:
+    if member is None or not member.active or member.exiting:
         names = ", ".join(m.name for m in teams.team.active_members()) if teams is not None else ""
         return f"No active teammate called {name!r}" + (f" (teammates: {names})." if names else ".")
     teams.post(name, USER_SENDER, text, summary="from the user")

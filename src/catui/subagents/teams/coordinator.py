@@ -131,7 +131,12 @@ class TeamCoordinator:
         if team is None or team_name != team.name:
             return ToolResult(f'Team "{team_name}" does not exist. Call spawnTeam first to create the team.',
                               is_error=True)
+        # Name, colour and order are taken before the first await, so that concurrent calls of one
+        # message get them in tool_use order and never the same name.
         name = protocol.unique_name(str(request.name), team.names())
+        index = team.spawned
+        team.spawned += 1
+        team.reserved[name] = index
         agent_id = protocol.agent_id_of(name, team.name)
         try:
             run = await self.planner.prepare(request, parent_ctx, team_name=team.name, name=name, agent_id=agent_id)
@@ -139,10 +144,11 @@ class TeamCoordinator:
             return ToolResult(str(exc), is_error=True)
         except CatuiError as exc:
             return ToolResult(f"Agent could not start: {exc}", is_error=True)
-        member = Member(name=name, agent_id=agent_id, color=protocol.colour_for(team.spawned),
+        finally:
+            team.reserved.pop(name, None)
+        member = Member(name=name, agent_id=agent_id, color=protocol.colour_for(index), index=index,
                         agent_type=run.agent_type, model=run.model.model_id, run=run,
                         plan_mode_required=run.session.ctx.permissions.mode == "plan")
-        team.spawned += 1
         team.members[name] = member
         entry = {"agentId": agent_id, "name": name, "agentType": member.agent_type, "model": member.model,
                  "prompt": request.prompt, "color": member.color, "planModeRequired": member.plan_mode_required,
@@ -317,7 +323,8 @@ class TeamCoordinator:
         deadline = time.monotonic() + self.grace_s
 
         def answered(m: Member) -> bool:
-            return not m.active or (not m.busy and not m.wake.is_set() and not team.files.has_unread(m.name))
+            return not m.active or m.exiting or (
+                not m.busy and not m.wake.is_set() and not team.files.has_unread(m.name))
 
         while not all(answered(m) for m in asked):
             left = deadline - time.monotonic()
@@ -328,7 +335,7 @@ class TeamCoordinator:
                 await asyncio.wait_for(team.changed.wait(), timeout=left)
         lines = []
         for member in asked:
-            if member.active:
+            if member.active and not member.exiting:
                 how = "did not approve the shutdown request" if answered(member) else \
                     f"did not answer within {self.grace_s:g} s"
                 self.end_member(member, f"stopped by catui: {how}")
@@ -347,6 +354,7 @@ class TeamCoordinator:
         team = self.team
         if team is None:
             return
-        for member in team.active_members():
-            self.end_member(member, "the session ended")
+        for member in team.running_members():
+            if not member.exiting:
+                self.end_member(member, "the session ended")
             await self.backend.stop(member)

@@ -22,6 +22,8 @@ class Member:
     model: str
     run: SubagentRun
     plan_mode_required: bool = False
+    index: int = 0
+    """Its place in spawn order (its colour; the order members are listed in)."""
     busy: bool = False
     active: bool = True
     """False once it has stopped (shutdown approved, forced, or a crash); the roster keeps it for display."""
@@ -46,6 +48,8 @@ class Team:
     members: dict[str, Member] = field(default_factory=dict)
     spawned: int = 0
     """How many teammates were ever spawned (the next colour)."""
+    reserved: dict[str, int] = field(default_factory=dict)
+    """Names taken by spawns still being prepared, with their spawn index (concurrent Agent calls)."""
     lead_mail: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set whenever a teammate's state changes (a turn ends, it stops), for whoever waits on the team."""
@@ -53,6 +57,11 @@ class Team:
     """Print mode: the lead was told once to shut its team down."""
 
     def active_members(self) -> list[Member]:
+        """Members still on the team: running and not leaving (an approved shutdown counts as gone)."""
+        return sorted((m for m in self.members.values() if m.active and not m.exiting), key=lambda m: m.index)
+
+    def running_members(self) -> list[Member]:
+        """Members whose runner has not ended yet (leaving ones included)."""
         return [m for m in self.members.values() if m.active]
 
     def busy_members(self) -> list[Member]:
@@ -62,12 +71,13 @@ class Team:
         return self.members.get(name)
 
     def names(self) -> list[str]:
-        return [LEAD_NAME, *self.members]
+        return [LEAD_NAME, *self.members, *self.reserved]
 
     def notify_change(self) -> None:
         self.changed.set()
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Members as the team view and the SDK show them."""
-        return [{"name": m.name, "agentId": m.agent_id, "color": m.color, "busy": m.busy, "active": m.active,
-                 "lastMessage": m.last_message} for m in self.members.values()]
+        return [{"name": m.name, "agentId": m.agent_id, "color": m.color, "busy": m.busy,
+                 "active": m.active and not m.exiting,
+                 "lastMessage": m.last_message} for m in sorted(self.members.values(), key=lambda m: m.index)]

@@ -56,7 +56,7 @@ def route_team_message(coordinator: TeamCoordinator, to: str, message: Any, summ
     if target == sender:
         return tool_use_error("You cannot send a message to yourself.")
     gone = team.member(target)
-    if gone is not None and not gone.active:
+    if gone is not None and (not gone.active or gone.exiting):
         return tool_use_error(f"{target} has left the team ({gone.stop_reason or 'stopped'}) and reads no more "
                               "messages.")
     is_text = isinstance(message, str)
