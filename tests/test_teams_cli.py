@@ -193,6 +193,13 @@ def test_team_lifecycle_messages_broadcast_shutdown_and_delete(tmp_path: Path, r
     agent_schema = next(t for t in lead_bodies[0]["tools"] if t["name"] == "Agent")["input_schema"]
     assert list(agent_schema["properties"]) == ["description", "prompt", "subagent_type", "model",
                                                 "run_in_background", "name", "team_name", "mode", "isolation"]
+    offered = {t["name"]: t for t in lead_bodies[0]["tools"]}
+    assert "Teams: once you have created a team with TeamCreate" in offered["Agent"]["description"]
+    create_schema = offered["TeamCreate"]["input_schema"]
+    assert list(create_schema["properties"]) == ["team_name", "description", "agent_type"]
+    assert create_schema["required"] == ["team_name"] and create_schema["additionalProperties"] is False
+    assert offered["TeamDelete"]["input_schema"]["properties"] == {}
+    assert offered["SendMessage"]["input_schema"]["required"] == ["to", "message"]
     create = json.loads(result_text(bodies, "toolu_create"))
     assert create == {"team_name": "alpha", "team_file_path": str(home / "teams" / "alpha" / "config.json"),
                       "lead_agent_id": "team-lead@alpha"}

@@ -83,7 +83,8 @@ class PlanApprovalResponse(ToolInput):
 class SendMessageInput(ToolInput):
     """SendMessage's arguments (required: to, message)."""
 
-    to: str = Field(description="The recipient: an agent's name, or its agentId.")
+    to: str = Field(description='The recipient: an agent\'s name, or its agentId; on a team also "team-lead", '
+                    'or "*" for every teammate.')
     summary: str | None = Field(default=None, description="A 5-10 word preview of the message.")
     message: str | ShutdownRequest | ShutdownResponse | PlanApprovalResponse = Field(
         description="The message: text, or a structured shutdown / plan-approval object."

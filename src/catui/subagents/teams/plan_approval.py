@@ -33,6 +33,11 @@ class TeammateExitPlanModeTool(Tool):
     def description(self) -> str:
         return DESCRIPTION
 
+    def input_schema(self) -> dict[str, Any]:
+        schema = super().input_schema()
+        schema.pop("description", None)  # the model's docstring is for readers of this code, not the model
+        return schema
+
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, TeammateExitPlanModeInput)
         team = ctx.services.team

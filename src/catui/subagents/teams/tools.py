@@ -35,26 +35,36 @@ class TeamDeleteInput(ToolInput):
     """TeamDelete takes no arguments."""
 
 
-def _no_team_support() -> ToolResult:
-    return ToolResult("Agent teams are not available in this session (turn them on with CATUI_AGENT_TEAMS=1).",
-                      is_error=True)
+class TeamTool(Tool):
+    """What the team tools share: a schema without the input model's docstring, no approval needed."""
 
-
-class TeamCreateTool(Tool):
-    """Creates the team this session leads."""
-
-    name: ClassVar[str] = "TeamCreate"
-    input_model: ClassVar[type[ToolInput]] = TeamCreateInput
     read_only: ClassVar[bool] = False
 
-    @property
-    def description(self) -> str:
-        return CREATE_DESCRIPTION
+    def input_schema(self) -> dict[str, Any]:
+        schema = super().input_schema()
+        schema.pop("description", None)  # the model's docstring is for readers of this code, not the model
+        return schema
 
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
         # Organising one's own agents touches nothing of the user's; no approval needed.
         return PermissionRequest(tool_name=self.name, tool_input=args.model_dump(exclude_none=True),
                                  read_only=True, subject="")
+
+
+def _no_team_support() -> ToolResult:
+    return ToolResult("Agent teams are not available in this session (turn them on with CATUI_AGENT_TEAMS=1).",
+                      is_error=True)
+
+
+class TeamCreateTool(TeamTool):
+    """Creates the team this session leads."""
+
+    name: ClassVar[str] = "TeamCreate"
+    input_model: ClassVar[type[ToolInput]] = TeamCreateInput
+
+    @property
+    def description(self) -> str:
+        return CREATE_DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, TeamCreateInput)
@@ -64,19 +74,15 @@ class TeamCreateTool(Tool):
         return coordinator.create_team(args.team_name.strip(), args.description, args.agent_type, ctx)
 
 
-class TeamDeleteTool(Tool):
+class TeamDeleteTool(TeamTool):
     """Deletes the team this session leads once every teammate has shut down."""
 
     name: ClassVar[str] = "TeamDelete"
     input_model: ClassVar[type[ToolInput]] = TeamDeleteInput
-    read_only: ClassVar[bool] = False
 
     @property
     def description(self) -> str:
         return DELETE_DESCRIPTION
-
-    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
-        return PermissionRequest(tool_name=self.name, tool_input={}, read_only=True, subject="")
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         coordinator = ctx.services.teams
