@@ -494,3 +494,32 @@ def test_plan_approval_accepted_and_rejected(tmp_path: Path, repo: Path) -> None
     assert not any("toolu_again_TASK-P2" in json.dumps(b) for b in bodies)
     config = json.loads((home / "teams" / "alpha" / "config.json").read_text())
     assert config["shutdown"]["reason"]  # print mode ended the team (nobody asked the planners to stop)
+
+
+def test_a_teammate_whose_inbox_is_damaged_stops_and_the_lead_is_told(tmp_path: Path, repo: Path) -> None:
+    inbox = tmp_path / "catui-home" / "teams" / "alpha" / "inboxes" / "worker.json"
+    (tmp_path / "catui-home").mkdir()
+    turns = [
+        *lead_rules([
+            *LEAD_START,
+            {"match": {"last_user_contains": '"lead_agent_id":"team-lead@alpha"'},
+             "content": [call("Agent", "toolu_spawn", description="break", prompt="TASK-D", name="worker")]},
+            {"match": {"last_user_contains": "Spawned successfully"}, "content": text("Started.")},
+            {"match": {"last_user_contains": "Teammate worker stopped"}, "content": text("The worker is gone.")},
+            {"match": {"last_user_contains": "<teammate-message"}, "content": text("Noted."), "repeat": True},
+        ]),
+        {"match": {"first_user_contains": "TASK-D", "last_is_tool_result": False},
+         "content": [call("Bash", "toolu_break", command=f"printf '[{{' > {inbox}")]},
+        {"match": {"first_user_contains": "TASK-D"}, "content": text("done"), "repeat": True},
+    ]
+    with AnthropicTestServer({"turns": turns}) as server:
+        done = run_catui(repo, team_env(tmp_path, server), "-p", "Lead the team", "--output-format", "json",
+                         "--allowedTools", "Bash", "--add-dir", str(tmp_path / "catui-home"))
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "The worker is gone."
+    told = next(last_user(b) for b in bodies if "Teammate worker stopped" in last_user(b))
+    assert f"Teammate worker stopped: TeamFileError: {inbox} is not valid JSON" in told
+    assert "fix or delete the file" in told
+    config = json.loads((inbox.parent.parent / "config.json").read_text())
+    assert [m["name"] for m in config["members"]] == ["team-lead"]

@@ -89,6 +89,8 @@ class InProcessTeammates:
                     return
                 run.first_message = message
                 run.result_event = None
+        except Exception as exc:  # its inbox or the team's files failed: it stops, and the host says why
+            member.crash = f"{type(exc).__name__}: {exc}"
         finally:
             member.busy = False
             self._tasks.pop(member.agent_id, None)

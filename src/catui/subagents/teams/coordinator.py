@@ -257,8 +257,11 @@ class TeamCoordinator:
     def stopped(self, member: Member) -> None:
         member.active = False
         if member.stop_reason is None:
-            member.stop_reason = "stopped"
-            self.end_member(member, "stopped")
+            self.end_member(member, f"stopped: {member.crash}" if member.crash else "stopped")
+            if member.crash:
+                with contextlib.suppress(TeamFileError, OSError):
+                    self.post(LEAD_NAME, member.name, f"Teammate {member.name} stopped: {member.crash}",
+                              summary="stopped")
         if self.team is not None:
             self.team.notify_change()
 

@@ -30,6 +30,8 @@ class Member:
     exiting: bool = False
     """Its shutdown was approved: it stops at once and sends no idle notification."""
     stop_reason: str | None = None
+    crash: str | None = None
+    """Why its runner failed between turns (an unreadable inbox, say), when it did."""
     last_message: str | None = None
     """The last thing it said to anyone (for the team view)."""
     peer_summaries: list[str] = field(default_factory=list)
