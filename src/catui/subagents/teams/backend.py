@@ -108,6 +108,3 @@ class InProcessTeammates:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-
-    def running(self) -> list[str]:
-        return list(self._tasks)
