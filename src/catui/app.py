@@ -173,6 +173,9 @@ class AgentApp:
         """
 
         await close_hooks(self, reason)
+        system = self.services.subagents
+        if system is not None and system.teams is not None:
+            await system.teams.aclose()  # teammates first: they may still use the task registry and providers
         closer = getattr(self.tasks, "shutdown", None)
         if closer is not None:
             await closer()

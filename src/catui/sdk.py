@@ -180,6 +180,8 @@ class CatuiClient:
         self._interrupt_pending = False
         self._usage_by_agent: dict[str | None, dict[str, Any]] = {}
         self._parent_of_agent: dict[str, str] = {}
+        self._ends_team = False
+        """Whether a team the agent leaves running is ended when it goes quiet (one-shot ``query``)."""
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -477,7 +479,19 @@ class CatuiClient:
         waiter = getattr(self._app.tasks, "next_notification", None)
         if waiter is None:
             return None
+        teams = getattr(self._app.services.subagents, "teams", None)
+        if teams is not None and teams.team is not None:
+            # A lead: its teammates' messages start its turns too; one-shot query() ends the team when
+            # it goes quiet (as print mode does), a client that lives on keeps it.
+            return asyncio.create_task(teams.next_lead_input(waiter, end_team=self._ends_team))
         return asyncio.create_task(waiter())
+
+    def team(self) -> list[dict[str, Any]]:
+        """The members of the team this client's agent leads (name, agentId, color, busy, active,
+        lastMessage); empty when it leads none."""
+        app = self._require_app()
+        teams = getattr(app.services.subagents, "teams", None)
+        return teams.team.snapshot() if teams is not None and teams.team is not None else []
 
     async def _run_turn(self, prompt: Any, *, from_user: bool) -> None:
         from catui.app import first_prompt_content
@@ -547,6 +561,7 @@ async def query(prompt: str, options: CatuiOptions | None = None) -> AsyncIterat
     if not isinstance(prompt, str) or not prompt.strip():
         raise ConfigurationError("query() needs a non-empty prompt string")
     client = CatuiClient(options)
+    client._ends_team = True
     await client.connect()
     try:
         await client.query(prompt)

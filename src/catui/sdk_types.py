@@ -78,6 +78,8 @@ class UserMessage:
     uuid: str | None = None
     parent_tool_use_id: str | None = None
     tool_use_result: dict[str, Any] | Any | None = None
+    agent_id: str | None = None
+    """The sub-agent or teammate (``<name>@<team>``) the message belongs to; None for the main agent's."""
 
 
 @dataclass
@@ -93,6 +95,8 @@ class AssistantMessage:
     stop_reason: str | None = None
     session_id: str | None = None
     uuid: str | None = None
+    agent_id: str | None = None
+    """The sub-agent or teammate (``<name>@<team>``) that wrote it; None for the main agent."""
 
 
 @dataclass
@@ -374,6 +378,7 @@ def message_from_event(
             stop_reason=message.get("stop_reason"),
             session_id=session_id,
             uuid=event.uuid or _new_uuid(),
+            agent_id=event.agent_id,
         )
     if isinstance(event, UserMessageEvent):
         return UserMessage(
@@ -381,6 +386,7 @@ def message_from_event(
             uuid=event.uuid or _new_uuid(),
             parent_tool_use_id=event.parent_tool_use_id,
             tool_use_result=tool_use_result_of(event),
+            agent_id=event.agent_id,
         )
     if isinstance(event, SystemEvent):
         return system_message(event, session_id)

@@ -34,6 +34,7 @@ from catui.cli.ui_permission import PermissionPrompter
 from catui.cli.ui_progress import TurnView
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import status_line
+from catui.cli.ui_team import TEAM_HELP, leading_team, team_command
 from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.errors import CatuiError
 from catui.session.events import ResultEvent
@@ -106,6 +107,8 @@ class InteractiveSession:
         self._pending_notifications: list[Any] = []
         self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS])
         self._prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
+        self._early_lines: list[str | None] = []
+        """Lines read in the instant a notification won the race to the prompt; they come next."""
         self._wire(app)
 
     def _wire(self, app: Any) -> None:
@@ -152,7 +155,11 @@ class InteractiveSession:
             if text in EXIT_COMMANDS:
                 break
             if text == "/help":
-                self.screen.print(HELP_TEXT.format(commands="\n".join(self.commands.help_lines())))
+                self.screen.print(HELP_TEXT.format(commands="\n".join(self.commands.help_lines())) + "\n" + TEAM_HELP)
+                continue
+            team_output = team_command(self.app, text, self.screen.style)
+            if team_output is not None:
+                self.screen.print(team_output)
                 continue
             append_history(self.app.project_root, text)
             if await self.commands.dispatch(self, text):
@@ -185,6 +192,8 @@ class InteractiveSession:
         """The next line from the user, running background-agent notifications and due scheduled
         prompts (CronCreate) as turns meanwhile: both only ever arrive between turns."""
         while True:
+            if self._early_lines:
+                return self._early_lines.pop(0)
             status = await status_line(self.app, self.context_tokens)
             reader = asyncio.ensure_future(self._read_prompt(status))
             notifier = self._notification_waiter()
@@ -213,6 +222,8 @@ class InteractiveSession:
             reader.cancel()
             with contextlib.suppress(BaseException):
                 await reader
+            if reader.done() and not reader.cancelled() and reader.exception() is None:
+                self._early_lines.append(reader.result())  # the line came in the same instant: keep it
             if notifier is not None and notifier in done:
                 await self.turn(notifier.result(), raw=True)
             if scheduled is not None and scheduled in done:
@@ -236,6 +247,9 @@ class InteractiveSession:
         waiter = getattr(self.app.tasks, "next_notification", None)
         if waiter is None:
             return None
+        teams = leading_team(self.app)
+        if teams is not None:  # teammates' messages start lead turns too; the team lives as long as the session
+            return asyncio.ensure_future(teams.next_lead_input(waiter, end_team=False))
         return asyncio.ensure_future(waiter())
 
     async def _read_prompt(self, status: str) -> str | None:
@@ -267,7 +281,7 @@ class InteractiveSession:
 
     async def read_plain_line(self) -> str | None:
         """A line from a non-terminal stdin, read on a thread; None at end of input."""
-        if self._plain_read is None or self._plain_read.done():
+        if self._plain_read is None:
             loop = asyncio.get_running_loop()
             future: asyncio.Future[str | None] = loop.create_future()
 
@@ -287,7 +301,11 @@ class InteractiveSession:
 
             threading.Thread(target=read, name="catui-stdin", daemon=True).start()
             self._plain_read = future
-        return await asyncio.shield(self._plain_read)
+        # A read abandoned by a cancelled caller (a notification won the race) keeps its line for the next
+        # caller: the future is forgotten only once its line has been handed out.
+        value = await asyncio.shield(self._plain_read)
+        self._plain_read = None
+        return value
 
     # -- what slash commands use (catui.cli.slash_commands.CommandHost) ----------------------------
 

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "tasks": ("catui.cli.tasks_cmd", "command", "List, show and stop background tasks."),
     "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
     "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
+    "teams": ("catui.cli.teams_cmd", "command", "List, show and remove agent teams."),
 }
 
 

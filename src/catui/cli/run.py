@@ -8,7 +8,7 @@ import json
 import signal
 import sys
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,8 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     final: ResultEvent | None = None
     try:
         instructions = compact_instructions(prompt)
-        events = conversation_events(app, prompt) if instructions is None else compact_events(app, instructions)
+        events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None)
+                  if instructions is None else compact_events(app, instructions))
         async for event in events:
             if writer:
                 writer.write(event)
@@ -175,6 +176,9 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
                 final = event
     finally:
         await app.aclose()
+    teams = getattr(app.services.subagents, "teams", None)
+    for line in teams.shutdown_log if teams is not None else []:
+        click.echo(f"catui: {line}", err=True)
     if final is None:
         click.echo("catui: the run ended without a result", err=True)
         return EXIT_ERROR
@@ -203,11 +207,15 @@ async def stream_input_main(run_options: RunOptions, options: dict[str, Any]) ->
     return await session.run()
 
 
-async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
+async def conversation_events(
+    app: Any, prompt: str, *, on_team_turn: Callable[[], None] | None = None
+) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
     Print mode does not exit while background agents run: after the parent's turn ends it waits for
-    their notifications and gives each to the parent as a new turn, as Claude Code does.
+    their notifications and gives each to the parent as a new turn, as Claude Code does. A lead's
+    teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
+    turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
     """
     content: Any = first_prompt_content(app, prompt)
     idle: asyncio.Queue[Event] = asyncio.Queue()
@@ -222,7 +230,10 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
             waiter = getattr(app.tasks, "next_notification", None)
             if waiter is None or result is None or app.session.ctx.abort.is_set():
                 return
-            pending = asyncio.ensure_future(_unless_aborted(waiter(), app.session.ctx.abort))
+            teams = _leading_team(app)
+            # With a team, teammates' messages start lead turns too (and print mode ends the team: teams/).
+            next_input = waiter() if teams is None else teams.next_lead_input(waiter)
+            pending = asyncio.ensure_future(_unless_aborted(next_input, app.session.ctx.abort))
             try:
                 # Background agents keep working while the parent waits: their task_progress events
                 # (and messages) go out as they happen, not only those emitted during a parent turn.
@@ -244,9 +255,18 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
             notification = pending.result()
             if notification is None:
                 return
+            if teams is not None and on_team_turn is not None:
+                on_team_turn()
             content = notification
     finally:
         restore()
+
+
+def _leading_team(app: Any) -> Any:
+    """The app's team coordinator when the main session leads a team now, else None."""
+    system = app.services.subagents
+    teams = getattr(system, "teams", None)
+    return teams if teams is not None and teams.team is not None else None
 
 
 async def _unless_aborted(waiting: Any, abort: asyncio.Event) -> Any:

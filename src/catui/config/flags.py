@@ -56,6 +56,17 @@ def agent_teams_enabled(env: Mapping[str, str] | None = None) -> bool:
     return _any_truthy(_env(env), "CATUI_AGENT_TEAMS", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS")
 
 
+def team_shutdown_grace_s(env: Mapping[str, str] | None = None) -> float:
+    """CATUI_TEAM_SHUTDOWN_GRACE_MS: how long print mode waits for teammates to approve catui's shutdown
+    requests before stopping them (default 10000; a bad value falls back to it)."""
+    raw = _env(env).get("CATUI_TEAM_SHUTDOWN_GRACE_MS", "").strip()
+    try:
+        value = int(raw) if raw else 10_000
+    except ValueError:
+        value = 10_000
+    return max(0, value) / 1000
+
+
 def auto_background_ms(env: Mapping[str, str] | None = None, settings: SettingsLike = None) -> int:
     """After how many milliseconds a synchronous sub-agent moves to the background; 0 means never.
 

@@ -95,13 +95,22 @@ repository on a new branch). If the agent changes nothing, the worktree is remov
 otherwise its path and branch come back with the result."""
 
 
+TEAM_GUIDANCE = """- Teams: once you have created a team with TeamCreate, an Agent call with a name (and the \
+team_name) starts a teammate instead: a long-lived member of your team that works alongside you and talks \
+with SendMessage; the call returns at once and its messages reach you when your turn ends. mode: "plan" \
+makes the teammate send you its plan for approval first. Teammates cannot start teammates."""
+
+
 def agent_line(definition: Any) -> str:
     """One line of the description: ``- <type>: <when to use> (Tools: <tools>)``."""
     return f"- {definition.agent_type}: {definition.get_when_to_use()} (Tools: {tool_summary(definition)})"
 
 
-def build_agent_tool_description(agents: list[Any], *, background_enabled: bool, fork_enabled: bool = False) -> str:
-    """The Agent tool's description for a list of active agent definitions (``fork_enabled``: fork mode is on)."""
+def build_agent_tool_description(
+    agents: list[Any], *, background_enabled: bool, fork_enabled: bool = False, teams_enabled: bool = False
+) -> str:
+    """The Agent tool's description for a list of active agent definitions (``fork_enabled``: fork mode is on;
+    ``teams_enabled``: agent teams are on)."""
     guidance = GUIDANCE
     if fork_enabled:
         guidance = guidance.replace(GUIDANCE.split("\n", 1)[0], FORK_TYPE_LINE).replace(
@@ -110,6 +119,8 @@ def build_agent_tool_description(agents: list[Any], *, background_enabled: bool,
     extra = [WORKTREE_GUIDANCE]
     if background_enabled:
         extra.insert(0, BACKGROUND_GUIDANCE)
+    if teams_enabled and background_enabled:
+        extra.append(TEAM_GUIDANCE)
     parts[-1] = parts[-1] + "\n" + "\n".join(extra)
     return "\n\n".join(parts)
 
@@ -155,7 +166,7 @@ class AgentTool(Tool):
             # Types a rule denies are left out, so the model is not offered what it may not use.
             agents = [a for a in agents if is_agent_type_denied(permissions, a.agent_type) is None]
         text = build_agent_tool_description(agents, background_enabled=self.background_enabled,
-                                            fork_enabled=self.fork_enabled)
+                                            fork_enabled=self.fork_enabled, teams_enabled=self.teams_enabled)
         self._description_cache = (key, text)
         return text
 

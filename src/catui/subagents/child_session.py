@@ -1,4 +1,4 @@
-"""One builder of a child's session, for normal, fork and (later) teammate children (spec 6.1 [11], 8.1)."""
+"""One builder of a child's session, for normal, fork and teammate children (spec 6.1 [11], 8.1)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,8 @@ def build_child_session(
         interactive=parent_ctx.interactive,
         services=parent_ctx.services.for_child(),
     )
+    # A teammate's own membership; anyone else's children (a teammate's sub-agents included) are not members.
+    ctx.services.team = plan.team
     transcript, transcript_path = transcripts.open(parent, plan)
     config = SessionConfig(
         provider=plan.provider,

@@ -22,8 +22,9 @@ from catui.config.flags import (
     fork_subagent_enabled,
     max_subagent_spawn_depth,
     send_message_enabled,
+    team_shutdown_grace_s,
 )
-from catui.paths import sessions_dir
+from catui.paths import catui_home, sessions_dir
 from catui.subagents.agent_tool import AgentTool
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.background_tasks import AgentTaskRecords
@@ -45,7 +46,11 @@ from catui.subagents.progress_summary import ProgressSummaries, summary_settings
 from catui.subagents.resume import AgentResumer
 from catui.subagents.runtime import SubagentRuntime
 from catui.subagents.send_message import SendMessageTool
-from catui.subagents.team_rules import team_rules
+from catui.subagents.team_rules import TeamRules
+from catui.subagents.teams.backend import InProcessTeammates
+from catui.subagents.teams.coordinator import TeamCoordinator
+from catui.subagents.teams.spawn import TeammatePlanner
+from catui.subagents.teams.tools import TeamCreateTool, TeamDeleteTool
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import Telemetry
 
@@ -62,6 +67,7 @@ class SubagentSystem:
     background: BackgroundAgents | None = None
     messaging: AgentMessaging | None = None
     interrupted: InterruptedAgents | None = None
+    teams: TeamCoordinator | None = None
 
 
 def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> SubagentSystem:
@@ -113,16 +119,25 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     )
     planner = ChildPlanner(deps, SpawnCaches(deps), worktrees, background_available=with_background)
     fork_on = fork_subagent_enabled(settings, env)
+    teams = None
+    if agent_teams_enabled(env) and with_background:
+        teams = TeamCoordinator(
+            catui_home() / "teams", TeammatePlanner(planner, transcripts, deps.telemetry),
+            InProcessTeammates(executor), session, grace_s=team_shutdown_grace_s(env),
+        )
     runtime = SubagentRuntime(
-        deps, planner, transcripts, foreground, launcher=background, gate=team_rules if with_background else None,
+        deps, planner, transcripts, foreground, launcher=background,
+        gate=TeamRules(app.registry) if with_background else None,
         fork=ForkPlanner(deps, worktrees, background_available=with_background) if fork_on else None,
+        teams=teams,
     )
     if background is not None:
         resumer = AgentResumer(planner, transcripts, background, worktrees, app.tasks, session.ctx)
         messaging = AgentMessaging(background.records.names, app.tasks, live, foreground, background, resumer)
         interrupted = InterruptedAgents(app.tasks, resumer)
     system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging,
-                            interrupted=interrupted)
+                            interrupted=interrupted, teams=teams)
+    session.ctx.services.teams = teams
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session
     session.ctx.services.messaging = messaging
@@ -130,12 +145,12 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         session.ctx.services.output_review = DeferredReview(app.tasks, concluder)
     app.services.subagents = system
     _offer_tools(app, fork_on, offer_send_message=messaging is not None and (
-        agent_teams_enabled(env) or send_message_enabled(settings, env)))
+        agent_teams_enabled(env) or send_message_enabled(settings, env)), offer_teams=teams is not None)
     return system
 
 
-def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool) -> None:
-    """Add the Agent tool (and SendMessage when offered) to the main session; tools stay sorted by name."""
+def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool, offer_teams: bool = False) -> None:
+    """Add the Agent tool (SendMessage, TeamCreate, TeamDelete when offered) to the main session, sorted by name."""
     session = app.session
     tools = list(session.tools)
     if not any(t.name == AgentTool.name for t in tools):
@@ -143,4 +158,7 @@ def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool) -> N
                                permissions=lambda: session.ctx.permissions, fork_enabled=fork_on))
     if offer_send_message and not any(t.name == SendMessageTool.name for t in tools):
         tools.append(SendMessageTool())
+    if offer_teams:
+        present = {t.name for t in tools}
+        tools.extend(t for t in (TeamCreateTool(), TeamDeleteTool()) if t.name not in present)
     session.set_tools(sorted(tools, key=lambda t: t.name))

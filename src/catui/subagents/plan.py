@@ -49,6 +49,7 @@ from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import AGENT_MEMORY_LOADED
 from catui.tools.base import Tool, ToolContext
+from catui.tools.services import TeamMembership
 from catui.worktree.guard import ensure_inside, validate_agent_cwd, worktrees_root
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class ChildPlan:
     is_fork: bool = False
     depth: int = 1
     """The child's nesting depth (its parent's plus one; the main agent is 0)."""
+    team: TeamMembership | None = None
+    """Set for a teammate: the team it joins (its context's ``services.team``)."""
 
     async def release(self, worktrees: WorktreeLeases) -> None:
         """Give back what the plan holds (its own MCP connections, a worktree it created) when no run follows."""

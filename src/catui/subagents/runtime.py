@@ -2,7 +2,7 @@
 
 :meth:`SubagentRuntime.spawn` is what the Agent tool calls (through the
 :class:`~catui.tools.services.SubagentSpawner` protocol). It checks the call
-against the spawn gate (the team rules), has the child planned (by the fork
+against the spawn gate (the team rules), sends ``team_name`` + ``name`` calls down the team path, has the child planned (by the fork
 strategy when ``subagent_type`` is left out and forking is on, else by the
 :class:`~catui.subagents.plan.ChildPlanner`), builds its session with the one
 child builder, and hands the run to the background launcher or to the
@@ -45,13 +45,25 @@ class ForkStrategy(Protocol):
         ...
 
 
+class TeamSpawner(Protocol):
+    """Starts teammates (``catui.subagents.teams.coordinator.TeamCoordinator``): spec 6.1 [4]."""
+
+    def wants_teammate(self, request: SpawnRequest, parent_ctx: ToolContext) -> bool:
+        """Whether this call starts a teammate (a ``name``, and a team named or current)."""
+        ...
+
+    async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
+        """Start the teammate; its tool_result (or the error)."""
+        ...
+
+
 class SubagentRuntime:
     """Spawns sub-agents for the sessions whose ``ctx.services.subagents`` it is."""
 
     def __init__(
         self, deps: RuntimeDeps, planner: ChildPlanner, transcripts: ChildTranscripts, foreground: ForegroundDriver,
         *, launcher: BackgroundLauncher | None = None, gate: SpawnGate | None = None,
-        fork: ForkStrategy | None = None,
+        fork: ForkStrategy | None = None, teams: TeamSpawner | None = None,
     ) -> None:
         self.deps = deps
         self.planner = planner
@@ -60,6 +72,7 @@ class SubagentRuntime:
         self.launcher = launcher
         self.gate = gate
         self.fork = fork
+        self.teams = teams
 
     async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
         """Run one Agent call to its tool_result (foreground) or hand it to the background launcher."""
@@ -67,6 +80,8 @@ class SubagentRuntime:
             refusal = self.gate(request, parent_ctx)
             if refusal is not None:
                 return refusal
+        if self.teams is not None and self.teams.wants_teammate(request, parent_ctx):
+            return await self.teams.spawn(request, parent_ctx)  # spec 6.1 [4]: the team path
         try:
             run = await self.prepare(request, parent_ctx)
         except AgentSpawnError as exc:

@@ -33,6 +33,7 @@ from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
 from catui.subagents.messaging import AgentMessaging, coordinator_reminder
+from catui.subagents.teams.send import route_team_message
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
@@ -47,8 +48,10 @@ stopped, with your message as its next instruction; you are notified when it fin
 to ask a finished agent a follow-up question without starting over.
 - An agent that has finished, addressed by its name, gets the message in its mailbox file; it is not \
 restarted.
-- message is usually text. The structured forms (shutdown_request, shutdown_response, \
-plan_approval_response) are for coordinating agent teams.
+- On an agent team: to a teammate's name, "team-lead", or "*" for every teammate (sparingly: each one \
+gets a turn). The message lands in the recipient's inbox and becomes its next turn. A text message needs \
+a summary. The structured forms coordinate the team: the lead sends shutdown_request and \
+plan_approval_response, a teammate answers a shutdown request with shutdown_response.
 - summary is a short preview of the message (a few words) for logs and the user's display."""
 
 
@@ -80,7 +83,8 @@ class PlanApprovalResponse(ToolInput):
 class SendMessageInput(ToolInput):
     """SendMessage's arguments (required: to, message)."""
 
-    to: str = Field(description="The recipient: an agent's name, or its agentId.")
+    to: str = Field(description='The recipient: an agent\'s name, or its agentId; on a team also "team-lead", '
+                    'or "*" for every teammate.')
     summary: str | None = Field(default=None, description="A 5-10 word preview of the message.")
     message: str | ShutdownRequest | ShutdownResponse | PlanApprovalResponse = Field(
         description="The message: text, or a structured shutdown / plan-approval object."
@@ -136,6 +140,11 @@ class SendMessageTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, SendMessageInput)
+        teams = ctx.services.teams
+        if teams is not None:
+            routed = route_team_message(teams, args.to, args.message, args.summary, ctx)
+            if routed is not None:
+                return routed
         manager = ctx.services.messaging
         if manager is None:
             return ToolResult(

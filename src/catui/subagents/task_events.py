@@ -18,17 +18,18 @@ def emit(run: SubagentRun, event: SystemEvent) -> None:
         run.parent_ctx.emit(event)
 
 
-def task_started(run: SubagentRun, *, status: str | None = None) -> SystemEvent:
+def task_started(run: SubagentRun, *, status: str | None = None, task_type: str = "local_agent") -> SystemEvent:
     """``system/task_started``: a child began (foreground or background).
 
     ``status`` is set (``queued``) only for a background agent that waits for a free place; Claude
-    Code's event has no such field, so it is left out otherwise.
+    Code's event has no such field, so it is left out otherwise. A teammate's ``task_type`` is
+    ``in_process_teammate``.
     """
     data: dict[str, Any] = {
         "task_id": run.agent_id,
         "tool_use_id": run.request.tool_use_id,
         "description": run.description,
-        "task_type": "local_agent",
+        "task_type": task_type,
         "prompt": run.request.prompt,
     }
     if status is not None:

@@ -20,7 +20,7 @@ TOOLS_NEVER_GIVEN_TO_CHILDREN: frozenset[str] = frozenset(
     {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop", "SendMessage"}
 )
 """Observed in Claude Code 2.1.92: sub-agents cannot nest, ask the user, switch plan mode or manage tasks
-(nor message other agents: SendMessage is the coordinator's, and teammates are not built yet)."""
+(nor message other agents: SendMessage is the coordinator's; teammates get it added, catui.subagents.teams)."""
 
 
 class NoToolsLeftError(CatuiError):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
     from catui.session.session import Session
     from catui.subagents.messaging import AgentMessaging
+    from catui.subagents.teams.coordinator import TeamCoordinator
     from catui.tools.base import ToolContext, ToolResult
 
 
@@ -86,6 +87,8 @@ class TeamMembership:
 
     team_name: str
     in_process: bool = True
+    member_name: str = ""
+    """The teammate's name on the team (its inbox; its agent id is ``<member_name>@<team_name>``)."""
 
 
 @dataclass
@@ -108,6 +111,9 @@ class ToolServices:
     """The main session's settings hooks; each sub-agent's own runner is derived from it."""
     mcp: McpManager | None = None
     team: TeamMembership | None = None
+    """Set on a teammate's context only: the team it belongs to."""
+    teams: TeamCoordinator | None = None
+    """The team this session leads or belongs to (None when the teams feature is off)."""
     output_review: OutputReviewer | None = None
     """Reviews a background agent's output when it is read in auto mode (None when background agents are off)."""
     sandbox: BashSandbox | None = None

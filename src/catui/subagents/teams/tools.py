@@ -1,0 +1,91 @@
+"""TeamCreate and TeamDelete (observed section 10), offered to the lead when the teams feature is on."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from catui.permissions.context import PermissionRequest
+from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+CREATE_DESCRIPTION = """Create an agent team that you lead, so that you can split a larger piece of work \
+between teammates who run side by side and talk to each other.
+
+After TeamCreate, start each teammate with the Agent tool, giving it a `name` (and this `team_name`). \
+Teammates keep running between tasks: write to them with SendMessage (to a name, or "*" for all), and \
+their messages reach you when your turn ends, as <teammate-message> blocks. When the work is done, send \
+each teammate {"type": "shutdown_request"}, wait for their approvals, then call TeamDelete. You lead one \
+team at a time."""
+
+DELETE_DESCRIPTION = """Delete the team you lead and its files. Every teammate must have shut down first \
+(send each a shutdown_request with SendMessage and wait for the approval); otherwise nothing is deleted \
+and the active members are listed."""
+
+
+class TeamCreateInput(ToolInput):
+    """TeamCreate's arguments (required: team_name)."""
+
+    team_name: str = Field(description="The new team's name (letters, digits, '.', '_', '-').")
+    description: str | None = Field(default=None, description="What the team is for.")
+    agent_type: str | None = Field(default=None, description="Your own role on the team (default: team-lead).")
+
+
+class TeamDeleteInput(ToolInput):
+    """TeamDelete takes no arguments."""
+
+
+class TeamTool(Tool):
+    """What the team tools share: a schema without the input model's docstring, no approval needed."""
+
+    read_only: ClassVar[bool] = False
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = super().input_schema()
+        schema.pop("description", None)  # the model's docstring is for readers of this code, not the model
+        return schema
+
+    def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
+        # Organising one's own agents touches nothing of the user's; no approval needed.
+        return PermissionRequest(tool_name=self.name, tool_input=args.model_dump(exclude_none=True),
+                                 read_only=True, subject="")
+
+
+def _no_team_support() -> ToolResult:
+    return ToolResult("Agent teams are not available in this session (turn them on with CATUI_AGENT_TEAMS=1).",
+                      is_error=True)
+
+
+class TeamCreateTool(TeamTool):
+    """Creates the team this session leads."""
+
+    name: ClassVar[str] = "TeamCreate"
+    input_model: ClassVar[type[ToolInput]] = TeamCreateInput
+
+    @property
+    def description(self) -> str:
+        return CREATE_DESCRIPTION
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, TeamCreateInput)
+        coordinator = ctx.services.teams
+        if coordinator is None or ctx.services.team is not None:
+            return _no_team_support()
+        return coordinator.create_team(args.team_name.strip(), args.description, args.agent_type, ctx)
+
+
+class TeamDeleteTool(TeamTool):
+    """Deletes the team this session leads once every teammate has shut down."""
+
+    name: ClassVar[str] = "TeamDelete"
+    input_model: ClassVar[type[ToolInput]] = TeamDeleteInput
+
+    @property
+    def description(self) -> str:
+        return DELETE_DESCRIPTION
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        coordinator = ctx.services.teams
+        if coordinator is None or ctx.services.team is not None:
+            return _no_team_support()
+        return coordinator.delete_team()
