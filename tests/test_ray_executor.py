@@ -28,6 +28,7 @@ from catui.models.resolve import clear_provider_cache
 from catui.session.events import Event
 from catui.state.db import StateDB
 from catui.subagents.executors.choice import executor_name
+from catui.subagents.send_message import SendMessageInput, SendMessageTool
 from tests.support.git_repos import branches, git, isolate_git, make_repo, worktree_paths
 
 GUARD_S = 120  # a broken scenario fails here instead of hanging (not a timing assertion)
@@ -246,7 +247,8 @@ async def test_killed_worker_is_retried_when_the_setting_allows(tmp_path: Path, 
 async def test_send_message_reaches_the_remote_agent(tmp_path: Path, project: Path) -> None:
     release = tmp_path / "release"
     match = {"system_contains": "You are the worker agent", "first_user_contains": "Do talk"}
-    turns = parent_turns(agent_call("talk")) + [
+    turns = [
+        *parent_turns(agent_call("talk")),
         {"match": {**match, "last_is_tool_result": False}, "content": [wait_for_file(release)]},
         {"match": {**match, "last_user_contains": "the password is swordfish"},
          "content": [{"type": "text", "text": "Heard: swordfish."}]},
@@ -255,11 +257,10 @@ async def test_send_message_reaches_the_remote_agent(tmp_path: Path, project: Pa
     driver = asyncio.ensure_future(drive(app))
     await until(lambda: any(r["meta"].get("placement_pid") for r in task_rows(project)))
     agent_id = task_rows(project)[0]["id"]
-    messaging = app.services.subagents.messaging
-    assert messaging is not None
-    app.services.subagents.live.queue(agent_id, "the password is swordfish")
+    sent = await SendMessageTool().call(SendMessageInput(to=agent_id, message="the password is swordfish"),
+                                        app.session.ctx)
+    assert not sent.is_error, sent.content
     await until(lambda: not app.services.subagents.live.inboxes.get(agent_id))  # forwarded to the worker
-    del messaging
     release.write_text("go", encoding="utf-8")
     await driver
     texts = notifications(app)

@@ -84,6 +84,9 @@ class CatuiOptions:
     """The older way to give a thinking budget (0 = off)."""
     agent: str | None = None
     """Run the main session as this agent definition (the CLI's ``--agent``)."""
+    executor: str | None = None
+    """Where sub-agents run: ``"in-process"`` or ``"ray"`` (background agents on a Ray cluster, docs/ray.md);
+    None leaves it to ``CATUI_EXECUTOR`` and the ``executor`` setting."""
 
 
 def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
@@ -140,6 +143,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         thinking=_thinking(options),
         agent=options.agent,
         agent_origin="CatuiOptions.agent",
+        executor=options.executor,
     )
 
 
