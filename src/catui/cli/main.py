@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "tasks": ("catui.cli.tasks_cmd", "command", "List, show and stop background tasks."),
     "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
     "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
+    "batch": ("catui.cli.batch_cmd", "command", "Run each prompt of a JSONL file as its own agent."),
 }
 
 

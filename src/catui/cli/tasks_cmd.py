@@ -96,9 +96,14 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
         click.echo("  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])), row[-1]]).rstrip())
 
 
+def _meta(row: dict[str, Any]) -> dict[str, Any]:
+    meta = row.get("meta")
+    return meta if isinstance(meta, dict) else {}
+
+
 def runs_on(row: dict[str, Any]) -> str:
     """Where a task's agent runs: ``local`` (this machine's catui process) or ``ray:<node id, 8>``."""
-    meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+    meta = _meta(row)
     if meta.get("placement_executor") == "ray":
         return f"ray:{str(meta.get('placement_node') or '?')[:8]}"
     return "local"
@@ -106,7 +111,7 @@ def runs_on(row: dict[str, Any]) -> str:
 
 def _placement_detail(row: dict[str, Any]) -> str | None:
     """``ray node <id> (host <name>, pid <n>, attempt <k>)`` for a remote agent; None for a local one."""
-    meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+    meta = _meta(row)
     if meta.get("placement_executor") != "ray":
         return None
     return (f"ray node {meta.get('placement_node')} (host {meta.get('placement_host')}, "
