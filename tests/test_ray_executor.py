@@ -12,6 +12,9 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,11 +28,13 @@ from catui.cli.run import conversation_events
 from catui.errors import ConfigurationError
 from catui.messages import blocks_of
 from catui.models.resolve import clear_provider_cache
+from catui.sdk_batch import run_batch
 from catui.session.events import Event
 from catui.state.db import StateDB
 from catui.subagents.executors.choice import executor_name
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
-from tests.support.git_repos import branches, git, isolate_git, make_repo, worktree_paths
+from tests.support.cli_env import SRC
+from tests.support.git_repos import GIT_ENV, branches, git, isolate_git, make_repo, worktree_paths
 
 GUARD_S = 120  # a broken scenario fails here instead of hanging (not a timing assertion)
 WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.", "tools": ["Bash", "Read", "Write"]}
@@ -37,7 +42,9 @@ WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.",
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[str]:
-    """One local cluster on 127.0.0.1 for the whole module."""
+    """One local cluster on 127.0.0.1 for the whole module (CLI children join it through RAY_ADDRESS)."""
+    # No token file under the user's home: the CLI children run with a home of their own.
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     context = ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         yield str(context.address_info["gcs_address"])
@@ -274,6 +281,90 @@ def test_executor_choice_and_bad_values() -> None:
     assert executor_name("ray", {}, {"CATUI_EXECUTOR": "in-process"}) == "ray"
     with pytest.raises(ConfigurationError, match="CATUI_EXECUTOR is 'dask'; use one of: in-process, ray"):
         executor_name(None, {}, {"CATUI_EXECUTOR": "dask"})
+
+
+# -- batch on Ray ------------------------------------------------------------------------------------------
+
+
+async def test_batch_on_ray_reports_kept_branches(tmp_path: Path, project: Path) -> None:
+    match: dict[str, Any] = {}
+    turns = [
+        {"match": {**match, "first_user_contains": "Task edit.", "last_is_tool_result": False},
+         "content": [bash("echo batch-edit > batch.txt")]},
+        {"match": {**match, "first_user_contains": "Task edit.", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "Wrote batch.txt."}]},
+        {"match": {**match, "first_user_contains": "Task read."}, "content": [{"type": "text", "text": "Read only."}]},
+    ]
+    script = tmp_path / "batch-script.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    options = RunOptions(cwd=project, model=f"scripted:{script}", permission_mode="bypassPermissions")
+    summary = await asyncio.wait_for(run_batch(
+        [{"id": "edit", "prompt": "Task edit."}, {"id": "read", "prompt": "Task read."}],
+        results=results, executor="ray", options=options, concurrency=2), GUARD_S)
+    assert summary.completed == 2, summary.results
+    rows = {r["id"]: r for r in map(json.loads, results.read_text(encoding="utf-8").splitlines())}
+    assert rows["edit"]["result"] == "Wrote batch.txt." and rows["read"]["result"] == "Read only."
+    assert rows["edit"]["branch"].startswith("worktree-agent-") and rows["read"]["branch"] is None
+    assert (Path(rows["edit"]["worktree"]) / "batch.txt").read_text(encoding="utf-8") == "batch-edit\n"
+    assert not (project / "batch.txt").exists()
+
+
+# -- the real CLI joining the cluster ------------------------------------------------------------------------
+
+
+def cli(tmp_path: Path, project: Path, address: str, *args: str) -> subprocess.Popen[str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+           "CATUI_HOME": str(tmp_path / "catui-home"), "PYTHONPATH": str(SRC), "GIT_CONFIG_GLOBAL": os.devnull,
+           "CATUI_EXECUTOR": "ray", "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled", **GIT_ENV}
+    return subprocess.Popen([sys.executable, "-m", "catui", *args], cwd=project, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def cli_print(tmp_path: Path, project: Path, address: str, turns: list[dict[str, Any]]) -> subprocess.Popen[str]:
+    script = tmp_path / "cli-script.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+    return cli(tmp_path, project, address, "-p", "Start", "--model", f"scripted:{script}",
+               "--permission-mode", "bypassPermissions", "--agents", json.dumps({"worker": WORKER}))
+
+
+def test_cli_background_agent_on_the_cluster_and_catui_tasks(tmp_path: Path, project: Path, ray_cluster: str) -> None:
+    turns = parent_turns(agent_call("cli")) + worker_turns("cli", bash("echo from-cli > cli.txt"), "CLI job done.")
+    proc = cli_print(tmp_path, project, ray_cluster, turns)
+    _, err = proc.communicate(timeout=GUARD_S)
+    assert proc.returncode == 0, err
+    listing = cli(tmp_path, project, ray_cluster, "tasks")
+    table, _ = listing.communicate(timeout=GUARD_S)
+    assert "WHERE" in table.splitlines()[0]
+    assert "ray:" in table and "completed" in table
+    agent_id = table.splitlines()[1].split()[0]
+    show = cli(tmp_path, project, ray_cluster, "tasks", "show", agent_id)
+    detail, _ = show.communicate(timeout=GUARD_S)
+    assert "runs on:" in detail and "ray node" in detail
+    kept = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert len(kept) == 1 and (Path(kept[0]) / "cli.txt").read_text(encoding="utf-8") == "from-cli\n"
+
+
+def test_catui_tasks_stop_cancels_a_remote_agent(tmp_path: Path, project: Path, ray_cluster: str) -> None:
+    never = tmp_path / "never"
+    turns = parent_turns(agent_call("held")) + worker_turns("held", wait_for_file(never), "unreachable")
+    proc = cli_print(tmp_path, project, ray_cluster, turns)
+    deadline = time.monotonic() + GUARD_S
+    while not any(r["meta"].get("placement_pid") for r in _rows_if_any(project)):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the remote agent never started"
+        time.sleep(0.05)
+    [row] = task_rows(project)
+    stop = cli(tmp_path, project, ray_cluster, "tasks", "stop", row["id"])
+    said, _ = stop.communicate(timeout=GUARD_S)
+    assert stop.returncode == 0 and "stopped" in said
+    _, err = proc.communicate(timeout=GUARD_S)
+    assert proc.returncode == 0, err
+    assert task_rows(project)[0]["status"] == "stopped"
+
+
+def _rows_if_any(project: Path) -> list[dict[str, Any]]:
+    return task_rows(project) if (project / ".catui" / "state.db").exists() else []
 
 
 def _alive(pid: int) -> bool:
