@@ -62,6 +62,17 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ray_cluster: str)
     clear_provider_cache()
 
 
+OPEN_APPS: list[AgentApp] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_apps() -> Any:
+    """Each test's apps are closed after it, which ends their host actors on the cluster."""
+    yield
+    while OPEN_APPS:
+        await OPEN_APPS.pop().aclose()
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     repo = make_repo(tmp_path / "project", {"notes.txt": "hello\n", "src/app.py": "print('hi')\n"})
@@ -75,7 +86,9 @@ def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], **env: 
     options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": WORKER},
                          env={"ANTHROPIC_API_KEY": "sk-test-secret-123", **env}, executor="ray",
                          permission_mode="bypassPermissions")
-    return build_app(options)
+    app = build_app(options)
+    OPEN_APPS.append(app)
+    return app
 
 
 def agent_call(key: str) -> dict[str, Any]:
@@ -208,13 +221,13 @@ async def test_stop_cancels_on_the_cluster(tmp_path: Path, project: Path) -> Non
     driver = asyncio.ensure_future(drive(app))
     await until(lambda: any(r["meta"].get("placement_pid") for r in task_rows(project)))
     row = task_rows(project)[0]
-    pid = row["meta"]["placement_pid"]
+    await until(lambda: bool(processes_mentioning(str(never))))  # its Bash loop runs on the worker
     await asyncio.wait_for(app.tasks.stop(row["id"]), GUARD_S)
     await driver
     assert task_rows(project)[0]["status"] == "stopped"
     texts = notifications(app)
     assert len(texts) == 1 and "<status>stopped</status>" in texts[0]
-    await until(lambda: not _alive(pid))  # the actor was killed on the cluster
+    await until(lambda: not processes_mentioning(str(never)))  # the child's work was cancelled there
 
 
 async def test_killed_worker_fails_the_task_with_the_reason(tmp_path: Path, project: Path) -> None:
@@ -367,9 +380,14 @@ def _rows_if_any(project: Path) -> list[dict[str, Any]]:
     return task_rows(project) if (project / ".catui" / "state.db").exists() else []
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def processes_mentioning(text: str) -> list[int]:
+    """Pids of live processes whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return [pid for pid in found if pid != os.getpid()]

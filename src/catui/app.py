@@ -172,6 +172,8 @@ class AgentApp:
         mcp = self.services.mcp
         if mcp is not None:
             await mcp.aclose()
+        if self.services.subagents is not None:
+            await self.services.subagents.aclose()
         await self.session.config.provider.aclose()
 
 

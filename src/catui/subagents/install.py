@@ -62,6 +62,12 @@ class SubagentSystem:
     background: BackgroundAgents | None = None
     messaging: AgentMessaging | None = None
     interrupted: InterruptedAgents | None = None
+    executor: AgentExecutor | None = None
+
+    async def aclose(self) -> None:
+        """Release the executor's own resources (after background work has stopped)."""
+        if self.executor is not None:
+            await self.executor.aclose()
 
 
 def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> SubagentSystem:
@@ -127,7 +133,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         messaging = AgentMessaging(background.records.names, app.tasks, live, foreground, background, resumer)
         interrupted = InterruptedAgents(app.tasks, resumer)
     system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging,
-                            interrupted=interrupted)
+                            interrupted=interrupted, executor=executor)
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session
     session.ctx.services.messaging = messaging

@@ -9,6 +9,7 @@ only when it is chosen.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catui.errors import ConfigurationError
@@ -37,23 +38,44 @@ def executor_name(option: str | None, settings: Mapping[str, Any], env: Mapping[
     return "in-process"
 
 
-def ray_options(settings: Mapping[str, Any], env: Mapping[str, str]) -> tuple[int, float]:
-    """``(max_retries, cpus_per_agent)`` from ``ray.maxRetries`` / ``CATUI_RAY_MAX_RETRIES`` and ``ray.cpusPerAgent``."""
+@dataclass(frozen=True)
+class RayOptions:
+    """The ``ray`` settings object: ``maxRetries`` (or ``CATUI_RAY_MAX_RETRIES``), ``hosts``, ``cpusPerHost``."""
+
+    max_retries: int = 0
+    hosts: int | None = None
+    """How many host actors (worker processes) run agents; None: two per live node."""
+    cpus_per_host: float = 0.5
+
+
+def ray_options(settings: Mapping[str, Any], env: Mapping[str, str]) -> RayOptions:
+    """The Ray executor's options. Raises ConfigurationError naming the bad key and a valid example."""
     section = settings.get("ray") or {}
     if not isinstance(section, Mapping):
-        raise ConfigurationError('settings key `ray` must be an object such as {"maxRetries": 1}')
-    retries: Any = env.get(RETRIES_ENV) or section.get("maxRetries", 0)
-    cpus: Any = section.get("cpusPerAgent", 0.25)
-    try:
-        retries_value = int(retries)
-        cpus_value = float(cpus)
-    except (TypeError, ValueError):
-        raise ConfigurationError(
-            f"ray retries {retries!r} / cpusPerAgent {cpus!r} must be numbers (e.g. maxRetries 1, cpusPerAgent 0.25)"
-        ) from None
-    if retries_value < 0 or cpus_value <= 0:
-        raise ConfigurationError("ray.maxRetries must be 0 or more and ray.cpusPerAgent above 0")
-    return retries_value, cpus_value
+        raise ConfigurationError('settings key `ray` must be an object such as {"maxRetries": 1, "hosts": 4}')
+    unknown = sorted(set(section) - {"maxRetries", "hosts", "cpusPerHost"})
+    if unknown:
+        raise ConfigurationError(f"settings key `ray.{unknown[0]}` is unknown; keys are maxRetries, hosts, cpusPerHost")
+    values = {"maxRetries": env.get(RETRIES_ENV) or section.get("maxRetries", 0),
+              "hosts": section.get("hosts"), "cpusPerHost": section.get("cpusPerHost", 0.5)}
+    where = {"maxRetries": RETRIES_ENV if env.get(RETRIES_ENV) else "settings key `ray.maxRetries`",
+             "hosts": "settings key `ray.hosts`", "cpusPerHost": "settings key `ray.cpusPerHost`"}
+    parsed: dict[str, float | None] = {}
+    for key, value in values.items():
+        if value is None:
+            parsed[key] = None
+            continue
+        try:
+            number = float(value) if key == "cpusPerHost" else int(value)
+        except (TypeError, ValueError):
+            number = -1
+        if number < (0 if key == "maxRetries" else 0.01) or isinstance(value, bool):
+            smallest = "0 or more" if key == "maxRetries" else "above 0"
+            raise ConfigurationError(f"{where[key]} is {value!r}; it must be a number {smallest}")
+        parsed[key] = number
+    hosts = parsed["hosts"]
+    return RayOptions(max_retries=int(parsed["maxRetries"] or 0), hosts=int(hosts) if hosts else None,
+                      cpus_per_host=float(parsed["cpusPerHost"] or 0.5))
 
 
 def build_executor(
@@ -71,6 +93,7 @@ def build_executor(
         raise ConfigurationError(
             "the ray executor needs Ray: install it with `pip install 'catui[ray]'`, or choose executor in-process"
         ) from None
-    retries, cpus = ray_options(settings, env)
+    ray = ray_options(settings, env)
     return RayExecutor(local, worktrees, settings=settings, env=env, parent_resolved=parent_resolved,
-                       remote_foreground=remote_foreground, max_retries=retries, cpus_per_agent=cpus)
+                       remote_foreground=remote_foreground, max_retries=ray.max_retries, hosts=ray.hosts,
+                       cpus_per_host=ray.cpus_per_host)

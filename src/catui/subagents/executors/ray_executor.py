@@ -9,8 +9,8 @@ One remote run, step by step (docs/ray.md):
    isolated, in its own checkout on the worker);
 2. the caller's repository is bundled (HEAD plus uncommitted changes,
    :mod:`.repo_bundle`) and sent with a :class:`~.remote_job.RemoteJob` to a new
-   :class:`~.remote_worker.AgentWorker` actor whose runtime environment alone
-   carries the API keys;
+   host actor (:mod:`.ray_hosts`, a pool of reused worker processes) whose
+   runtime environment alone carries the API keys;
 3. its events stream back; the child's messages are mirrored into the local
    run, so its transcript and ``.catui/tasks/<id>.output`` grow as it works;
    SendMessage text queued for it is forwarded; a stop aborts it there;
@@ -37,7 +37,8 @@ from catui.models.resolve import ResolvedModel
 from catui.session.events import AssistantMessageEvent, Event, UserMessageEvent
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.remote_job import job_from_run, worker_env
-from catui.subagents.executors.remote_worker import AgentWorker, WorkerOutcome
+from catui.subagents.executors.ray_hosts import HostPool
+from catui.subagents.executors.remote_worker import WorkerOutcome
 from catui.subagents.executors.repo_bundle import (
     RepoSnapshot,
     apply_changes,
@@ -77,7 +78,7 @@ class RayExecutor:
     def __init__(
         self, local: AgentExecutor, worktrees: WorktreeLeases, *, settings: Mapping[str, Any],
         env: Mapping[str, str], parent_resolved: ResolvedModel | None, remote_foreground: bool = False,
-        max_retries: int = 0, cpus_per_agent: float = 0.25,
+        max_retries: int = 0, hosts: int | None = None, cpus_per_host: float = 0.5,
     ) -> None:
         self.local = local
         self.worktrees = worktrees
@@ -86,8 +87,9 @@ class RayExecutor:
         self.parent_resolved = parent_resolved
         self.remote_foreground = remote_foreground
         self.max_retries = max(0, max_retries)
-        self.cpus_per_agent = cpus_per_agent
-        self._actor_class: Any = None
+        self.hosts = hosts
+        self.cpus_per_host = cpus_per_host
+        self._pool: HostPool | None = None
 
     def execute(self, run: SubagentRun) -> AsyncIterator[Event]:
         """Run ``run`` on the cluster when it is a background run (or every run with ``remote_foreground``)."""
@@ -95,15 +97,21 @@ class RayExecutor:
             return self._execute_remote(run)
         return self.local.execute(run)
 
-    def _actor(self) -> Any:
-        if self._actor_class is None:
+    async def aclose(self) -> None:
+        """End the host actors this executor started (agents still on them are cut off)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def _hosts(self) -> HostPool:
+        if self._pool is None:
             connect(self.env.get("RAY_ADDRESS"))
-            self._actor_class = ray.remote(AgentWorker)
-        return self._actor_class
+            self._pool = HostPool(worker_env(self.env), size=self.hosts, cpus_per_host=self.cpus_per_host)
+        return self._pool
 
     async def _execute_remote(self, run: SubagentRun) -> AsyncIterator[Event]:
         first_index = len(run.session.messages)
-        actor_class = self._actor()
+        pool = self._hosts()
         if run.worktree is not None:
             # The agent gets its own checkout on the worker; the local worktree made for it is unused.
             await self.worktrees.settle(run.worktree)
@@ -112,24 +120,25 @@ class RayExecutor:
         caller_root = snapshot.git_root if snapshot is not None else self.worktrees.project_root
         job = job_from_run(run, caller_root=caller_root, parent_resolved=self.parent_resolved,
                            settings=self.settings)
-        options = {"runtime_env": {"env_vars": worker_env(self.env)}, "num_cpus": self.cpus_per_agent,
-                   "max_restarts": 0, "name": None}
+        start_args = (job, snapshot.bundle if snapshot else None, snapshot.ref if snapshot else None,
+                      snapshot.commit if snapshot else None)
         run.start_limits()
         try:
             attempt = 0
             while True:
                 attempt += 1
-                actor = actor_class.options(**options).remote(
-                    job, snapshot.bundle if snapshot else None, snapshot.ref if snapshot else None,
-                    snapshot.commit if snapshot else None)
+                slot = pool.take()
+                finished = False
                 try:
                     outcome = None
-                    async for event in self._attempt(run, actor, attempt):
-                        if isinstance(event, WorkerOutcome):
-                            outcome = event
+                    async for item in self._attempt(run, slot.actor, start_args, attempt):
+                        if isinstance(item, WorkerOutcome):
+                            outcome, finished = item, True
                         else:
-                            yield event
+                            yield item
                 except RemoteWorkerDied:
+                    pool.drop(slot)
+                    finished = True  # nothing left there to discard
                     if attempt > self.max_retries or run.stop_requested or run.stop_signal().is_set():
                         raise
                     # A fresh attempt starts the agent over: drop what the dead one said (its lines stay in the file).
@@ -137,8 +146,10 @@ class RayExecutor:
                     run.tool_use_count, run.result_event = 0, None
                     continue
                 finally:
-                    with contextlib.suppress(Exception):
-                        ray.kill(actor, no_restart=True)
+                    pool.give_back(slot)
+                    if not finished:  # stopped before it started, or the stream was closed early
+                        with contextlib.suppress(Exception):
+                            slot.actor.discard.remote(run.agent_id)
                 if outcome is not None:
                     await self._take_outcome(run, outcome)
                 return
@@ -147,11 +158,13 @@ class RayExecutor:
             if snapshot is not None:
                 await asyncio.to_thread(drop_snapshot_ref, snapshot)
 
-    async def _attempt(self, run: SubagentRun, actor: Any, attempt: int) -> AsyncIterator[Any]:
-        """One worker's life: start, stream, forward messages, stop on request; yields events then the outcome."""
+    async def _attempt(self, run: SubagentRun, host: Any, start_args: tuple[Any, ...], attempt: int
+                       ) -> AsyncIterator[Any]:
+        """One attempt on ``host``: start, stream, forward messages, stop on request; yields events, then the outcome."""
         stop = run.stop_signal()
+        agent_id = run.agent_id
         try:
-            placement = await _stoppable(actor.start.remote(), stop, run)
+            placement = await _stoppable(host.start.remote(*start_args), stop, run)
             if placement is None:  # stopped before it started
                 run.aborted = True
                 return
@@ -160,13 +173,14 @@ class RayExecutor:
             while True:
                 if not stopping and (stop.is_set() or run.stop_request.is_set()):
                     stopping = True
-                    actor.stop.remote()
+                    host.stop.remote(agent_id)  # aborts the child's loop there, mid-request included
                     run.aborted = True
-                self._forward_messages(run, actor)
+                self._forward_messages(run, host)
                 if stopping:
-                    events, done = await asyncio.wait_for(_ref(actor.next_events.remote(POLL_S)), STOP_GRACE_S)
+                    events, done = await asyncio.wait_for(
+                        _ref(host.next_events.remote(agent_id, POLL_S)), STOP_GRACE_S)
                 else:
-                    fetched = await _stoppable(actor.next_events.remote(POLL_S), stop, run)
+                    fetched = await _stoppable(host.next_events.remote(agent_id, POLL_S), stop, run)
                     if fetched is None:
                         continue
                     events, done = fetched
@@ -176,21 +190,21 @@ class RayExecutor:
                     yield event
                 if done:
                     break
-            yield await asyncio.wait_for(_ref(actor.finish.remote()), STOP_GRACE_S * 6)
+            yield await asyncio.wait_for(_ref(host.finish.remote(agent_id)), STOP_GRACE_S * 6)
         except (RayActorError, WorkerCrashedError) as exc:
             where = run.placement or {}
             raise RemoteWorkerDied(
-                f"the Ray worker running agent {run.agent_id} (pid {where.get('pid', '?')}, node "
+                f"the Ray worker running agent {agent_id} (pid {where.get('pid', '?')}, node "
                 f"{str(where.get('node') or '?')[:12]}) died: {_first_line(exc)}"
             ) from None
 
-    def _forward_messages(self, run: SubagentRun, actor: Any) -> None:
-        """SendMessage text queued locally for this run goes to the worker's inbox."""
+    def _forward_messages(self, run: SubagentRun, host: Any) -> None:
+        """SendMessage text queued locally for this run goes to the child's inbox on its host."""
         pending = run.session.config.pending_messages
         if pending is None:
             return
         for text in pending():
-            actor.send.remote(text)
+            host.send.remote(run.agent_id, text)
 
     def _mirror(self, run: SubagentRun, event: Event) -> None:
         """The child's own messages join the local conversation and its transcript sinks (the output file)."""

@@ -137,7 +137,7 @@ class AgentWorker:
             outcome.usage = dict(self._session.usage)
             outcome.num_turns = self._session.totals.num_turns
         try:
-            if self._base is not None:
+            if self._base is not None and self._session is not None:
                 message = f"catui agent {self.job.agent_id}: {self.job.description}"
                 outcome.changes = await asyncio.to_thread(bundle_changes, self._checkout, self._base, message)
         finally:
@@ -163,3 +163,54 @@ def _node_id() -> str | None:
         return str(ray.get_runtime_context().get_node_id())
     except Exception:
         return None
+
+
+class AgentHost:
+    """A long-lived worker process that runs many children at once, each an :class:`AgentWorker`.
+
+    Starting a Ray actor costs a new worker process (about a second); a host is started once and reused,
+    so an agent's start costs one actor call. Killing the host's process ends every child on it, and the
+    caller fails each of them with that reason.
+    """
+
+    def __init__(self) -> None:
+        self.workers: dict[str, AgentWorker] = {}
+
+    async def start(self, job: RemoteJob, bundle: bytes | None, ref: str | None, base: str | None) -> dict[str, Any]:
+        """Start ``job`` here; returns where it runs (``pid``, ``host``, ``node``)."""
+        worker = AgentWorker(job, bundle, ref, base)
+        self.workers[job.agent_id] = worker
+        try:
+            return await worker.start()
+        except BaseException:
+            self.workers.pop(job.agent_id, None)
+            await worker.finish()
+            raise
+
+    async def next_events(self, agent_id: str, wait_s: float) -> tuple[list[Event], bool]:
+        return await self.workers[agent_id].next_events(wait_s)
+
+    def send(self, agent_id: str, text: str) -> None:
+        if agent_id in self.workers:
+            self.workers[agent_id].send(text)
+
+    def stop(self, agent_id: str) -> None:
+        if agent_id in self.workers:
+            self.workers[agent_id].stop()
+
+    async def finish(self, agent_id: str) -> WorkerOutcome:
+        """The child's outcome once its loop has ended; the host forgets it."""
+        worker = self.workers.pop(agent_id)
+        return await worker.finish()
+
+    async def discard(self, agent_id: str) -> None:
+        """Abort and forget a child whose caller has gone (its changes are dropped)."""
+        worker = self.workers.pop(agent_id, None)
+        if worker is not None:
+            worker.stop()
+            with contextlib.suppress(Exception):
+                await worker.finish()
+
+    def running(self) -> list[str]:
+        """The ids of the children running here."""
+        return list(self.workers)
