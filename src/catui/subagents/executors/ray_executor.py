@@ -36,8 +36,8 @@ from catui.errors import CatuiError
 from catui.models.resolve import ResolvedModel
 from catui.session.events import AssistantMessageEvent, Event, UserMessageEvent
 from catui.subagents.executors import AgentExecutor
-from catui.subagents.executors.remote_job import job_from_run, worker_env
 from catui.subagents.executors.ray_hosts import HostPool
+from catui.subagents.executors.remote_job import job_from_run, worker_env
 from catui.subagents.executors.remote_worker import WorkerOutcome
 from catui.subagents.executors.repo_bundle import (
     RepoSnapshot,
