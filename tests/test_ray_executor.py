@@ -287,6 +287,30 @@ async def test_send_message_reaches_the_remote_agent(tmp_path: Path, project: Pa
     assert len(texts) == 1 and "Heard: swordfish." in texts[0]
 
 
+async def test_resumed_remote_agent_continues_in_its_kept_worktree(tmp_path: Path, project: Path) -> None:
+    match = {"system_contains": "You are the worker agent", "first_user_contains": "Do twice"}
+    turns = [
+        *parent_turns(agent_call("twice")),
+        {"match": {**match, "last_user_contains": "Do twice", "last_is_tool_result": False},
+         "content": [bash("echo first > twice.txt")]},
+        {"match": {**match, "last_user_contains": "again please", "last_is_tool_result": False},
+         "content": [bash("echo second >> twice.txt")]},
+        {"match": {**match, "last_is_tool_result": True}, "content": [{"type": "text", "text": "Wrote it."}],
+         "repeat": True},
+    ]
+    app = make_app(tmp_path, project, turns, CATUI_AGENT_TEAMS="1")
+    await drive(app)
+    [row] = task_rows(project)
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "twice.txt").read_text(encoding="utf-8") == "first\n"
+    sent = await SendMessageTool().call(SendMessageInput(to=row["id"], message="again please"), app.session.ctx)
+    assert not sent.is_error, sent.content
+    await until(lambda: task_rows(project)[0]["status"] == "completed")
+    assert [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p] == [kept]
+    assert (Path(kept) / "twice.txt").read_text(encoding="utf-8") == "first\nsecond\n"
+    assert placement_of(task_rows(project)[0])["executor"] == "ray"
+
+
 def test_executor_choice_and_bad_values() -> None:
     assert executor_name(None, {}, {}) == "in-process"
     assert executor_name(None, {"executor": "ray"}, {}) == "ray"

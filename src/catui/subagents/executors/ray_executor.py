@@ -112,12 +112,16 @@ class RayExecutor:
     async def _execute_remote(self, run: SubagentRun) -> AsyncIterator[Event]:
         first_index = len(run.session.messages)
         pool = self._hosts()
-        if run.worktree is not None:
+        source = self.worktrees.project_root
+        if run.worktree is not None and run.is_resume and run.worktree.path.is_dir():
+            # A resumed agent continues from the worktree it kept, and its new commits go back there.
+            source = run.worktree.path
+        elif run.worktree is not None:
             # The agent gets its own checkout on the worker; the local worktree made for it is unused.
             await self.worktrees.settle(run.worktree)
             run.worktree = None
-        snapshot = await asyncio.to_thread(snapshot_repository, self.worktrees.project_root, run.agent_id)
-        caller_root = snapshot.git_root if snapshot is not None else self.worktrees.project_root
+        snapshot = await asyncio.to_thread(snapshot_repository, source, run.agent_id)
+        caller_root = snapshot.git_root if snapshot is not None else source
         job = job_from_run(run, caller_root=caller_root, parent_resolved=self.parent_resolved,
                            settings=self.settings)
         start_args = (job, snapshot.bundle if snapshot else None, snapshot.ref if snapshot else None,
@@ -218,9 +222,16 @@ class RayExecutor:
 
     async def _take_outcome(self, run: SubagentRun, outcome: WorkerOutcome) -> None:
         """Totals into the local run; the agent's commits onto a new agent worktree (kept by the concluder)."""
-        run.session.usage.update(outcome.usage)
+        for key, value in outcome.usage.items():  # this run's usage, added to what earlier runs spent
+            current = run.session.usage.get(key)
+            if isinstance(value, int) and isinstance(current, int):
+                run.session.usage[key] = current + value
+            elif current is None:
+                run.session.usage[key] = value
         run.session.totals.num_turns += outcome.num_turns
-        if outcome.changes is not None:
+        if outcome.changes is not None and run.worktree is not None:
+            await asyncio.to_thread(apply_changes, run.worktree.path, outcome.changes)
+        elif outcome.changes is not None:
             worktree = await self.worktrees.create(run.agent_id, run.session.session_id)
             try:
                 await asyncio.to_thread(apply_changes, worktree.path, outcome.changes)
