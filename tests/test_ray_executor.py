@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,12 @@ from catui.cli.run import conversation_events
 from catui.errors import ConfigurationError
 from catui.messages import blocks_of
 from catui.models.resolve import clear_provider_cache
-from catui.sdk_batch import run_batch
 from catui.session.events import Event
 from catui.state.db import StateDB
-from catui.subagents.executors.choice import executor_name
+from catui.subagents.executors.choice import RayOptions, executor_name, ray_options
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
 from tests.support.cli_env import SRC
-from tests.support.git_repos import GIT_ENV, branches, git, isolate_git, make_repo, worktree_paths
+from tests.support.git_repos import branches, git, isolate_git, make_repo, worktree_paths
 
 GUARD_S = 120  # a broken scenario fails here instead of hanging (not a timing assertion)
 WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.", "tools": ["Bash", "Read", "Write"]}
@@ -318,90 +317,28 @@ def test_executor_choice_and_bad_values() -> None:
     assert executor_name("ray", {}, {"CATUI_EXECUTOR": "in-process"}) == "ray"
     with pytest.raises(ConfigurationError, match="CATUI_EXECUTOR is 'dask'; use one of: in-process, ray"):
         executor_name(None, {}, {"CATUI_EXECUTOR": "dask"})
+    assert ray_options({"ray": {"maxRetries": 2, "hosts": 6}}, {}) == RayOptions(max_retries=2, hosts=6)
+    assert ray_options({}, {"CATUI_RAY_MAX_RETRIES": "1"}).max_retries == 1
+    with pytest.raises(ConfigurationError, match=re.escape("settings key `ray.hosts` is 0; it must be a number above 0")):
+        ray_options({"ray": {"hosts": 0}}, {})
+    with pytest.raises(ConfigurationError, match="CATUI_RAY_MAX_RETRIES is 'x'; it must be a number 0 or more"):
+        ray_options({}, {"CATUI_RAY_MAX_RETRIES": "x"})
+    with pytest.raises(ConfigurationError, match=re.escape("settings key `ray.retries` is unknown")):
+        ray_options({"ray": {"retries": 1}}, {})
 
 
-# -- batch on Ray ------------------------------------------------------------------------------------------
-
-
-async def test_batch_on_ray_reports_kept_branches(tmp_path: Path, project: Path) -> None:
-    match: dict[str, Any] = {}
-    turns = [
-        {"match": {**match, "first_user_contains": "Task edit.", "last_is_tool_result": False},
-         "content": [bash("echo batch-edit > batch.txt")]},
-        {"match": {**match, "first_user_contains": "Task edit.", "last_is_tool_result": True},
-         "content": [{"type": "text", "text": "Wrote batch.txt."}]},
-        {"match": {**match, "first_user_contains": "Task read."}, "content": [{"type": "text", "text": "Read only."}]},
-    ]
-    script = tmp_path / "batch-script.yaml"
-    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    results = tmp_path / "results.jsonl"
-    options = RunOptions(cwd=project, model=f"scripted:{script}", permission_mode="bypassPermissions")
-    summary = await asyncio.wait_for(run_batch(
-        [{"id": "edit", "prompt": "Task edit."}, {"id": "read", "prompt": "Task read."}],
-        results=results, executor="ray", options=options, concurrency=2), GUARD_S)
-    assert summary.completed == 2, summary.results
-    rows = {r["id"]: r for r in map(json.loads, results.read_text(encoding="utf-8").splitlines())}
-    assert rows["edit"]["result"] == "Wrote batch.txt." and rows["read"]["result"] == "Read only."
-    assert rows["edit"]["branch"].startswith("worktree-agent-") and rows["read"]["branch"] is None
-    assert (Path(rows["edit"]["worktree"]) / "batch.txt").read_text(encoding="utf-8") == "batch-edit\n"
-    assert not (project / "batch.txt").exists()
-
-
-# -- the real CLI joining the cluster ------------------------------------------------------------------------
-
-
-def cli(tmp_path: Path, project: Path, address: str, *args: str) -> subprocess.Popen[str]:
+def test_bad_executor_setting_is_one_line_from_the_cli(tmp_path: Path, project: Path) -> None:
+    script = tmp_path / "hi.yaml"
+    script.write_text(yaml.safe_dump({"turns": [{"content": [{"type": "text", "text": "hi"}]}]}), encoding="utf-8")
+    (project / ".catui").mkdir(exist_ok=True)
+    (project / ".catui" / "settings.json").write_text(json.dumps({"executor": "spark"}), encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
-           "CATUI_HOME": str(tmp_path / "catui-home"), "PYTHONPATH": str(SRC), "GIT_CONFIG_GLOBAL": os.devnull,
-           "CATUI_EXECUTOR": "ray", "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled", **GIT_ENV}
-    return subprocess.Popen([sys.executable, "-m", "catui", *args], cwd=project, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def cli_print(tmp_path: Path, project: Path, address: str, turns: list[dict[str, Any]]) -> subprocess.Popen[str]:
-    script = tmp_path / "cli-script.yaml"
-    script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    return cli(tmp_path, project, address, "-p", "Start", "--model", f"scripted:{script}",
-               "--permission-mode", "bypassPermissions", "--agents", json.dumps({"worker": WORKER}))
-
-
-def test_cli_background_agent_on_the_cluster_and_catui_tasks(tmp_path: Path, project: Path, ray_cluster: str) -> None:
-    turns = parent_turns(agent_call("cli")) + worker_turns("cli", bash("echo from-cli > cli.txt"), "CLI job done.")
-    proc = cli_print(tmp_path, project, ray_cluster, turns)
-    _, err = proc.communicate(timeout=GUARD_S)
-    assert proc.returncode == 0, err
-    listing = cli(tmp_path, project, ray_cluster, "tasks")
-    table, _ = listing.communicate(timeout=GUARD_S)
-    assert "WHERE" in table.splitlines()[0]
-    assert "ray:" in table and "completed" in table
-    agent_id = table.splitlines()[1].split()[0]
-    show = cli(tmp_path, project, ray_cluster, "tasks", "show", agent_id)
-    detail, _ = show.communicate(timeout=GUARD_S)
-    assert "runs on:" in detail and "ray node" in detail
-    kept = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
-    assert len(kept) == 1 and (Path(kept[0]) / "cli.txt").read_text(encoding="utf-8") == "from-cli\n"
-
-
-def test_catui_tasks_stop_cancels_a_remote_agent(tmp_path: Path, project: Path, ray_cluster: str) -> None:
-    never = tmp_path / "never"
-    turns = parent_turns(agent_call("held")) + worker_turns("held", wait_for_file(never), "unreachable")
-    proc = cli_print(tmp_path, project, ray_cluster, turns)
-    deadline = time.monotonic() + GUARD_S
-    while not any(r["meta"].get("placement_pid") for r in _rows_if_any(project)):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the remote agent never started"
-        time.sleep(0.05)
-    [row] = task_rows(project)
-    stop = cli(tmp_path, project, ray_cluster, "tasks", "stop", row["id"])
-    said, _ = stop.communicate(timeout=GUARD_S)
-    assert stop.returncode == 0 and "stopped" in said
-    _, err = proc.communicate(timeout=GUARD_S)
-    assert proc.returncode == 0, err
-    assert task_rows(project)[0]["status"] == "stopped"
-
-
-def _rows_if_any(project: Path) -> list[dict[str, Any]]:
-    return task_rows(project) if (project / ".catui" / "state.db").exists() else []
+           "CATUI_HOME": str(tmp_path / "catui-home"), "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-m", "catui", "-p", "hi", "--model", f"scripted:{script}"], cwd=project,
+                          env=env, capture_output=True, text=True, timeout=GUARD_S)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "settings key `executor` is 'spark'; use one of: in-process, ray" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def processes_mentioning(text: str) -> list[int]:

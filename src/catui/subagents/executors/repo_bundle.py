@@ -16,6 +16,7 @@ Git runs synchronously here; callers on an event loop use ``asyncio.to_thread``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -69,9 +70,15 @@ def snapshot_repository(project_root: Path, agent_id: str) -> RepoSnapshot | Non
             f"the repository at {git_root} has no commit yet; commit once so a remote agent can get a copy"
         ) from None
     with tempfile.TemporaryDirectory(prefix="catui-bundle-") as scratch:
-        # A private index: the caller's own index and branches are never touched.
-        index_env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        git("read-tree", "HEAD", cwd=git_root, env=index_env, step="read-tree")
+        # A private copy of the index: the caller's own index and branches are never touched, and the copied
+        # stat data spares re-hashing every unchanged file of a big repository.
+        private = Path(scratch) / "index"
+        index_env = {"GIT_INDEX_FILE": str(private)}
+        real_index = Path(git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=git_root))
+        try:
+            shutil.copyfile(real_index, private)
+        except OSError:
+            git("read-tree", "HEAD", cwd=git_root, env=index_env, step="read-tree")
         git("add", "-A", cwd=git_root, env=index_env, step="add (snapshot of uncommitted changes)")
         tree = git("write-tree", cwd=git_root, env=index_env, step="write-tree")
         commit = head
