@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.app", "catui.main_agent", "catui.model_switch", "catui.app_controls"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
      "catui.sdk_hooks",
+     "catui.sdk_batch",
      "catui.__main__"),
 )
 

@@ -113,6 +113,11 @@ class RunOptions:
     """Run the main session as this agent definition (``--agent``; catui.main_agent)."""
     agent_origin: str = "--agent"
     """How errors name the option that gave ``agent``."""
+    executor: str | None = None
+    """Where sub-agents run: ``in-process`` or ``ray`` (docs/ray.md); None leaves it to
+    ``CATUI_EXECUTOR`` and the ``executor`` setting."""
+    remote_foreground: bool = False
+    """With the ray executor, run foreground children there too (``catui batch``), not only background ones."""
     clock: ScheduleClock | None = None
     """The time source of scheduled prompts (CronCreate); None is the real local clock."""
     callback_hooks: HooksConfig | None = None
@@ -182,6 +187,8 @@ class AgentApp:
         mcp = self.services.mcp
         if mcp is not None:
             await mcp.aclose()
+        if self.services.subagents is not None:
+            await self.services.subagents.aclose()
         await self.session.config.provider.aclose()
 
 

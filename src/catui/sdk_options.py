@@ -87,6 +87,9 @@ class CatuiOptions:
     """Run the main session as this agent definition (the CLI's ``--agent``)."""
     hooks: dict[str, list[Any]] | None = None
     """Hooks as Python functions: ``{"PreToolUse": [HookMatcher(matcher="Bash", hooks=[fn])]}`` (catui.sdk_hooks)."""
+    executor: str | None = None
+    """Where sub-agents run: ``"in-process"`` or ``"ray"`` (background agents on a Ray cluster, docs/ray.md);
+    None leaves it to ``CATUI_EXECUTOR`` and the ``executor`` setting."""
 
 
 def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
@@ -144,6 +147,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         agent=options.agent,
         agent_origin="CatuiOptions.agent",
         callback_hooks=hooks_option_config(options.hooks),
+        executor=options.executor,
     )
 
 

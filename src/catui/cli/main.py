@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
     "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
     "teams": ("catui.cli.teams_cmd", "command", "List, show and remove agent teams."),
+    "batch": ("catui.cli.batch_cmd", "command", "Run each prompt of a JSONL file as its own agent."),
 }
 
 

@@ -77,12 +77,13 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
         click.echo("No background tasks.")
         return
     now = time.time()
-    header = ("ID", "TYPE", "STATUS", "AGE", "TOKENS", "TOOLS", "DESCRIPTION")
+    header = ("ID", "TYPE", "STATUS", "WHERE", "AGE", "TOKENS", "TOOLS", "DESCRIPTION")
     table = [header] + [
         (
             str(r["id"]),
             str(r.get("agent_type") or r.get("type") or ""),
             str(r.get("status") or ""),
+            runs_on(r),
             format_age(r.get("created_at"), now),
             _tokens(r.get("total_tokens")),
             str(int(r.get("tool_uses") or 0)),
@@ -93,6 +94,28 @@ def command(ctx: click.Context, project: str | None, as_json: bool) -> None:
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         click.echo("  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])), row[-1]]).rstrip())
+
+
+def _meta(row: dict[str, Any]) -> dict[str, Any]:
+    meta = row.get("meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+def runs_on(row: dict[str, Any]) -> str:
+    """Where a task's agent runs: ``local`` (this machine's catui process) or ``ray:<node id, 8>``."""
+    meta = _meta(row)
+    if meta.get("placement_executor") == "ray":
+        return f"ray:{str(meta.get('placement_node') or '?')[:8]}"
+    return "local"
+
+
+def _placement_detail(row: dict[str, Any]) -> str | None:
+    """``ray node <id> (host <name>, pid <n>, attempt <k>)`` for a remote agent; None for a local one."""
+    meta = _meta(row)
+    if meta.get("placement_executor") != "ray":
+        return None
+    return (f"ray node {meta.get('placement_node')} (host {meta.get('placement_host')}, "
+            f"pid {meta.get('placement_pid')}, attempt {meta.get('placement_attempt')})")
 
 
 def _description(row: dict[str, Any]) -> str:
@@ -142,6 +165,7 @@ def show_command(ctx: click.Context, ident: str) -> None:
         ("summary", _running_summary(row)),
         ("tool_use id", row.get("tool_use_id")),
         ("process", row.get("pid")),
+        ("runs on", _placement_detail(row)),
         ("output file", row.get("output_file")),
         ("worktree", row.get("worktree_path")),
         ("error", row.get("error")),

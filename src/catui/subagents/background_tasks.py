@@ -94,6 +94,19 @@ class AgentTaskRecords:
             task.started_at = carried.started_at
         task.total_tokens, task.tool_uses = self.life_counts(run)
         task.stop_callback = stop
+        meta_path = output.with_name(f"{run.agent_id}.meta.json")
+
+        def record_placement(placement: dict[str, Any]) -> None:
+            # Where it runs (`catui tasks` shows it): in the task's state.db meta and in its meta file.
+            # state.db keeps scalar meta values only: one key per field.
+            task.metadata.update({f"placement_{key}": value for key, value in placement.items()})
+            task.changed()
+            meta["placement"] = placement
+            write_json_atomic(meta_path, meta)
+
+        run.placement_listeners[:] = [record_placement]
+        if run.placement:
+            record_placement(run.placement)
         if resumed:
             self.tasks.replace(task)
         else:

@@ -32,7 +32,7 @@ from catui.subagents.child_session import ChildTranscripts
 from catui.subagents.deferred_review import DeferredReview
 from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.executors import AgentExecutor
-from catui.subagents.executors.in_process import InProcessExecutor
+from catui.subagents.executors.choice import build_executor, executor_name
 from catui.subagents.foreground import ForegroundDriver
 from catui.subagents.fork import ForkPlanner
 from catui.subagents.interrupted import InterruptedAgents
@@ -68,12 +68,19 @@ class SubagentSystem:
     messaging: AgentMessaging | None = None
     interrupted: InterruptedAgents | None = None
     teams: TeamCoordinator | None = None
+    executor: AgentExecutor | None = None
+
+    async def aclose(self) -> None:
+        """Release the executor's own resources (after background work has stopped)."""
+        if self.executor is not None:
+            await self.executor.aclose()
 
 
 def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> SubagentSystem:
     """Build the sub-agent runtime for ``app`` and give its main session the Agent tool (and SendMessage).
 
-    ``executor`` decides where children run (in this process by default). Background agents are
+    ``executor`` decides where children run; by default the one the options, ``CATUI_EXECUTOR`` or the
+    ``executor`` setting name (:mod:`.executors.choice`; in this process unless told). Background agents are
     built unless they are disabled or the app has no task registry.
     """
     session = app.session
@@ -92,8 +99,12 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         skills=app.services.skills,
         max_spawn_depth=max_subagent_spawn_depth(settings, env),
     )
-    executor = executor or InProcessExecutor()
     worktrees = WorktreeLeases(deps.project_root, settings)
+    if executor is None:
+        executor = build_executor(
+            executor_name(app.options.executor, settings, env), worktrees, settings=settings, env=env,
+            parent_resolved=deps.parent_resolved, remote_foreground=app.options.remote_foreground,
+        )
     concluder = RunConcluder(deps, worktrees)
     transcripts = ChildTranscripts(deps.sessions_dir)
     live = LiveAgents()
@@ -136,7 +147,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         messaging = AgentMessaging(background.records.names, app.tasks, live, foreground, background, resumer)
         interrupted = InterruptedAgents(app.tasks, resumer)
     system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging,
-                            interrupted=interrupted, teams=teams)
+                            interrupted=interrupted, teams=teams, executor=executor)
     session.ctx.services.teams = teams
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session

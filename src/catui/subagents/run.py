@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,11 @@ class SubagentRun:
     """The watcher of the definition's limits (None when it sets none); built with the run."""
     limit_hit: LimitHit | None = None
     """The limit that stopped this run, when one did."""
+    placement: dict[str, Any] = field(default_factory=dict)
+    """Where the run executes, as its executor reports it (``{"executor": "ray", "node": …, "pid": …}``);
+    empty for a run in this process."""
+    placement_listeners: list[Callable[[dict[str, Any]], None]] = field(default_factory=list, repr=False)
+    """Called with ``placement`` when an executor reports it (the task record writes it to its meta)."""
     _limit_hook_installed: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -142,6 +148,12 @@ class SubagentRun:
     @property
     def duration_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
+
+    def report_placement(self, placement: dict[str, Any]) -> None:
+        """An executor says where the run executes: kept on the run and passed to the listeners."""
+        self.placement = dict(placement)
+        for listener in list(self.placement_listeners):
+            listener(self.placement)
 
     def stop_signal(self) -> asyncio.Event:
         """The event whose setting stops the child: its own stop event, else the parent's abort."""

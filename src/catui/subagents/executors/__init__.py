@@ -34,3 +34,7 @@ class AgentExecutor(Protocol):
     def execute(self, run: SubagentRun) -> AsyncIterator[Event]:
         """Start (or continue) ``run`` with its ``first_message`` and stream its events."""
         ...
+
+    async def aclose(self) -> None:
+        """Release what the executor holds beyond single runs (a remote one's worker processes)."""
+        ...

@@ -58,6 +58,10 @@ class InProcessExecutor:
                     await run.mcp_servers.aclose()
 
 
+    async def aclose(self) -> None:
+        """Nothing outlives a run here."""
+
+
 async def _first_set(*events: asyncio.Event) -> None:
     """Return as soon as one of ``events`` is set."""
     waiters = [asyncio.ensure_future(e.wait()) for e in events]

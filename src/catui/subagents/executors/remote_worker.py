@@ -1,0 +1,216 @@
+"""The worker side of a remote child: its own checkout, its session loop, model calls and tools.
+
+:class:`AgentWorker` is a plain class; the Ray executor makes it a Ray actor
+(``ray.remote(AgentWorker)``), so this module imports nothing of Ray at the
+top and is type-checked like the rest of catui. One worker runs one child:
+:meth:`start` opens the checkout and starts the loop, :meth:`next_events`
+hands the events over in batches, :meth:`send` queues a SendMessage for the
+child's next tool round, :meth:`stop` aborts it, :meth:`finish` commits its
+changes and returns them as a bundle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catui.models.resolve import create_provider
+from catui.session.events import Event
+from catui.session.session import Session, SessionConfig
+from catui.subagents.executors.remote_job import RemoteJob
+from catui.subagents.executors.repo_bundle import bundle_changes, open_checkout
+from catui.tools.base import ToolContext
+from catui.tools.registry import builtin_tools
+from catui.tools.services import ToolServices
+
+
+@dataclass
+class WorkerOutcome:
+    """What comes back when the child has ended: totals, its changes (a bundle or None), an error."""
+
+    usage: dict[str, Any] = field(default_factory=dict)
+    num_turns: int = 0
+    changes: bytes | None = None
+    error: str | None = None
+
+
+class AgentWorker:
+    """Runs one child on the worker it was placed on (see the module docstring)."""
+
+    def __init__(self, job: RemoteJob, bundle: bytes | None, ref: str | None, base: str | None) -> None:
+        self.job = job
+        self._bundle, self._ref, self._base = bundle, ref, base
+        self._events: list[Event] = []
+        self._arrived = asyncio.Event()
+        self._inbox: list[str] = []
+        self._session: Session | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self._error: str | None = None
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"catui-agent-{job.agent_id}-"))
+        self._checkout = self._scratch / "checkout"
+
+    async def start(self) -> dict[str, Any]:
+        """Open the checkout, build the session and start its loop; returns where it runs."""
+        if self._bundle is not None and self._ref is not None:
+            await asyncio.to_thread(open_checkout, self._bundle, self._ref, self._checkout)
+        else:
+            self._checkout.mkdir(parents=True, exist_ok=True)
+        self._bundle = None  # the checkout holds it now; free the memory
+        self._session = self._build_session()
+        self._loop_task = asyncio.get_running_loop().create_task(self._run_loop(self._session))
+        return {"pid": os.getpid(), "host": socket.gethostname(), "node": _node_id()}
+
+    def _build_session(self) -> Session:
+        job = self.job
+        cwd = (self._checkout / job.cwd_in_repo).resolve()
+        if not cwd.is_dir():
+            cwd = self._checkout
+        if job.resolved is None:
+            raise RuntimeError("a remote agent needs a model given by name (--model or settings), not a provider object")
+        provider = create_provider(job.resolved, job.settings, dict(os.environ))
+        tools = [tool for tool in builtin_tools(interactive=False) if tool.name in job.tool_names]
+        ctx = ToolContext(
+            cwd=cwd, project_root=self._checkout,
+            permissions=job.permissions.with_working_directories(self._checkout),
+            agent_id=job.agent_id, services=ToolServices(),
+        )
+        config = SessionConfig(
+            provider=provider, model=job.model_id, tools=tools, tool_context=ctx,
+            system_prompt=_rewrite_paths(job.system_prompt, job.caller_root, str(self._checkout)),
+            session_id=job.session_id, max_turns=job.max_turns, max_tokens=job.max_tokens,
+            temperature=job.temperature, thinking=job.thinking, effort=job.effort,
+            agent_id=job.agent_id, parent_tool_use_id=job.parent_tool_use_id,
+            request_metadata=dict(job.request_metadata), history=list(job.history),
+            max_tool_use_concurrency=job.max_tool_use_concurrency, pending_messages=self._take_inbox,
+        )
+        return Session(config)
+
+    async def _run_loop(self, session: Session) -> None:
+        try:
+            async for event in session.run(self.job.first_message):
+                self._events.append(event)
+                self._arrived.set()
+        except Exception as exc:  # reported to the caller, which fails the task with it
+            self._error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._arrived.set()
+
+    def _take_inbox(self) -> list[str]:
+        queued, self._inbox = self._inbox, []
+        return queued
+
+    async def next_events(self, wait_s: float) -> tuple[list[Event], bool]:
+        """The events since the last call (waiting up to ``wait_s`` for one), and whether the loop has ended."""
+        if not self._events and not self._loop_done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), wait_s)
+        self._arrived.clear()
+        events, self._events = self._events, []
+        return events, self._loop_done() and not self._events
+
+    def _loop_done(self) -> bool:
+        return self._loop_task is not None and self._loop_task.done()
+
+    def send(self, text: str) -> None:
+        """Queue a message for the child's next tool round (SendMessage)."""
+        self._inbox.append(text)
+
+    def stop(self) -> None:
+        """Abort the child now (TaskStop); its loop ends with a result event."""
+        if self._session is not None:
+            self._session.abort()
+
+    async def finish(self) -> WorkerOutcome:
+        """Once the loop has ended: commit the agent's changes and return them with the totals."""
+        if self._loop_task is not None:
+            with contextlib.suppress(BaseException):
+                await self._loop_task
+        outcome = WorkerOutcome(error=self._error)
+        if self._session is not None:
+            outcome.usage = dict(self._session.usage)
+            outcome.num_turns = self._session.totals.num_turns
+        try:
+            if self._base is not None and self._session is not None:
+                message = f"catui agent {self.job.agent_id}: {self.job.description}"
+                outcome.changes = await asyncio.to_thread(bundle_changes, self._checkout, self._base, message)
+        finally:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        return outcome
+
+
+def _rewrite_paths(blocks: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    """The system prompt with the caller's repository path replaced by the worker's checkout."""
+    out = []
+    for block in blocks:
+        if block.get("type") == "text" and old in str(block.get("text", "")):
+            block = {**block, "text": str(block["text"]).replace(old, new)}
+        out.append(block)
+    return out
+
+
+def _node_id() -> str | None:
+    """The Ray node this worker is on (None outside Ray)."""
+    try:
+        import ray  # already loaded in a Ray worker process; never imported by catui's own start-up
+
+        return str(ray.get_runtime_context().get_node_id())
+    except Exception:
+        return None
+
+
+class AgentHost:
+    """A long-lived worker process that runs many children at once, each an :class:`AgentWorker`.
+
+    Starting a Ray actor costs a new worker process (about a second); a host is started once and reused,
+    so an agent's start costs one actor call. Killing the host's process ends every child on it, and the
+    caller fails each of them with that reason.
+    """
+
+    def __init__(self) -> None:
+        self.workers: dict[str, AgentWorker] = {}
+
+    async def start(self, job: RemoteJob, bundle: bytes | None, ref: str | None, base: str | None) -> dict[str, Any]:
+        """Start ``job`` here; returns where it runs (``pid``, ``host``, ``node``)."""
+        worker = AgentWorker(job, bundle, ref, base)
+        self.workers[job.agent_id] = worker
+        try:
+            return await worker.start()
+        except BaseException:
+            self.workers.pop(job.agent_id, None)
+            await worker.finish()
+            raise
+
+    async def next_events(self, agent_id: str, wait_s: float) -> tuple[list[Event], bool]:
+        return await self.workers[agent_id].next_events(wait_s)
+
+    def send(self, agent_id: str, text: str) -> None:
+        if agent_id in self.workers:
+            self.workers[agent_id].send(text)
+
+    def stop(self, agent_id: str) -> None:
+        if agent_id in self.workers:
+            self.workers[agent_id].stop()
+
+    async def finish(self, agent_id: str) -> WorkerOutcome:
+        """The child's outcome once its loop has ended; the host forgets it."""
+        worker = self.workers.pop(agent_id)
+        return await worker.finish()
+
+    async def discard(self, agent_id: str) -> None:
+        """Abort and forget a child whose caller has gone (its changes are dropped)."""
+        worker = self.workers.pop(agent_id, None)
+        if worker is not None:
+            worker.stop()
+            with contextlib.suppress(Exception):
+                await worker.finish()
+
+    def running(self) -> list[str]:
+        """The ids of the children running here."""
+        return list(self.workers)
