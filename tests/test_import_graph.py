@@ -46,7 +46,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.subagents",),
     ("catui.app", "catui.main_agent"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
-     "catui.__main__"),
+     "catui.sdk_permissions", "catui.sdk_messages", "catui.sdk_prompts", "catui.sdk_client_info",
+     "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup", "catui.__main__"),
 )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
+from catui.agents.known_tools import known_tool_names
 from catui.agents.registry import load_agent_registry
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import environment_block, git_branch, git_status_snapshot, load_project_memory
@@ -111,6 +112,8 @@ class RunOptions:
     """How errors name the option that gave ``agent``."""
     clock: ScheduleClock | None = None
     """The time source of scheduled prompts (CronCreate); None is the real local clock."""
+    base_tools: tuple[str, ...] | None = None
+    """The built-in tools the session offers (the SDK's ``tools=[...]``); None offers them all."""
 
 
 @dataclass
@@ -296,6 +299,8 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     if skills.skills:  # offered only when there is a skill to load
         tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
+    if options.base_tools is not None:
+        tools = keep_base_tools(tools, options.base_tools)
     tools.extend(options.extra_tools)
 
     if main_agent is not None:
@@ -311,7 +316,8 @@ def build_app(options: RunOptions) -> AgentApp:
             tool_names=[t.name for t in tools],
         )
     elif options.system_prompt is not None:
-        system = [{"type": "text", "text": options.system_prompt}]
+        # An empty prompt is the SDK's minimal one: no block at all (the API refuses empty text blocks).
+        system = [{"type": "text", "text": options.system_prompt}] if options.system_prompt else []
         if options.append_system_prompt:
             system.append({"type": "text", "text": options.append_system_prompt})
     else:
@@ -466,6 +472,19 @@ async def start_app(app: AgentApp) -> None:
         app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
     for starter in list(app.services.startup_hooks):
         await starter(app)
+
+
+def keep_base_tools(tools: list[Tool], names: tuple[str, ...]) -> list[Tool]:
+    """The built-in tools named in ``names`` (aliases count). Raises ConfigurationError for unknown names."""
+    by_name = {alias: tool for tool in tools for alias in (tool.name, *getattr(tool, "aliases", ()))}
+    # A known tool this session cannot offer (WebSearch without a backend) is left out, not an error.
+    unknown = [name for name in names if name not in by_name and name not in known_tool_names()]
+    if unknown:
+        raise ConfigurationError(
+            f"tools: unknown built-in tool {unknown[0]!r}; this session has {', '.join(sorted(t.name for t in tools))}"
+        )
+    kept = {by_name[name].name for name in names}
+    return [tool for tool in tools if tool.name in kept]
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:

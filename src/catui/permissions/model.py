@@ -85,6 +85,8 @@ class PermissionDecision:
     behavior: Behavior
     reason: str = ""
     rule: PermissionRule | None = None
+    updated_input: Mapping[str, Any] | None = None
+    """An approver's rewrite of the call's input (the SDK's ``PermissionResultAllow(updated_input=...)``)."""
 
 
 class PermissionState(Protocol):
