@@ -30,7 +30,7 @@ from catui.permissions.decide import suggest_rule_text
 from catui.permissions.rules import RuleSyntaxError, parse_rule
 
 if TYPE_CHECKING:
-    from catui.session.session import CanUseTool
+    from catui.session.session import CanUseTool as SessionPermissionHook
     from catui.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
@@ -257,7 +257,7 @@ def permission_bridge(
     callback: CanUseToolCallback,
     abort_run: Callable[[], None] | None,
     on_permission_updates: Callable[[list[Any]], None] | None = None,
-) -> CanUseTool:
+) -> SessionPermissionHook:
     """Adapt the SDK's ``can_use_tool(name, input, context)`` to the session's permission hook.
 
     ``on_permission_updates`` is told about the updates an answer applied (the client applies them to
