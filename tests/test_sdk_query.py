@@ -633,8 +633,11 @@ async def test_partial_messages_max_turns_and_provider_errors(backend: Backend, 
     failed = await collect("Fail", backend.options(failing, cwd=project))
     result = failed[-1]
     assert isinstance(result, catui.ResultMessage)
-    assert (result.subtype, result.is_error) == ("error_during_execution", True)
-    assert "prompt is too long" in (result.result or "")
+    # As Claude Code reports an API failure: the loop "succeeded", the run is an error, with the status.
+    assert (result.subtype, result.is_error, result.terminal_reason) == ("success", True, "api_error")
+    assert result.api_error_status == 400 and result.errors == []
+    assert (result.result or "").startswith("API Error: ") and "prompt is too long" in (result.result or "")
+    assert limited[-1].terminal_reason == "max_turns"
     errors = [m for m in failed if isinstance(m, catui.SystemMessage) and m.subtype == "error"]
     assert errors and "prompt is too long" in errors[0].data["message"]
 

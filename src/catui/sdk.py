@@ -48,7 +48,7 @@ from catui.sdk_options import CanUseToolCallback, CatuiOptions, run_options_from
 from catui.sdk_output_format import StructuredResult, output_schema_from
 from catui.sdk_permissions import PermissionRuleValue
 from catui.sdk_prompts import (
-    PromptContent,
+    QueuedPrompt,
     check_text_prompt,
     is_prompt_stream,
     prompt_from_message,
@@ -177,7 +177,6 @@ _END_OF_INPUT = object()
 _INPUT_DONE = object()
 
 _TASK_NOTIFICATION_ORIGIN: MessageOrigin = {"kind": "task-notification"}
-_HUMAN_ORIGIN: MessageOrigin = {"kind": "human"}
 
 
 _wrap = wrap_error
@@ -205,7 +204,7 @@ class CatuiClient(ClientControls):
     def __init__(self, options: CatuiOptions | None = None) -> None:
         self.options = options if options is not None else CatuiOptions()
         self._app: Any = None
-        self._inbox: asyncio.Queue[PromptContent] = asyncio.Queue()
+        self._inbox: asyncio.Queue[QueuedPrompt] = asyncio.Queue()
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._running = False
@@ -286,7 +285,6 @@ class CatuiClient(ClientControls):
         self._stderr_handler = StderrLines(callback)
         logger = logging.getLogger("catui")
         logger.addHandler(self._stderr_handler)
-        logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
         app = self._app
         if app is not None:
             for warning in app.services.startup_warnings:
@@ -330,7 +328,7 @@ class CatuiClient(ClientControls):
         require_asyncio("CatuiClient.query()")
         self._require_running()
         if not is_prompt_stream(prompt):
-            self._inbox.put_nowait(check_text_prompt(prompt, "CatuiClient.query()"))
+            self._inbox.put_nowait(QueuedPrompt(check_text_prompt(prompt, "CatuiClient.query()")))
             return
         index = 0
         async for message in prompt:  # type: ignore[union-attr]
@@ -454,7 +452,7 @@ class CatuiClient(ClientControls):
     async def _drive(self) -> None:
         """Run queued prompts and background notifications, one at a time, for the client's life."""
         notification: asyncio.Task[Any] | None = None
-        prompt_wait: asyncio.Task[PromptContent] | None = None
+        prompt_wait: asyncio.Task[QueuedPrompt] | None = None
         busy = False
         try:
             while True:
@@ -474,7 +472,7 @@ class CatuiClient(ClientControls):
                     if prompt is _END_OF_INPUT:
                         self._outbox.put_nowait(_INPUT_DONE)
                     else:
-                        await self._run_turn(prompt, from_user=True)
+                        await self._run_turn(prompt.content, from_user=True, origin=prompt.origin)
                 elif notification is not None and notification in done:
                     content = notification.result()
                     notification = None
@@ -498,7 +496,7 @@ class CatuiClient(ClientControls):
             return None
         return asyncio.create_task(waiter())
 
-    async def _run_turn(self, prompt: Any, *, from_user: bool) -> None:
+    async def _run_turn(self, prompt: Any, *, from_user: bool, origin: MessageOrigin | None = None) -> None:
         from catui.app import first_prompt_content
 
         app = self._app
@@ -508,7 +506,7 @@ class CatuiClient(ClientControls):
             content = [*first_prompt_content(app, "")[:-1], *prompt]
         else:
             content = first_prompt_content(app, prompt) if from_user else prompt
-        self._turn_origin = _HUMAN_ORIGIN if from_user else _TASK_NOTIFICATION_ORIGIN
+        self._turn_origin = origin if from_user else _TASK_NOTIFICATION_ORIGIN
         if self._structured is not None:
             self._structured.start_turn()
         if from_user:

@@ -141,9 +141,16 @@ def system_message(event: SystemEvent, session_id: str) -> SystemMessage:
 
 
 def result_message(event: ResultEvent, *, origin: MessageOrigin | None = None) -> ResultMessage:
-    """The SDK's result for a run's ResultEvent; ``origin`` is what started the turn."""
+    """The SDK's result for a run's ResultEvent; ``origin`` is what started the turn.
+
+    A run ended by a failed API call is reported as Claude Code reports it: subtype ``success``
+    (the loop itself did not fail), ``is_error``, ``terminal_reason="api_error"``, the HTTP status
+    in ``api_error_status`` and "API Error: …" as the result text.
+    """
+    api_failure = event.terminal_reason == "api_error"
+    result_text = f"API Error: {event.result}" if api_failure and not event.result.startswith("API Error") else event.result
     return ResultMessage(
-        subtype=event.subtype,
+        subtype="success" if api_failure else event.subtype,
         duration_ms=event.duration_ms,
         duration_api_ms=event.duration_api_ms,
         is_error=event.is_error,
@@ -152,10 +159,11 @@ def result_message(event: ResultEvent, *, origin: MessageOrigin | None = None) -
         stop_reason=event.stop_reason,
         total_cost_usd=event.total_cost_usd,
         usage=dict(event.usage),
-        result=event.result,
+        result=result_text,
         model_usage=dict(event.model_usage),
         permission_denials=list(event.permission_denials),
-        errors=[event.result] if event.is_error and event.result else None,
+        # Claude Code leaves errors empty for an API failure: the prose is in result.
+        errors=[] if api_failure else [event.result] if event.is_error and event.result else None,
         api_error_status=event.api_error_status,
         uuid=_new_uuid(),
         terminal_reason=event.terminal_reason,

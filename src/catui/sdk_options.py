@@ -122,7 +122,8 @@ class CatuiOptions:
     include_hook_events: bool = False
     """Show hooks running as ``HookEventMessage`` (``hook_started`` / ``hook_response``)."""
     stderr: Callable[[str], None] | None = None
-    """Called with each line catui logs (retries, warnings) while the client is open."""
+    """Called with each line of catui's warnings and errors (its log, and start-up warnings) while the client is
+    open; a clean run writes none."""
     plugins: list[dict[str, Any]] = field(default_factory=list)
     """``[{"type": "local", "path": "..."}]``: plugin folders, like ``plugin_dirs``."""
 
@@ -268,6 +269,11 @@ def _check_shapes(options: CatuiOptions) -> None:
             "(catui.list_sessions() lists them)"
         )
     for name in ("continue_conversation", "fork_session"):
+        if not isinstance(getattr(options, name), bool):
+            raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
+    if options.stderr is not None and not callable(options.stderr):
+        raise ConfigurationError("CatuiOptions.stderr must be a function taking one line (str), or None")
+    for name in ("forward_subagent_text", "include_hook_events"):
         if not isinstance(getattr(options, name), bool):
             raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
     session_id = options.session_id

@@ -15,12 +15,21 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catui.errors import ConfigurationError, UnsupportedEventLoopError
 
 PromptContent = str | list[dict[str, Any]]
 """One prompt as the session takes it: text, or content blocks."""
+
+
+@dataclass(frozen=True)
+class QueuedPrompt:
+    """One prompt waiting its turn, with the ``origin`` its message was stamped with (None for strings)."""
+
+    content: PromptContent
+    origin: dict[str, Any] | None = None
 
 
 def is_prompt_stream(prompt: Any) -> bool:
@@ -39,8 +48,12 @@ def check_text_prompt(prompt: Any, where: str) -> str:
     return prompt
 
 
-def prompt_from_message(message: Any, index: int) -> PromptContent:
-    """The content of the ``index``-th streamed message; ConfigurationError when it is not a user message."""
+def prompt_from_message(message: Any, index: int) -> QueuedPrompt:
+    """The ``index``-th streamed message as a prompt; ConfigurationError when it is not a user message.
+
+    An ``"origin": {"kind": "human"}`` stamp is kept (and echoed on the turn's ResultMessage); as in
+    Claude Code, no other origin kind is taken from the caller.
+    """
     where = f"streamed prompt message {index}"
     if not isinstance(message, Mapping):
         raise ConfigurationError(f"{where} is a {type(message).__name__}; send dicts like "
@@ -50,11 +63,13 @@ def prompt_from_message(message: Any, index: int) -> PromptContent:
     inner = message.get("message")
     if not isinstance(inner, Mapping) or inner.get("role", "user") != "user":
         raise ConfigurationError(f"{where} needs \"message\": {{\"role\": \"user\", \"content\": ...}}")
+    origin = message.get("origin")
+    stamp = {"kind": "human"} if isinstance(origin, Mapping) and origin.get("kind") == "human" else None
     content = inner.get("content")
     if isinstance(content, str) and content.strip():
-        return content
+        return QueuedPrompt(content, stamp)
     if isinstance(content, list) and content and all(isinstance(b, Mapping) and "type" in b for b in content):
-        return [dict(block) for block in content]
+        return QueuedPrompt([dict(block) for block in content], stamp)
     raise ConfigurationError(
         f"{where}: message.content must be a non-empty string or a list of content blocks ({{\"type\": ...}})"
     )

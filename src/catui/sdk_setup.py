@@ -36,10 +36,10 @@ def memory_by_sources(app: Any, run_options: Any) -> None:
 
 
 class StderrLines(logging.Handler):
-    """Passes catui's log lines to the SDK's ``stderr`` callback (a raising callback is ignored)."""
+    """Passes catui's warnings and errors to the SDK's ``stderr`` callback (a raising callback is ignored)."""
 
     def __init__(self, callback: Callable[[str], None]) -> None:
-        super().__init__(logging.INFO)
+        super().__init__(logging.WARNING)
         self.callback = callback
 
     def emit(self, record: logging.LogRecord) -> None:
