@@ -299,8 +299,6 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     if skills.skills:  # offered only when there is a skill to load
         tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
-    if options.base_tools is not None:
-        tools = keep_base_tools(tools, options.base_tools)
     tools.extend(options.extra_tools)
 
     if main_agent is not None:
@@ -379,6 +377,8 @@ def build_app(options: RunOptions) -> AgentApp:
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
     )
     install_subagents(app)
+    if options.base_tools is not None:  # after the sub-agent tools (Agent, SendMessage) joined
+        session.set_tools(keep_base_tools(session.tools, options.base_tools))
 
     install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)
     mcp = install_mcp(app, extra_servers=inline_mcp_servers(main_agent) if main_agent is not None else None)
@@ -475,16 +475,19 @@ async def start_app(app: AgentApp) -> None:
 
 
 def keep_base_tools(tools: list[Tool], names: tuple[str, ...]) -> list[Tool]:
-    """The built-in tools named in ``names`` (aliases count). Raises ConfigurationError for unknown names."""
+    """``tools`` without the built-in ones ``names`` leaves out (aliases count); in-process and MCP tools stay.
+
+    Raises ConfigurationError for a name that is no built-in tool.
+    """
+    known = known_tool_names()
     by_name = {alias: tool for tool in tools for alias in (tool.name, *getattr(tool, "aliases", ()))}
     # A known tool this session cannot offer (WebSearch without a backend) is left out, not an error.
-    unknown = [name for name in names if name not in by_name and name not in known_tool_names()]
+    unknown = [name for name in names if name not in by_name and name not in known]
     if unknown:
-        raise ConfigurationError(
-            f"tools: unknown built-in tool {unknown[0]!r}; this session has {', '.join(sorted(t.name for t in tools))}"
-        )
-    kept = {by_name[name].name for name in names}
-    return [tool for tool in tools if tool.name in kept]
+        builtins = sorted(t.name for t in tools if t.name in known)
+        raise ConfigurationError(f"tools: unknown built-in tool {unknown[0]!r}; this session has {', '.join(builtins)}")
+    kept = {by_name[name].name for name in names if name in by_name}
+    return [tool for tool in tools if tool.name in kept or tool.name not in known]
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
