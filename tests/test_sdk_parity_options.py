@@ -303,7 +303,8 @@ async def test_server_info_mcp_status_and_context_usage(project: Path, tmp_path:
     async with catui.CatuiClient(options) as client:
         before = await client.get_context_usage()
         await client.query("hi")
-        init = [m async for m in client.receive_response()][0]
+        received = [m async for m in client.receive_response()]
+        init = received[0]
         info = await client.get_server_info()
         status = await client.get_mcp_status()
         usage = await client.get_context_usage()
@@ -346,7 +347,7 @@ async def test_toggle_and_reconnect_an_mcp_server(project: Path, tmp_path: Path)
         on, on_pid = await ask(client)
         await client.reconnect_mcp_server("tools")
         again, again_pid = await ask(client)
-        with pytest.raises(catui.ConfigurationError, match="no MCP server named 'nope'.*configured: tools"):
+        with pytest.raises(catui.ConfigurationError, match=r"no MCP server named 'nope'.*configured: tools"):
             await client.reconnect_mcp_server("nope")
     assert (first, off_status, off, on, again) == ("got pid", "disabled", "no tool", "got pid", "got pid")
     assert len({first_pid, on_pid, again_pid}) == 3  # each connection is a new server process
