@@ -276,3 +276,29 @@ def test_agent_definition_copies_and_dumps_like_the_sdks_dataclass() -> None:
     assert catui.AgentDefinition(**{k: dumped[k] for k in ("description", "prompt", "tools")}).tools == ["Read"]
     with pytest.raises(TypeError):
         dataclasses.asdict(definition)  # type: ignore[call-overload]  # documented: use model_dump()
+
+
+# -- message types: rate limits, server tools ------------------------------------------------------
+
+
+async def test_a_request_refused_with_429_reports_a_rate_limit_event(backend: Backend, project: Path) -> None:
+    turns = [{"error": {"status": 429, "type": "rate_limit_error", "message": "Slow down"}, "repeat": True}]
+    messages = await collect("hi", backend.options(turns, cwd=project, env={"CATUI_MAX_RETRIES": "0"}))
+    event, result = messages[-2:]
+    assert isinstance(event, catui.RateLimitEvent) and event.rate_limit_info.status == "rejected"
+    assert event.session_id == result.session_id and result.api_error_status == 429
+
+
+async def test_server_tool_blocks_have_their_own_classes(backend: Backend, project: Path) -> None:
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "catui"}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+             "content": [{"type": "web_search_result", "url": "https://example.com", "title": "Example"}]}
+    turns = [{"content": [search, found, {"type": "text", "text": "Found it."}]}]
+    messages = await collect("search", backend.options(turns, cwd=project))
+    answer = next(m for m in messages if isinstance(m, catui.AssistantMessage))
+    use, result, text = answer.content
+    assert isinstance(use, catui.ServerToolUseBlock) and (use.id, use.name, use.input) == (
+        "srvtoolu_1", "web_search", {"query": "catui"})
+    assert isinstance(result, catui.ServerToolResultBlock) and result.tool_use_id == "srvtoolu_1"
+    assert result.content["type"] == "web_search_tool_result" and result.content["content"][0]["title"] == "Example"
+    assert isinstance(text, catui.TextBlock)
