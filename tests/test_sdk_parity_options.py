@@ -351,3 +351,20 @@ async def test_toggle_and_reconnect_an_mcp_server(project: Path, tmp_path: Path)
             await client.reconnect_mcp_server("nope")
     assert (first, off_status, off, on, again) == ("got pid", "disabled", "no tool", "got pid", "got pid")
     assert len({first_pid, on_pid, again_pid}) == 3  # each connection is a new server process
+
+
+def test_a_shadowed_can_use_tool_is_warned_about(project: Path) -> None:
+    from catui.sdk_options import run_options_from
+
+    async def can_use_tool(name: str, data: dict[str, Any], context: catui.ToolPermissionContext) -> Any:
+        return catui.PermissionResultAllow()
+
+    with pytest.warns(catui.CanUseToolShadowedWarning, match="approves every call of Read, Bash"):
+        run_options_from(catui.CatuiOptions(cwd=project, can_use_tool=can_use_tool, allowed_tools=["Read", "Bash(*)"]))
+    with pytest.warns(catui.CanUseToolShadowedWarning, match="bypassPermissions"):
+        run_options_from(catui.CatuiOptions(cwd=project, can_use_tool=can_use_tool, permission_mode="bypassPermissions"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a narrow rule shadows nothing: no warning
+        run_options_from(catui.CatuiOptions(cwd=project, can_use_tool=can_use_tool, allowed_tools=["Bash(ls:*)"]))

@@ -302,3 +302,18 @@ async def test_server_tool_blocks_have_their_own_classes(backend: Backend, proje
     assert isinstance(result, catui.ServerToolResultBlock) and result.tool_use_id == "srvtoolu_1"
     assert result.content["type"] == "web_search_tool_result" and result.content["content"][0]["title"] == "Example"
     assert isinstance(text, catui.TextBlock)
+
+
+# -- names -----------------------------------------------------------------------------------------
+
+# claude-agent-sdk 0.2.189's public names that catui has (ClaudeSDKClient is CatuiClient, ClaudeAgentOptions is
+# CatuiOptions, SdkMcpTool is SdkTool). Hooks as Python callables, session stores, tag/fork_session, Transport
+# and a few CLI-only types are the rest (docs/sdk.md, "Compared with claude-agent-sdk").
+SDK_NAMES = ["query", "__version__", "PermissionMode", "EffortLevel", "McpServerStatus", "McpServerConnectionStatus", "McpServerInfo", "McpStatusResponse", "McpToolAnnotations", "McpToolInfo", "UserMessage", "AssistantMessage", "SystemMessage", "SystemInitData", "SystemInitMcpServer", "SystemInitPlugin", "TaskStartedMessage", "TaskProgressMessage", "TaskUpdatedMessage", "TaskNotificationMessage", "TaskNotificationStatus", "TaskUpdatedStatus", "TERMINAL_TASK_STATUSES", "TaskUsage", "ResultMessage", "ModelUsage", "RateLimitEvent", "RateLimitInfo", "RateLimitStatus", "RateLimitType", "StreamEvent", "Message", "MessageOrigin", "MessageOriginKind", "TaskNotificationOriginSubkind", "TextBlock", "ThinkingBlock", "ThinkingConfig", "ThinkingConfigAdaptive", "ThinkingConfigEnabled", "ThinkingConfigDisabled", "ToolUseBlock", "ToolResultBlock", "ServerToolName", "ServerToolUseBlock", "ServerToolResultBlock", "ContentBlock", "ContextUsageCategory", "ContextUsageResponse", "CanUseTool", "CanUseToolShadowedWarning", "ToolPermissionContext", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny", "PermissionUpdate", "HookEventMessage", "AgentDefinition", "SettingSource", "SdkPluginConfig", "list_sessions", "get_session_info", "get_session_messages", "list_subagents", "get_subagent_messages", "SDKSessionInfo", "SessionMessage", "rename_session", "delete_session", "SandboxSettings", "SandboxNetworkConfig", "create_sdk_mcp_server", "tool", "ClaudeSDKError", "CLIConnectionError", "CLINotFoundError", "ProcessError", "ResultError", "CLIJSONDecodeError", "CatuiClient", "CatuiOptions", "SdkTool"]
+
+
+def test_claude_agent_sdks_names_resolve_from_catui() -> None:
+    missing = [name for name in SDK_NAMES if not hasattr(catui, name)]
+    assert missing == []
+    assert set(SDK_NAMES) <= set(dir(catui))
+    assert frozenset({"completed", "failed", "stopped", "killed"}) == catui.TERMINAL_TASK_STATUSES

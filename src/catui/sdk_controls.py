@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from typing import Any
+from typing import Any, cast
 
 from catui.errors import CatuiError, ConfigurationError
 from catui.permissions.context import PERMISSION_MODES
@@ -21,6 +21,7 @@ from catui.sdk_client_info import (
     server_info,
 )
 from catui.sdk_permissions import apply_permission_updates
+from catui.sdk_shapes import ContextUsageResponse, McpStatusResponse
 
 
 def wrap_error(exc: BaseException) -> CatuiError:
@@ -158,13 +159,13 @@ class ClientControls:
         """Commands (skills), agents, output styles and the model of this session."""
         return server_info(self._require_app())
 
-    async def get_mcp_status(self) -> dict[str, Any]:
+    async def get_mcp_status(self) -> McpStatusResponse:
         """``{"mcpServers": [{"name", "status", "tools", "error"?}]}`` for configured and in-process servers."""
-        return mcp_status(self._require_app())
+        return cast(McpStatusResponse, mcp_status(self._require_app()))
 
-    async def get_context_usage(self) -> dict[str, Any]:
+    async def get_context_usage(self) -> ContextUsageResponse:
         """How full the main agent's context window is after its last model request."""
-        return context_usage(self._require_app(), self._main_usage)
+        return cast(ContextUsageResponse, context_usage(self._require_app(), self._main_usage))
 
     async def reconnect_mcp_server(self, server_name: str) -> None:
         """Disconnect an MCP server and connect it again; its tools are offered again if it connects."""

@@ -10,6 +10,7 @@ for it). See docs/decisions.md.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -20,7 +21,13 @@ from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
 from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_output_format import output_schema_from
-from catui.sdk_permissions import CanUseToolCallback, decision_from_result, permission_bridge
+from catui.sdk_permissions import (
+    CanUseToolCallback,
+    CanUseToolShadowedWarning,
+    decision_from_result,
+    permission_bridge,
+    shadowed_can_use_tool,
+)
 
 if TYPE_CHECKING:
     from catui.app import RunOptions
@@ -167,6 +174,10 @@ def run_options_from(
     if structured is not None:
         append = "\n\n".join(a for a in (append, structured.instructions) if a)
     tools = extra_tools(options) + ([structured.tool] if structured is not None else [])
+    if options.can_use_tool is not None:
+        shadowed = shadowed_can_use_tool(options.allowed_tools, options.permission_mode)
+        if shadowed is not None:
+            warnings.warn(shadowed, CanUseToolShadowedWarning, stacklevel=3)
     return RunOptions(
         cwd=cwd,
         model=options.model,

@@ -173,6 +173,28 @@ CanUseTool = CanUseToolCallback
 """claude-agent-sdk's name for the callback type."""
 
 
+class CanUseToolShadowedWarning(UserWarning):
+    """``can_use_tool`` is set, but options approve some calls before it is asked.
+
+    Silence it with ``warnings.filterwarnings("ignore", category=catui.CanUseToolShadowedWarning)``.
+    """
+
+
+def shadowed_can_use_tool(allowed_tools: Sequence[str], permission_mode: str | None) -> str | None:
+    """Why ``can_use_tool`` will not hear about some calls (whole tools allowed, bypass mode), or None."""
+    if permission_mode == "bypassPermissions":
+        return "permission_mode='bypassPermissions' approves every call, so can_use_tool is never asked"
+    whole = []
+    for entry in allowed_tools:
+        name, _, rest = entry.strip().partition("(")
+        if name and (not rest or rest in (")", "*)")):
+            whole.append(name)
+    if whole:
+        return (f"allowed_tools approves every call of {', '.join(whole)}, so can_use_tool is not asked about them; "
+                "allow a narrower rule (\"Bash(git status:*)\") to be asked about the rest")
+    return None
+
+
 def permission_suggestions(request: PermissionRequest, cwd: Path, *more_dirs: Path) -> list[PermissionUpdate]:
     """What Claude Code offers as "don't ask again" for this call.
 

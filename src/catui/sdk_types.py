@@ -86,7 +86,7 @@ class ServerToolResultBlock:
 ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ServerToolUseBlock | ServerToolResultBlock
 """Blocks of other kinds (images, redacted thinking) are kept as the API's plain dicts."""
 
-MessageOrigin = dict[str, Any]
+MessageOrigin = dict[str, Any]  # keys: "kind" (catui.MessageOriginKind), "subkind" …
 """Where a user-role message came from: ``{"kind": "human"}`` for prompts, ``{"kind": "task-notification"}``
 for a background task's notification turn (claude-agent-sdk's MessageOrigin)."""
 
