@@ -10,7 +10,6 @@ from typing import Any
 
 from catui.errors import ConfigurationError
 from catui.sdk_types import SystemMessage
-from catui.session.usage import context_window, total_tokens
 
 OUTPUT_STYLE = "default"
 """catui has one output style; the init message and server info name it as Claude Code does."""
@@ -126,6 +125,9 @@ def context_usage(app: Any, last_usage: dict[str, Any] | None) -> dict[str, Any]
     output); before any request it is 0. ``categories`` splits it as catui can tell: the messages
     and the output of the last turn.
     """
+    # Imported here: it loads the model tables, which creating a client (bench_sdk measures it) does not need.
+    from catui.session.usage import context_window, total_tokens
+
     model = app.session.config.model
     window = context_window(model)
     usage = last_usage or {}
