@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.app", "catui.main_agent"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
      "catui.sdk_permissions", "catui.sdk_messages", "catui.sdk_prompts", "catui.sdk_client_info",
-     "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup",
+     "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup", "catui.sdk_driver",
      "catui.sdk_shapes", "catui.__main__"),
 )
 

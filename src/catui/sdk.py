@@ -39,11 +39,9 @@ from catui.errors import (
     ToolError,
     UnsupportedEventLoopError,
 )
-from catui.sdk_client_info import (
-    init_message,
-)
 from catui.sdk_controls import ClientControls, wrap_error
-from catui.sdk_messages import MessageView, message_from_event
+from catui.sdk_driver import CLOSED, END_OF_INPUT, IDLE, INPUT_DONE, ClientDriver
+from catui.sdk_messages import MessageView
 from catui.sdk_options import CanUseToolCallback, CatuiOptions, run_options_from
 from catui.sdk_output_format import StructuredResult, output_schema_from
 from catui.sdk_permissions import PermissionRuleValue
@@ -85,7 +83,6 @@ from catui.sdk_types import (
     ToolUseBlock,
     UserMessage,
 )
-from catui.session.events import Event, ResultEvent, UsageEvent, UserMessageEvent
 
 if TYPE_CHECKING:
     from catui.agents.definition import AgentDefinition
@@ -166,23 +163,10 @@ __all__ = [
     "tool",
 ]
 
-_IDLE = object()
-"""Put in the outbox when the client has nothing left to do: no prompt running, no background work pending."""
-
-_CLOSED = object()
-
-_END_OF_INPUT = object()
-"""Put in the inbox after a one-shot query's last prompt; the driver answers with _INPUT_DONE in the outbox."""
-
-_INPUT_DONE = object()
-
-_TASK_NOTIFICATION_ORIGIN: MessageOrigin = {"kind": "task-notification"}
 
 
-_wrap = wrap_error
 
-
-class CatuiClient(ClientControls):
+class CatuiClient(ClientDriver, ClientControls):
     """A conversation with the main agent, kept open across prompts.
 
     Use it as an async context manager::
@@ -252,7 +236,7 @@ class CatuiClient(ClientControls):
         except CatuiError:
             raise
         except Exception as exc:
-            raise _wrap(exc) from exc
+            raise wrap_error(exc) from exc
         try:
             check_sdk_agents(app)
         except CatuiError:
@@ -266,7 +250,7 @@ class CatuiClient(ClientControls):
             raise
         except Exception as exc:
             await app.aclose()
-            raise _wrap(exc) from exc
+            raise wrap_error(exc) from exc
         # A client may be connected again after disconnect(): start from empty queues.
         self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
         self._app = app
@@ -312,9 +296,9 @@ class CatuiClient(ClientControls):
         except CatuiError:
             raise
         except Exception as exc:
-            raise _wrap(exc) from exc
+            raise wrap_error(exc) from exc
         finally:
-            self._outbox.put_nowait(_CLOSED)
+            self._outbox.put_nowait(CLOSED)
 
     # -- talking --------------------------------------------------------------------------------
 
@@ -344,13 +328,13 @@ class CatuiClient(ClientControls):
     async def receive_messages(self) -> AsyncIterator[Message]:
         """Every message, as it arrives, until the client is closed."""
         async for item in self._messages():
-            if item is not _IDLE:
+            if item is not IDLE:
                 yield item
 
     async def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next main-agent ResultMessage."""
         async for item in self._messages():
-            if item is _IDLE:
+            if item is IDLE:
                 continue
             yield item
             if isinstance(item, ResultMessage):
@@ -360,26 +344,40 @@ class CatuiClient(ClientControls):
         self._require_app()
         while True:
             item = await self._outbox.get()
-            if item is _CLOSED:
+            if item is CLOSED:
                 return
             if isinstance(item, BaseException):
-                raise _wrap(item) from item
+                raise wrap_error(item) from item
             yield item
 
     async def _until_input_done(self) -> AsyncIterator[Message]:
         """Messages until the last queued prompt ran and nothing is pending (what one-shot ``query()`` yields)."""
         input_done = False
         async for item in self._messages():
-            if item is _INPUT_DONE:
+            if item is INPUT_DONE:
                 input_done = True
-            elif item is _IDLE:
+            elif item is IDLE:
                 if input_done:
                     return
             else:
                 yield item
 
+    async def _feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
+        """Queue a streamed prompt's messages as they come, then mark the end of the input (one-shot query()).
+
+        A bad message goes to the consumer as its error (raised from ``query()``'s loop).
+        """
+        try:
+            await self.query(prompt)
+        except CatuiError as exc:
+            self._outbox.put_nowait(exc)
+        except Exception as exc:
+            self._outbox.put_nowait(wrap_error(exc))
+        finally:
+            self._end_input()
+
     def _end_input(self) -> None:
-        self._inbox.put_nowait(_END_OF_INPUT)  # type: ignore[arg-type]
+        self._inbox.put_nowait(END_OF_INPUT)  # type: ignore[arg-type]
 
     @property
     def session_id(self) -> str:
@@ -394,141 +392,6 @@ class CatuiClient(ClientControls):
         if self._app is not None:
             self._interrupt_pending = True
             self._app.session.abort()
-
-    # -- the driver -----------------------------------------------------------------------------
-
-    def _install_idle_delivery(self) -> None:
-        """Route events that background agents emit between runs to the consumer.
-
-        The session drops events emitted while no run is active; a background
-        agent's task_progress/task_notification can arrive then.
-        """
-        session = self._app.session
-        deliver_in_run = session.emit
-
-        def emit(event: Event) -> None:
-            if self._running:
-                deliver_in_run(event)
-            else:
-                self._deliver(event)
-
-        session.emit = emit
-        session.ctx.emit = emit
-
-    def _deliver(self, event: Event) -> None:
-        app = self._app
-        if app is None:
-            return
-        if event.agent_id is not None:
-            if event.parent_tool_use_id is not None:
-                self._parent_of_agent[event.agent_id] = event.parent_tool_use_id
-            elif event.agent_id in self._parent_of_agent:
-                # Task events a sub-agent emits about its own sub-agents name only the emitting agent.
-                event = dataclasses.replace(event, parent_tool_use_id=self._parent_of_agent[event.agent_id])
-        if isinstance(event, UsageEvent):
-            self._usage_by_agent[event.agent_id] = event.usage
-            if event.agent_id is None:
-                self._main_usage = dict(event.usage)
-            return
-        message = message_from_event(
-            event, app.session.session_id, last_usage=self._usage_by_agent.pop(event.agent_id, None)
-        )
-        if message is None:
-            return
-        if isinstance(message, ResultMessage) and isinstance(event, ResultEvent):
-            message = dataclasses.replace(message, origin=self._turn_origin)
-            if self._structured is not None:
-                message = self._structured.finish(message)
-        if (
-            isinstance(message, UserMessage)
-            and self._turn_origin is _TASK_NOTIFICATION_ORIGIN
-            and message.parent_tool_use_id is None
-            and not any(isinstance(b, ToolResultBlock) for b in message.content)
-        ):
-            message = dataclasses.replace(message, origin=self._turn_origin)
-        for shown in self._view.shown(message):
-            self._outbox.put_nowait(shown)
-
-    async def _drive(self) -> None:
-        """Run queued prompts and background notifications, one at a time, for the client's life."""
-        notification: asyncio.Task[Any] | None = None
-        prompt_wait: asyncio.Task[QueuedPrompt] | None = None
-        busy = False
-        try:
-            while True:
-                if busy and notification is None and self._inbox.empty():
-                    self._outbox.put_nowait(_IDLE)
-                    busy = False
-                if prompt_wait is None:
-                    prompt_wait = asyncio.create_task(self._inbox.get())
-                waiting: set[asyncio.Task[Any]] = {prompt_wait}
-                if notification is not None:
-                    waiting.add(notification)
-                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                if prompt_wait in done:
-                    prompt = prompt_wait.result()
-                    prompt_wait = None
-                    busy = True
-                    if prompt is _END_OF_INPUT:
-                        self._outbox.put_nowait(_INPUT_DONE)
-                    else:
-                        await self._run_turn(prompt.content, from_user=True, origin=prompt.origin)
-                elif notification is not None and notification in done:
-                    content = notification.result()
-                    notification = None
-                    if content is None:
-                        continue
-                    await self._run_turn(content, from_user=False)
-                if notification is None:
-                    notification = self._wait_for_notification()
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            self._outbox.put_nowait(_wrap(exc))
-        finally:
-            for task in (prompt_wait, notification):
-                if task is not None and not task.done():
-                    task.cancel()
-
-    def _wait_for_notification(self) -> asyncio.Task[Any] | None:
-        waiter = getattr(self._app.tasks, "next_notification", None)
-        if waiter is None:
-            return None
-        return asyncio.create_task(waiter())
-
-    async def _run_turn(self, prompt: Any, *, from_user: bool, origin: MessageOrigin | None = None) -> None:
-        from catui.app import first_prompt_content
-
-        app = self._app
-        session = app.session
-        if from_user and isinstance(prompt, list):
-            # Content blocks of a streamed message: the context reminder goes before them, as before text.
-            content = [*first_prompt_content(app, "")[:-1], *prompt]
-        else:
-            content = first_prompt_content(app, prompt) if from_user else prompt
-        self._turn_origin = origin if from_user else _TASK_NOTIFICATION_ORIGIN
-        if self._structured is not None:
-            self._structured.start_turn()
-        if from_user:
-            mcp = app.services.mcp
-            if mcp is not None:
-                await mcp.ready()  # the tool list is settled before the init message lists it
-            self._outbox.put_nowait(init_message(app))
-        skip_prompt_echo = from_user
-        self._running = True
-        try:
-            async for event in session.run(content):
-                if self._interrupt_pending and not session.ctx.abort.is_set():
-                    session.abort()
-                if skip_prompt_echo and isinstance(event, UserMessageEvent) and event.agent_id is None:
-                    # claude-agent-sdk does not echo the prompt back; a notification turn's message is shown.
-                    skip_prompt_echo = False
-                    continue
-                self._deliver(event)
-        finally:
-            self._running = False
-            self._interrupt_pending = False
-
 
 async def query(
     prompt: str | AsyncIterable[dict[str, Any]], options: CatuiOptions | None = None
@@ -556,7 +419,7 @@ async def query(
     last_result: ResultMessage | None = None
     try:
         if streamed:
-            feeder = asyncio.create_task(_feed(client, prompt))  # type: ignore[arg-type]
+            feeder = asyncio.create_task(client._feed(prompt))  # type: ignore[arg-type]
         else:
             await client.query(prompt)
             client._end_input()
@@ -576,18 +439,3 @@ async def query(
             f"{'; '.join(last_result.errors or []) or last_result.result or 'no details'}",
             data=dataclasses.asdict(last_result),
         )
-
-
-async def _feed(client: CatuiClient, prompt: AsyncIterable[dict[str, Any]]) -> None:
-    """Queue a streamed prompt's messages as they come, then mark the end of the input.
-
-    A bad message goes to the consumer as its error (raised from ``query()``'s loop).
-    """
-    try:
-        await client.query(prompt)
-    except CatuiError as exc:
-        client._outbox.put_nowait(exc)
-    except Exception as exc:
-        client._outbox.put_nowait(_wrap(exc))
-    finally:
-        client._end_input()
