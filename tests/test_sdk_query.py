@@ -177,6 +177,7 @@ async def test_deny_with_interrupt_stops_the_whole_run(backend: Backend, project
     result = messages[-1]
     assert isinstance(result, catui.ResultMessage)
     assert (result.subtype, result.is_error) == ("error_during_execution", True)
+    assert result.terminal_reason == "aborted_tools"  # stopped during the main agent's Agent call
     answers = [texts(m) for m in messages if isinstance(m, catui.AssistantMessage)]
     assert "Nothing was removed." not in answers and "I was not allowed to." not in answers
 

@@ -298,7 +298,6 @@ def permission_bridge(
             agent_type=ctx.agent_type or ("main" if ctx.agent_id is None else None),
             blocked_path=str(request.file_path) if request.file_path is not None else None,
             decision_reason=decision.reason or None,
-            display_name=tool.name,
         )
         shown = tool.observable_input(raw_input, ctx)
         try:

@@ -249,6 +249,7 @@ class Session:
                     await self.config.before_turn(self)
                     if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
                         raise asyncio.CancelledError
+                in_tools = False
                 assistant = await self._model_turn()
                 turns_this_run += 1
                 self.totals.num_turns += 1
@@ -259,9 +260,8 @@ class Session:
                         stop_continuations += 1
                         continue
                     break
-                in_tools = True
+                in_tools = True  # until the next model turn starts: an abort seen before it stopped the tools
                 await self._run_tool_round(tool_uses)
-                in_tools = False
                 if self._hook_halt is not None:  # a hook answered continue: false
                     result_text = self._hook_halt
                     terminal_reason = "hook_stopped"
