@@ -368,3 +368,30 @@ def test_a_shadowed_can_use_tool_is_warned_about(project: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a narrow rule shadows nothing: no warning
         run_options_from(catui.CatuiOptions(cwd=project, can_use_tool=can_use_tool, allowed_tools=["Bash(ls:*)"]))
+
+
+async def test_a_streamed_prompt_with_only_can_use_tool_gets_its_verdict(
+    backend: Backend, project: Path, tmp_path: Path
+) -> None:
+    """test_tool_permissions: query() with an async-iterable prompt and can_use_tool as the only callback."""
+    target = tmp_path / "outside" / "hello.txt"
+    target.parent.mkdir()
+    asked: list[str] = []
+
+    async def can_use_tool(name: str, data: dict[str, Any], context: catui.ToolPermissionContext) -> Any:
+        asked.append(name)
+        return catui.PermissionResultAllow()
+
+    async def prompt() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": f"Write hello to {target}"}}
+
+    turns = [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "Write", "input": {"file_path": str(target), "content": "hello"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "written"}]},
+    ]
+    options = backend.options(turns, cwd=project, can_use_tool=can_use_tool, disallowed_tools=["Bash"], max_turns=3)
+    messages = await collect(prompt(), options)  # type: ignore[arg-type]
+    result = messages[-1]
+    assert isinstance(result, catui.ResultMessage) and not result.is_error and result.result == "written"
+    assert asked == ["Write"] and target.read_text() == "hello"
