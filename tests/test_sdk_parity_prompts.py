@@ -317,3 +317,16 @@ def test_claude_agent_sdks_names_resolve_from_catui() -> None:
     assert missing == []
     assert set(SDK_NAMES) <= set(dir(catui))
     assert frozenset({"completed", "failed", "stopped", "killed"}) == catui.TERMINAL_TASK_STATUSES
+
+
+async def test_a_block_prompt_keeps_the_agents_initial_prompt_before_it(project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text(json.dumps({"turns": [
+        {"match": {"first_user_contains": ["INITIAL-MARK", "BLOCK-MARK"]}, "content": [{"type": "text", "text": "both"}]},
+        {"content": [{"type": "text", "text": "one missing"}]},
+    ]}), encoding="utf-8")
+    lead = catui.AgentDefinition(description="Leads.", prompt="You lead.", initialPrompt="INITIAL-MARK")
+    options = catui.CatuiOptions(model=f"scripted:{script}", cwd=project, setting_sources=[], agents={"lead": lead},
+                                 agent="lead")
+    messages = await collect(stream(user([{"type": "text", "text": "BLOCK-MARK"}])), options)  # type: ignore[arg-type]
+    assert messages[-1].result == "both"

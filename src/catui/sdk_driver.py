@@ -88,7 +88,9 @@ class ClientDriver:
         if isinstance(message, ResultMessage) and isinstance(event, ResultEvent):
             message = dataclasses.replace(message, origin=self._turn_origin)
             if self._structured is not None:
-                message = self._structured.finish(message)
+                # A notification turn answers a background task, not the caller: it owes no object.
+                required = self._turn_origin is not TASK_NOTIFICATION_ORIGIN
+                message = self._structured.finish(message, required=required)
         if (
             isinstance(message, UserMessage)
             and self._turn_origin is TASK_NOTIFICATION_ORIGIN
@@ -152,8 +154,10 @@ class ClientDriver:
         app = self._app
         session = app.session
         if from_user and isinstance(prompt, list):
-            # Content blocks of a streamed message: the context reminder goes before them, as before text.
-            content = [*first_prompt_content(app, "")[:-1], *prompt]
+            # Content blocks of a streamed message: the context reminder (and an --agent's initialPrompt, which
+            # first_prompt_content puts in its last block) go before them, as before a text prompt.
+            *leading, opening = first_prompt_content(app, "")
+            content = [*leading, *([opening] if opening.get("text", "").strip() else []), *prompt]
         else:
             content = first_prompt_content(app, prompt) if from_user else prompt
         self._turn_origin = origin if from_user else TASK_NOTIFICATION_ORIGIN

@@ -65,15 +65,15 @@ class StructuredResult:
         self.tool.bad_calls = 0
         self.tool.last_error = None
 
-    def finish(self, result: ResultMessage) -> ResultMessage:
-        """``result`` with the accepted object, or as an error when the run ended without one."""
+    def finish(self, result: ResultMessage, *, required: bool = True) -> ResultMessage:
+        """``result`` with the accepted object, or (when ``required``) as an error when the run ended without one."""
         tool = self.tool
         if tool.output is not None:
             return replace(result, structured_output=tool.output)
         if tool.gave_up:
             text = f"The structured output did not match the schema after {tool.bad_calls} attempts: {tool.last_error}"
             return replace(result, subtype=MAX_RETRIES_SUBTYPE, is_error=True, result=text, errors=[text])
-        if result.is_error:
+        if result.is_error or not required:
             return result
         text = "The agent finished without handing back the structured output (it never called StructuredOutput)."
         return replace(result, subtype="error_during_execution", is_error=True, errors=[text])
