@@ -164,7 +164,8 @@ def refresh_mcp_tools(app: Any) -> None:
     manager = app.services.mcp
     session = app.session
     kept = [t for t in session.tools if not _is_server_tool(t, manager)]
-    session.set_tools(sorted([*kept, *manager.tools(manager.connected())], key=lambda t: t.name))
+    # Claude Code's order, as install_mcp keeps it: the others as they were, then the servers' tools.
+    session.set_tools([*kept, *manager.tools(manager.connected())])
 
 
 def _is_server_tool(tool: Any, manager: Any) -> bool:
