@@ -164,8 +164,6 @@ __all__ = [
 ]
 
 
-
-
 class CatuiClient(ClientDriver, ClientControls):
     """A conversation with the main agent, kept open across prompts.
 
@@ -213,8 +211,8 @@ class CatuiClient(ClientDriver, ClientControls):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.disconnect()
 
-    async def connect(self, prompt: str | None = None) -> None:
-        """Build the agent (settings, model, tools, agents); optionally send a first prompt.
+    async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
+        """Build the agent (settings, model, tools, agents); optionally send a first prompt (or a stream of them).
 
         Raises ConfigurationError for bad options (an unknown model, a bad agent definition).
         """
