@@ -443,7 +443,7 @@ def test_markdown_styler_styles_code_bold_headings_and_fences() -> None:
 def test_interrupted_tool_calls_get_results_so_the_conversation_stays_valid() -> None:
     from types import SimpleNamespace
 
-    from catui.cli.interactive import INTERRUPTED_TOOL_RESULT, close_interrupted_tool_calls
+    from catui.cli.interrupted_turn import INTERRUPTED_TOOL_RESULT, close_interrupted_tool_calls
 
     assistant = {"role": "assistant", "content": [
         {"type": "text", "text": "Running two things."},

@@ -45,7 +45,8 @@ def test_defaults_follow_claude_agent_sdk_and_map_every_field(tmp_path: Path) ->
     assert run_options_from(CatuiOptions(setting_sources=[])).setting_sources == ()
     # system_prompt=None is the minimal prompt; the preset keeps catui's own.
     assert run_options_from(CatuiOptions()).system_prompt == ""
-    assert run.base_tools is None  # only in-process tools given: every built-in stays
+    # Only in-process tools given: every built-in stays (WebFetch is denied by disallowed_tools, nothing else).
+    assert run.disallowed_tools == ["WebFetch"]
     assert run.cwd == tmp_path and run.model == "haiku" and run.fallback_model == "sonnet"
     assert run.max_turns == 3 and run.permission_mode == "acceptEdits"
     assert run.allowed_tools == ["Read"] and run.disallowed_tools == ["WebFetch"]

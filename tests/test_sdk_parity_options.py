@@ -94,7 +94,7 @@ async def test_tools_names_choose_the_built_ins_and_the_preset_keeps_them_all(pr
     everything = await tools_of({"type": "preset", "preset": "claude_code"})
     assert {"Bash", "Read", "Agent", "Edit"} <= set(everything)
     assert await tools_of(None) == everything
-    with pytest.raises(catui.ConfigurationError, match="unknown built-in tool 'Raed'; this session has"):
+    with pytest.raises(catui.ConfigurationError, match=r"CatuiOptions\.tools: 'Raed' is not a built-in tool; use names"):
         await tools_of(["Raed"])
 
 

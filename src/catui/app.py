@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
-from catui.agents.known_tools import known_tool_names
 from catui.agents.registry import load_agent_registry
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import environment_block, git_branch, git_status_snapshot, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
 from catui.errors import ConfigurationError
+from catui.hooks.config import HooksConfig
 from catui.hooks.install import close_hooks, install_hooks
 from catui.hooks.runner import HookRunner
 from catui.main_agent import (
@@ -33,6 +33,7 @@ from catui.main_agent import (
     restrict_tools,
     with_initial_prompt,
 )
+from catui.mcp.config import SdkTransport
 from catui.mcp.install import install_mcp
 from catui.models.reasoning import Effort, effort_level, parse_effort, thinking_from_budget, thinking_is_on
 from catui.models.resolve import ResolvedModel, create_provider, default_max_tokens, resolve_model
@@ -41,6 +42,7 @@ from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
 from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
 from catui.sandbox.policy import BashSandbox
+from catui.session.context_window import context_policy
 from catui.session.prompt import context_block, main_system_prompt
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
@@ -49,6 +51,7 @@ from catui.session.usage import UsageTracker
 from catui.skills.registry import SkillRegistry, load_skill_registry
 from catui.skills.tool import SkillTool
 from catui.subagents.install import install_subagents
+from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule, ScheduleClock
 from catui.tools.base import Tool, ToolContext
@@ -112,8 +115,14 @@ class RunOptions:
     """How errors name the option that gave ``agent``."""
     clock: ScheduleClock | None = None
     """The time source of scheduled prompts (CronCreate); None is the real local clock."""
-    base_tools: tuple[str, ...] | None = None
-    """The built-in tools the session offers (the SDK's ``tools=[...]``); None offers them all."""
+    callback_hooks: HooksConfig | None = None
+    """Hooks that are Python callables (the SDK's ``hooks=``, the control protocol's); after the settings' hooks."""
+    mcp_servers: Mapping[str, Any] | None = None
+    """More MCP servers, ``{name: config}`` (``--mcp-config``); they win over the configuration files."""
+    strict_mcp_config: bool = False
+    """Use only ``mcp_servers`` (``--strict-mcp-config``)."""
+    sdk_mcp_transport: SdkTransport | None = None
+    """Reaches MCP servers of type ``sdk`` (in-process servers of the program driving catui)."""
 
 
 @dataclass
@@ -314,7 +323,7 @@ def build_app(options: RunOptions) -> AgentApp:
             tool_names=[t.name for t in tools],
         )
     elif options.system_prompt is not None:
-        # An empty prompt is the SDK's minimal one: no block at all (the API refuses empty text blocks).
+        # An empty replacement (claude-agent-sdk's default, `--system-prompt ""`) sends no system text at all.
         system = [{"type": "text", "text": options.system_prompt}] if options.system_prompt else []
         if options.append_system_prompt:
             system.append({"type": "text", "text": options.append_system_prompt})
@@ -343,6 +352,7 @@ def build_app(options: RunOptions) -> AgentApp:
         effort=effort_level(effort) if effort is not None else None,
         thinking=thinking if thinking_is_on(thinking) else None,
         max_tool_use_concurrency=window.value,
+        context_policy=context_policy(env, settings.merged),
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -377,14 +387,29 @@ def build_app(options: RunOptions) -> AgentApp:
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
     )
     install_subagents(app)
-    if options.base_tools is not None:  # after the sub-agent tools (Agent, SendMessage) joined
-        session.set_tools(keep_base_tools(session.tools, options.base_tools))
+    if resumed.source is not None:  # the old session's finished background tasks come back as history
+        restore_session_tasks(tasks, resumed.source.stem, session_id)
 
-    install_hooks(app, main_agent_hooks(main_agent) if main_agent is not None else None)
-    mcp = install_mcp(app, extra_servers=inline_mcp_servers(main_agent) if main_agent is not None else None)
+    install_hooks(app, _extra_hooks(options, main_agent))
+    mcp = install_mcp(
+        app,
+        extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
+                       **(options.mcp_servers or {})},
+        strict=options.strict_mcp_config,
+        sdk_transport=options.sdk_mcp_transport,
+    )
     if main_agent is not None:
         _keep_agent_tools(app, main_agent, mcp)
     return app
+
+
+def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> HooksConfig | None:
+    """Hooks beyond the settings': the ``--agent`` definition's, then the callable ones."""
+    parts = [part for part in (main_agent_hooks(main_agent) if main_agent is not None else None,
+                               options.callback_hooks) if part is not None]
+    if not parts:
+        return None
+    return parts[0].merged_with(parts[1]) if len(parts) == 2 else parts[0]
 
 
 def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManager | None) -> None:
@@ -472,22 +497,6 @@ async def start_app(app: AgentApp) -> None:
         app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
     for starter in list(app.services.startup_hooks):
         await starter(app)
-
-
-def keep_base_tools(tools: list[Tool], names: tuple[str, ...]) -> list[Tool]:
-    """``tools`` without the built-in ones ``names`` leaves out (aliases count); in-process and MCP tools stay.
-
-    Raises ConfigurationError for a name that is no built-in tool.
-    """
-    known = known_tool_names()
-    by_name = {alias: tool for tool in tools for alias in (tool.name, *getattr(tool, "aliases", ()))}
-    # A known tool this session cannot offer (WebSearch without a backend) is left out, not an error.
-    unknown = [name for name in names if name not in by_name and name not in known]
-    if unknown:
-        builtins = sorted(t.name for t in tools if t.name in known)
-        raise ConfigurationError(f"tools: unknown built-in tool {unknown[0]!r}; this session has {', '.join(builtins)}")
-    kept = {by_name[name].name for name in names if name in by_name}
-    return [tool for tool in tools if tool.name in kept or tool.name not in known]
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:

@@ -219,7 +219,9 @@ class CatuiClient(ClientDriver, ClientControls):
         require_asyncio("CatuiClient.connect()")
         if self._app is not None:
             return
+        # Both import pydantic and the rest of the app: only when a client connects.
         from catui.app import build_app, start_app
+        from catui.cli.interrupted_agents import handle_interrupted_agents
 
         try:
             schema = output_schema_from(getattr(self.options, "output_format", None))
@@ -249,6 +251,9 @@ class CatuiClient(ClientDriver, ClientControls):
         except Exception as exc:
             await app.aclose()
             raise wrap_error(exc) from exc
+        # Interrupted background agents of this project: resumed or reported per resumeInterruptedAgents
+        # (print mode's default, off); what it says reaches the caller in the init message's warnings.
+        await handle_interrupted_agents(app, interactive=False, say=app.services.startup_warnings.append)
         # A client may be connected again after disconnect(): start from empty queues.
         self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
         self._app = app

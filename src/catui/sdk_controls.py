@@ -69,27 +69,14 @@ class ClientControls:
         app = self._require_app()
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise ConfigurationError(f"set_model() needs a model name string or None, not {model!r}")
-        from catui.models.resolve import create_provider, default_max_tokens, resolve_model
+        from catui.model_switch import switch_model
 
-        env = app.services.env
-        merged = getattr(app.settings, "merged", {}) or {}
         try:
-            resolved = resolve_model(model, merged, env)
-            provider = create_provider(resolved, merged, env)
+            switch_model(app, model)
         except CatuiError:
             raise
         except Exception as exc:
             raise wrap_error(exc) from exc
-        config = app.session.config
-        config.provider = provider
-        config.max_tokens = default_max_tokens(resolved.model_id)
-        app.session.set_model(resolved.model_id)
-        app.services.resolved_model = resolved
-        app.model_display = resolved.display
-        # Sub-agents with model "inherit" follow the main agent's new model.
-        system = app.services.subagents
-        if system is not None:
-            system.runtime.deps.parent_resolved = resolved
 
     async def stop_task(self, task_id: str) -> None:
         """Stop a task by id: a background agent or shell command, or a sub-agent running in the foreground.

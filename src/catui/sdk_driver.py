@@ -16,6 +16,7 @@ from catui.sdk_messages import MessageView, message_from_event
 from catui.sdk_output_format import StructuredResult
 from catui.sdk_prompts import QueuedPrompt
 from catui.sdk_types import MessageOrigin, ResultMessage, ToolResultBlock, UserMessage
+from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent, UsageEvent, UserMessageEvent
 
 IDLE = object()
@@ -170,8 +171,10 @@ class ClientDriver:
             self._outbox.put_nowait(init_message(app))
         skip_prompt_echo = from_user
         self._running = True
+        instructions = compact_instructions(prompt) if from_user and isinstance(prompt, str) else None
+        events = session.run(content) if instructions is None else compact_events(app, instructions)
         try:
-            async for event in session.run(content):
+            async for event in events:
                 if self._interrupt_pending and not session.ctx.abort.is_set():
                     session.abort()
                 if skip_prompt_echo and isinstance(event, UserMessageEvent) and event.agent_id is None:

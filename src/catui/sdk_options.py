@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
 from catui.permissions.context import PERMISSION_MODES
+from catui.sdk_hooks import hooks_option_config
 from catui.sdk_output_format import output_schema_from
 from catui.sdk_permissions import (
     CanUseToolCallback,
@@ -133,6 +134,8 @@ class CatuiOptions:
     open; a clean run writes none."""
     plugins: list[dict[str, Any]] = field(default_factory=list)
     """``[{"type": "local", "path": "..."}]``: plugin folders, like ``plugin_dirs``."""
+    hooks: dict[str, list[Any]] | None = None
+    """Hooks as Python functions: ``{"PreToolUse": [HookMatcher(matcher="Bash", hooks=[fn])]}`` (catui.sdk_hooks)."""
 
 
 def run_options_from(
@@ -185,7 +188,7 @@ def run_options_from(
         max_turns=options.max_turns,
         permission_mode=options.permission_mode,
         allowed_tools=list(options.allowed_tools),
-        disallowed_tools=list(options.disallowed_tools),
+        disallowed_tools=[*options.disallowed_tools, *_tools_left_out(options.tools)],
         system_prompt=system_prompt,
         append_system_prompt=append,
         settings_arg=options.settings,
@@ -196,7 +199,6 @@ def run_options_from(
         interactive=False,
         include_partial_messages=options.include_partial_messages,
         extra_tools=tools,
-        base_tools=base_tool_names(options.tools),
         can_use_tool=(
             permission_bridge(options.can_use_tool, abort_run, on_permission_updates) if options.can_use_tool else None
         ),
@@ -211,6 +213,7 @@ def run_options_from(
         thinking=_thinking(options),
         agent=options.agent,
         agent_origin="CatuiOptions.agent",
+        callback_hooks=hooks_option_config(options.hooks),
     )
 
 
@@ -344,20 +347,26 @@ def _local_plugins(plugins: Any) -> list[str]:
     return paths
 
 
-def base_tool_names(tools: Any) -> tuple[str, ...] | None:
-    """The built-in tools ``tools`` keeps: None for all (unset or the preset), else the names given."""
+def _tools_left_out(tools: Any) -> list[str]:
+    """The built-in tools ``tools`` leaves out, as deny rules (as ``--tools``): none when unset or the preset.
+
+    Deny rules, not a shorter list, so that sub-agents (which inherit the rules) lose them too.
+    """
     if tools is None:
-        return None
+        return []
     if isinstance(tools, Mapping):
         if tools.get("type") == "preset" and tools.get("preset") == "claude_code":
-            return None
+            return []
         raise ConfigurationError(
             'CatuiOptions.tools: the only preset is {"type": "preset", "preset": "claude_code"} (every built-in tool)'
         )
-    names = tuple(item for item in tools if isinstance(item, str))
+    names = [item for item in tools if isinstance(item, str)]
     if not names and any(not isinstance(item, str) for item in tools):
-        return None  # only in-process tools were given: the built-ins stay
-    return names
+        return []  # only in-process tools were given: the built-ins stay
+    # Imported here: the tool registry loads every tool module (and pydantic), which creating a client does not need.
+    from catui.cli.sdk_flags import builtin_tool_names, tools_left_out
+
+    return tools_left_out(",".join(names), builtin_tool_names(interactive=False), "CatuiOptions.tools")
 
 
 def _agents(agents: Mapping[str, Any] | None) -> dict[str, Any] | None:

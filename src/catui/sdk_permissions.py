@@ -16,18 +16,16 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from catui.errors import CatuiError, ConfigurationError
 from catui.permissions.context import (
-    PERMISSION_MODES,
     PermissionContext,
     PermissionDecision,
     PermissionRequest,
-    PermissionRule,
 )
 from catui.permissions.decide import suggest_rule_text
-from catui.permissions.rules import RuleSyntaxError, parse_rule
+from catui.permissions.updates import apply_permission_updates as apply_wire_updates
 
 if TYPE_CHECKING:
     from catui.session.session import CanUseTool as SessionPermissionHook
@@ -226,50 +224,23 @@ def _is_within(path: Path, folder: Path) -> bool:
 
 
 def apply_permission_updates(context: PermissionContext, updates: Sequence[Any]) -> PermissionContext:
-    """``context`` with ``updates`` applied (rules, mode, directories), for the rest of the session.
+    """``context`` with ``updates`` (PermissionUpdate objects or wire dicts) applied for the rest of the session.
 
-    Raises ValueError naming the bad update (an unknown type, mode or rule syntax). Rules get the
-    source ``session`` whatever their destination: catui keeps them in memory, it does not write
-    settings files for them (docs/decisions.md).
+    As claude-agent-sdk sends them: when one cannot be sent (``to_dict`` raises ValueError, naming it),
+    none is. Applying them is :func:`catui.permissions.updates.apply_permission_updates`, the same as
+    for the control protocol's approvals; what it leaves out or does not save is logged.
     """
+    wire: list[dict[str, Any]] = []
     for index, update in enumerate(updates):
         if isinstance(update, Mapping):
             update = PermissionUpdate.from_dict(update)
         if not isinstance(update, PermissionUpdate):
             raise ValueError(f"updated_permissions[{index}] is a {type(update).__name__}, not a PermissionUpdate")
-        update.to_dict()  # raises for missing fields
-        context = _apply_one(context, update, index)
-    return context
-
-
-def _apply_one(context: PermissionContext, update: PermissionUpdate, index: int) -> PermissionContext:
-    where = f"updated_permissions[{index}]"
-    if update.type == "setMode":
-        if update.mode not in PERMISSION_MODES:
-            raise ValueError(f"{where}: unknown mode {update.mode!r}; use one of {', '.join(PERMISSION_MODES)}")
-        return context.with_mode(cast(Any, update.mode))
-    if update.type in ("addDirectories", "removeDirectories"):
-        dirs = [Path(d).expanduser() for d in update.directories or []]
-        if update.type == "addDirectories":
-            kept = [*context.working_directories, *(d for d in dirs if d not in context.working_directories)]
-        else:
-            kept = [d for d in context.working_directories if d not in dirs]
-        return context.with_working_directories(*kept)
-    behavior = cast(Any, update.behavior)
-    try:
-        rules = [parse_rule(r.as_text(), behavior, "session", origin="can_use_tool") for r in update.rules or []]
-    except RuleSyntaxError as exc:
-        raise ValueError(f"{where}: {exc}") from exc
-    if update.type == "addRules":
-        return context.with_rules(*rules)
-    texts = {str(r) for r in rules}
-    kept_rules: tuple[PermissionRule, ...] = tuple(
-        r for r in context.rules if not (r.behavior == behavior and str(r) in texts)
-    )
-    if update.type == "replaceRules":
-        kept_rules = tuple(r for r in context.rules if r.behavior != behavior or r.source != "session")
-        kept_rules += tuple(rules)
-    return replace(context, rules=kept_rules)
+        wire.append(update.to_dict())
+    applied, notes = apply_wire_updates(context, wire)
+    for note in notes:
+        log.info("can_use_tool's %s", note)
+    return applied
 
 
 # -- the bridge: the SDK's can_use_tool as the session's permission hook --------------------------

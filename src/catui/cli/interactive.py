@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import signal
 import sys
@@ -23,6 +24,10 @@ from typing import Any, TextIO
 from catui import __version__
 from catui.app import build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
+from catui.cli.interrupted_turn import close_interrupted_tool_calls
+from catui.cli.slash_commands import SlashCommands
+from catui.cli.slash_session import SESSION_COMMANDS
+from catui.cli.slash_work import WORK_COMMANDS
 from catui.cli.ui_ask import QuestionAsker
 from catui.cli.ui_history import append_history, load_history
 from catui.cli.ui_permission import PermissionPrompter
@@ -30,6 +35,7 @@ from catui.cli.ui_progress import TurnView
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import status_line
 from catui.cli.ui_terminal import KeyReader, LineEditor, key
+from catui.errors import CatuiError
 from catui.session.events import ResultEvent
 
 PROMPT = "› "
@@ -39,7 +45,8 @@ INTERRUPT_GRACE_S = 0.5
 BRACKETED_PASTE_ON = "\x1b[?2004h"  # pasted text arrives marked, so its line breaks do not submit it
 BRACKETED_PASTE_OFF = "\x1b[?2004l"
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
-HELP_TEXT = """Commands: /help, /exit (or Ctrl-D).
+HELP_TEXT = """Commands: /help, /exit (or Ctrl-D), and:
+{commands}
 During a turn: Ctrl-C or Esc interrupts it; Ctrl-B moves running sub-agents to the background.
 At the prompt: Ctrl-C clears the line, twice on an empty line exits; ↑/↓ recall earlier input;
 a backslash at the end of the line, then Enter, starts a new line (pasted line breaks are kept)."""
@@ -97,8 +104,14 @@ class InteractiveSession:
         self._interrupted = asyncio.Event()
         self._pending_scheduled: list[Any] = []
         self._pending_notifications: list[Any] = []
+        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS])
+        self._prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
+        self._wire(app)
+
+    def _wire(self, app: Any) -> None:
+        """Give ``app``'s session this terminal's permission prompt and question asker."""
         config = app.session.config
-        prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
+        prompt_lock = self._prompt_lock
         if config.can_use_tool is None:
             config.can_use_tool = PermissionPrompter(
                 self.screen,
@@ -139,9 +152,11 @@ class InteractiveSession:
             if text in EXIT_COMMANDS:
                 break
             if text == "/help":
-                self.screen.print(HELP_TEXT)
+                self.screen.print(HELP_TEXT.format(commands="\n".join(self.commands.help_lines())))
                 continue
             append_history(self.app.project_root, text)
+            if await self.commands.dispatch(self, text):
+                continue
             await self.turn(text)
         if self.app.transcript_path is not None:
             self.screen.print(self.screen.style(f"Transcript: {self.app.transcript_path}", "dim"))
@@ -273,6 +288,41 @@ class InteractiveSession:
             threading.Thread(target=read, name="catui-stdin", daemon=True).start()
             self._plain_read = future
         return await asyncio.shield(self._plain_read)
+
+    # -- what slash commands use (catui.cli.slash_commands.CommandHost) ----------------------------
+
+    def say(self, text: str, style: str | None = None) -> None:
+        """Print a permanent line."""
+        self.screen.print(self.screen.style(text, style) if style else text)
+
+    async def ask(self, prompt: str) -> str | None:
+        """One answer typed at the prompt; None after Ctrl-C or at end of input."""
+        if self.editor is None:
+            self.screen.write_raw(prompt)
+            return await self.read_plain_line()
+        try:
+            return await self.editor.read_line(prompt)
+        except KeyboardInterrupt:
+            return None
+
+    async def switch_session(self, resume: str | None, reason: str) -> bool:
+        """Close this session and start another: a new one (``/clear``) or the saved ``resume`` (``/resume``)."""
+        options = dataclasses.replace(self.app.options, resume=resume, continue_conversation=False,
+                                      fork_session=False, session_id=None, can_use_tool=None)
+        try:
+            new_app = build_app(options)
+            await start_app(new_app)
+        except CatuiError as exc:
+            self.say(f"Could not start the {'resumed' if resume else 'new'} session: {exc}", "red")
+            return False
+        old, self.app = self.app, new_app
+        self._wire(new_app)
+        self.sent_first_message = False
+        self.context_tokens = None
+        await old.aclose(reason)
+        for warning in new_app.services.startup_warnings:
+            self.say(f"warning: {warning}", "dim")
+        return True
 
     async def _read_answer(self, prompt: str) -> str | None:
         if self.editor is None:
@@ -426,35 +476,3 @@ class InteractiveSession:
             self._plain_read.set_result(None)
         if self.keys is not None and self.keys.handler is not None:
             self.keys.handler(key("ctrl-d"))
-
-
-INTERRUPTED_TOOL_RESULT = "Interrupted by the user before this call finished; its outcome is unknown."
-
-
-def close_interrupted_tool_calls(session: Any) -> None:
-    """Give every tool_use an interrupt left without a result one, so the conversation stays valid.
-
-    The Messages API refuses a conversation in which an assistant's tool_use is
-    not answered by a tool_result in the next message; an interrupt in the
-    middle of a tool round leaves exactly that. Appended like any message (and
-    to the transcript), it tells the model what happened on the next turn.
-    """
-    messages = session.messages
-    if not messages or messages[-1].get("role") != "assistant":
-        return
-    content = messages[-1].get("content")
-    if not isinstance(content, list):
-        return
-    pending = [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use" and "id" in b]
-    if not pending:
-        return
-    results = [
-        {"type": "tool_result", "tool_use_id": tool_use_id, "content": INTERRUPTED_TOOL_RESULT, "is_error": True}
-        for tool_use_id in pending
-    ]
-    message = {"role": "user", "content": results}
-    messages.append(message)
-    transcript = getattr(session.config, "transcript", None)
-    if transcript is not None:
-        with contextlib.suppress(OSError):
-            transcript.append(message)

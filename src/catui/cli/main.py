@@ -81,7 +81,27 @@ class RootCommand(click.Command):
 @click.option("--session-id", help="Use this UUID as the new session's id.")
 @click.option("--fork-session", is_flag=True, help="With --resume/--continue: continue under a new session id.")
 @click.option("--verbose", is_flag=True, help="Show tracebacks and debug detail.")
-@click.version_option(package_name="catui", prog_name="catui")
+@click.option("--input-format", type=click.Choice(["text", "stream-json"]), default="text", show_default=True,
+              help="stream-json: read prompts and control requests as JSON lines on stdin (claude-agent-sdk).")
+@click.option("--system-prompt", help="Replace catui's system prompt (an empty string: none).")
+@click.option("--system-prompt-file", help="Replace catui's system prompt with this file's text.")
+@click.option("--tools", help="The built-in tools to offer, comma-separated (\"default\": all, \"\": none).")
+@click.option("--setting-sources", help="Settings files to read: a comma-separated list of user, project, local.")
+@click.option("--mcp-config", "mcp_configs", multiple=True, help='MCP servers: a JSON string or file {"mcpServers": …}.')
+@click.option("--strict-mcp-config", is_flag=True, help="Use only the --mcp-config servers.")
+@click.option("--permission-prompt-tool", help="stdio: ask the driving program (control protocol) for approvals.")
+@click.option("--thinking", help="Extended thinking: adaptive or disabled.")
+@click.option("--include-hook-events", is_flag=True, help="stream-json: catui's hook notices are always included (no hook_started events).")
+@click.option("--max-budget-usd", hidden=True)
+@click.option("--task-budget", hidden=True)
+@click.option("--betas", hidden=True)
+@click.option("--json-schema", hidden=True)
+@click.option("--resume-session-at", hidden=True)
+@click.option("--resume-drops-turn", hidden=True)
+@click.option("--session-mirror", is_flag=True, hidden=True)
+@click.option("--thinking-display", hidden=True)
+@click.version_option(None, "-v", "--version", package_name="catui", prog_name="catui",
+                      message="%(version)s (catui)")
 def root(**options: Any) -> None:
     """catui: a coding agent with Claude Code's sub-agent system.
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import signal
 import sys
@@ -17,9 +16,21 @@ import click
 
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
+from catui.cli.run_support import deliver_idle_events, settle_startup_objects
+from catui.cli.sdk_flags import (
+    builtin_tool_names,
+    mcp_config_servers,
+    partial_flag_notes,
+    refuse_unsupported,
+    setting_sources,
+    system_prompt,
+    thinking,
+    tools_left_out,
+)
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
+from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
 
@@ -28,14 +39,25 @@ EXIT_ERROR = 1
 
 def run_root(options: dict[str, Any]) -> None:
     """The root command's body: pick print or interactive mode and turn errors into one line."""
-    verbose = bool(options.get("verbose"))
+    # With stream-json output --verbose is Claude Code's required flag (claude-agent-sdk always passes it), not a
+    # request for tracebacks: errors stay one line there.
+    verbose = bool(options.get("verbose")) and options.get("output_format") != "stream-json"
     prompt = options.get("prompt")
     print_mode = bool(options.get("print_mode"))
-    if print_mode and not prompt and not sys.stdin.isatty():
+    if options.get("input_format") == "stream-json":
+        if options.get("output_format") != "stream-json":
+            raise click.UsageError("--input-format stream-json needs --output-format stream-json")
+        if prompt:
+            raise click.UsageError("with --input-format stream-json the prompts come on stdin as JSON lines, "
+                                   "not as an argument")
+    elif print_mode and not prompt and not sys.stdin.isatty():
         prompt = sys.stdin.read()
+    streaming = options.get("input_format") == "stream-json"
     try:
-        run_options = options_from_cli(options, interactive=not print_mode)
-        if print_mode:
+        run_options = options_from_cli(options, interactive=not (print_mode or streaming))
+        if streaming:
+            code = asyncio.run(stream_input_main(run_options, options))
+        elif print_mode:
             if not prompt or not prompt.strip():
                 raise click.UsageError('print mode needs a prompt: catui -p "your task" (or pipe it on stdin)')
             code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"]))
@@ -80,17 +102,24 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         resume = pick_session(cwd)
     if options.get("fork_session") and resume is None and not options.get("continue_conversation"):
         raise click.UsageError("--fork-session needs --resume ID or --continue: it forks an existing session")
+    refuse_unsupported(options)
     if options.get("session_id"):
         check_new_session_id(options["session_id"], cwd.resolve(), resuming=bool(
             (resume or options.get("continue_conversation")) and not options.get("fork_session")))
+    sources = setting_sources(options.get("setting_sources"))
+    builtin_names = builtin_tool_names(interactive=interactive)  # what --tools names the base tool set from
     return RunOptions(
         cwd=cwd,
+        system_prompt=system_prompt(options),
+        setting_sources=sources if sources is not None else ("user", "project", "local"),
+        mcp_servers=mcp_config_servers(options.get("mcp_configs") or ()),
+        strict_mcp_config=bool(options.get("strict_mcp_config")),
         model=options.get("model"),
         fallback_model=options.get("fallback_model"),
         max_turns=options.get("max_turns"),
         permission_mode=options.get("permission_mode"),
         allowed_tools=list(options.get("allowed_tools") or ()),
-        disallowed_tools=list(options.get("disallowed_tools") or ()),
+        disallowed_tools=[*(options.get("disallowed_tools") or ()), *tools_left_out(options.get("tools"), builtin_names)],
         add_dirs=list(options.get("add_dirs") or ()),
         append_system_prompt=options.get("append_system_prompt"),
         settings_arg=options.get("settings_arg"),
@@ -103,22 +132,10 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         fork_session=bool(options.get("fork_session")),
         session_id=options.get("session_id"),
         effort=parse_effort(options.get("effort"), "--effort"),
-        thinking=thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
+        thinking=thinking(options.get("thinking"))
+        or thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
         agent=options.get("agent") or None,
     )
-
-
-def settle_startup_objects() -> None:
-    """Tune the garbage collector for the rest of a CLI run, once the app is built.
-
-    What exists by now (modules, settings, agent definitions, tools, the app) lives until the process ends;
-    freezing it spares every later collection from walking it again, and a higher young-generation
-    threshold lets short-lived objects (stream events, parsed JSON) die by reference counting first.
-    A turn that starts 100 sub-agents went from ~75 collections (~22 ms of CPU) to ~5 (~4 ms).
-    Only the CLI does this: a program using the SDK keeps its own collector settings.
-    """
-    gc.freeze()
-    gc.set_threshold(10_000, 20, 20)
 
 
 async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> int:
@@ -146,7 +163,9 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
         writer.init()
     final: ResultEvent | None = None
     try:
-        async for event in conversation_events(app, prompt):
+        instructions = compact_instructions(prompt)
+        events = conversation_events(app, prompt) if instructions is None else compact_events(app, instructions)
+        async for event in events:
             if writer:
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
@@ -166,6 +185,21 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     return EXIT_ERROR if final.is_error else 0
 
 
+async def stream_input_main(run_options: RunOptions, options: dict[str, Any]) -> int:
+    """``--input-format stream-json``: serve a driven conversation (catui.cli.stream_session)."""
+    # lazy: the control protocol's modules are needed only when a program drives catui
+    from catui.cli.stream_session import StreamSession
+
+    def warn(line: str) -> None:
+        click.echo(f"catui: {line}", err=True)
+
+    for note in partial_flag_notes(options):
+        warn(f"warning: {note}")
+    session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
+                            out=sys.stdout, warn=warn)
+    return await session.run()
+
+
 async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
@@ -174,7 +208,7 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
     """
     content: Any = first_prompt_content(app, prompt)
     idle: asyncio.Queue[Event] = asyncio.Queue()
-    restore = _deliver_idle_events(app.session, idle)
+    restore = deliver_idle_events(app.session, idle)
     try:
         while True:
             result: ResultEvent | None = None
@@ -210,31 +244,6 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
             content = notification
     finally:
         restore()
-
-
-def _deliver_idle_events(session: Any, idle: asyncio.Queue[Event]) -> Any:
-    """Route events emitted while no parent turn runs (the session drops them) into ``idle``; returns an undo."""
-    had_own = "emit" in vars(session)
-    previous = session.emit
-
-    def emit(event: Event) -> None:
-        if session.is_running():  # a parent turn is running: its own stream
-            previous(event)
-        else:
-            idle.put_nowait(event)
-
-    session.emit = emit
-    session.ctx.emit = emit
-
-    def restore() -> None:
-        if had_own:
-            session.emit = previous
-        else:
-            with contextlib.suppress(AttributeError):
-                del session.emit
-        session.ctx.emit = session.emit
-
-    return restore
 
 
 async def _unless_aborted(waiting: Any, abort: asyncio.Event) -> Any:

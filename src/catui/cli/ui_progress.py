@@ -242,6 +242,12 @@ class TurnView:
         if event.subtype == "stream_retry":
             self._stream_retry(event)
             return
+        if event.subtype == "compact_boundary" and event.agent_id is None:
+            meta = event.data.get("compact_metadata") or {}
+            self.screen.print(self.screen.style(
+                f"{BULLET} Conversation compacted ({meta.get('trigger', 'auto')}; it was "
+                f"{format_tokens(int(meta.get('pre_tokens') or 0))} tokens): going on from a summary", "dim"))
+            return
         # a foreground agent's end shows under its Agent call; only background agents are announced here
         running_here = event.data.get("tool_use_id") in self.agents
         if event.subtype == "task_notification" and event.parent_tool_use_id is None and not running_here:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,8 @@ RUN_EVENTS: frozenset[str] = frozenset(
         "SubagentStop",
         "SessionStart",
         "SessionEnd",
+        "PreCompact",
+        "PostCompact",
     }
 )
 # Events Claude Code knows that catui either runs elsewhere (WorktreeCreate/Remove in catui.worktree)
@@ -54,8 +56,6 @@ OTHER_KNOWN_EVENTS: frozenset[str] = frozenset(
         "Notification",
         "PermissionRequest",
         "PermissionDenied",
-        "PreCompact",
-        "PostCompact",
         "Setup",
         "TeammateIdle",
         "TaskCreated",
@@ -80,6 +80,8 @@ MATCHER_SUBJECT: dict[str, str] = {
     "SubagentStop": "agent_type",
     "SessionStart": "source",
     "SessionEnd": "reason",
+    "PreCompact": "trigger",
+    "PostCompact": "trigger",
 }
 
 # A matcher made only of these characters is a name or a `|`-separated list of names, compared exactly;
@@ -97,12 +99,42 @@ class CommandHook:
     run_async: bool = False
 
 
+HookCallbackFunction = Callable[[dict[str, Any], str | None, dict[str, Any]], Awaitable[Any]]
+"""``async def hook(input_data, tool_use_id, context) -> dict`` (claude-agent-sdk's HookCallback)."""
+
+
+@dataclass(frozen=True)
+class CallbackHook:
+    """A Python coroutine function run for an event instead of a shell command.
+
+    It gets the event's input (the JSON a command hook reads on stdin), the
+    tool call's id for tool events, and a context dict; it returns the JSON
+    answer a command hook would print (``{}`` for no opinion). Used by the
+    SDK's ``hooks=`` option and by the CLI's control protocol, where the
+    function forwards the call to the program driving catui.
+    """
+
+    callback: HookCallbackFunction
+    timeout: float = DEFAULT_TIMEOUT_S
+    where: str = ""
+    name: str = ""
+    run_async: bool = False  # never: a callback's answer is always read
+
+    @property
+    def command(self) -> str:
+        """How messages name the hook (a command hook shows its command)."""
+        return self.name or getattr(self.callback, "__qualname__", "callback")
+
+
+Hook = CommandHook | CallbackHook
+
+
 @dataclass(frozen=True)
 class HookMatcher:
     """A matcher group: the hooks that run when ``matcher`` accepts the event's subject."""
 
     matcher: str | None
-    hooks: tuple[CommandHook, ...]
+    hooks: tuple[Hook, ...]
     pattern: re.Pattern[str] | None = None
 
     def matches(self, subject: str | None) -> bool:
@@ -132,20 +164,22 @@ class HooksConfig:
         """Whether any hook is configured for ``event`` (lets callers skip building a payload)."""
         return any(group.hooks for group in self.events.get(event, ()))
 
-    def hooks_for(self, event: str, subject: str | None = None, *, also: Sequence[str] = ()) -> list[CommandHook]:
+    def hooks_for(self, event: str, subject: str | None = None, *, also: Sequence[str] = ()) -> list[Hook]:
         """The hooks to run for ``event``, in configuration order, each distinct command once.
 
         ``also`` are other names of the subject (a tool's legacy names: ``Task`` for ``Agent``).
         """
         uses_matcher = event in MATCHER_SUBJECT
-        seen: set[str] = set()
-        found: list[CommandHook] = []
+        seen: set[object] = set()
+        found: list[Hook] = []
         for group in self.events.get(event, ()):
             if uses_matcher and not (group.matches(subject) or any(group.matches(name) for name in also)):
                 continue
             for hook in group.hooks:
-                if hook.command not in seen:  # the same command configured twice runs once
-                    seen.add(hook.command)
+                # the same command configured twice runs once; a callback is one hook per registration
+                key: object = hook.command if isinstance(hook, CommandHook) else id(hook)
+                if key not in seen:
+                    seen.add(key)
                     found.append(hook)
         return found
 
@@ -220,6 +254,16 @@ def hooks_from_agent(definition: Any) -> HooksConfig:
                        rename={"Stop": "SubagentStop"})
 
 
+def matcher_pattern(matcher: str | None) -> re.Pattern[str] | None:
+    """The regular expression of a matcher, or None for a plain name list (``Bash|Write``), ``*`` or none.
+
+    Raises ``re.error`` for a pattern that does not compile.
+    """
+    if matcher and matcher != "*" and not _PLAIN_MATCHER.fullmatch(matcher):
+        return re.compile(matcher)
+    return None
+
+
 def _parse_groups(groups: Any, event: str, source: str, warnings: list[str]) -> list[HookMatcher]:
     example = '[{"matcher": "...", "hooks": [{"type": "command", "command": "..."}]}]'
     if not isinstance(groups, list):
@@ -236,14 +280,12 @@ def _parse_groups(groups: Any, event: str, source: str, warnings: list[str]) -> 
             warnings.append(f"{source}: '{where}.matcher' must be a string (a tool name or pattern); "
                             "the group is ignored")
             continue
-        pattern: re.Pattern[str] | None = None
-        if matcher and matcher != "*" and not _PLAIN_MATCHER.fullmatch(matcher):
-            try:
-                pattern = re.compile(matcher)
-            except re.error as exc:
-                warnings.append(f"{source}: '{where}.matcher' {matcher!r} is not a valid regular expression "
-                                f"({exc}); the group is ignored")
-                continue
+        try:
+            pattern = matcher_pattern(matcher)
+        except re.error as exc:
+            warnings.append(f"{source}: '{where}.matcher' {matcher!r} is not a valid regular expression "
+                            f"({exc}); the group is ignored")
+            continue
         entries = group.get("hooks")
         if not isinstance(entries, list):
             warnings.append(f"{source}: '{where}' needs a 'hooks' list of commands, like "

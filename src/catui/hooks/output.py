@@ -71,7 +71,7 @@ def interpret(execution: HookExecution, event: str) -> HookResponse:
         reason = execution.stderr.strip() or f"{label} exited with status 2 without a message"
         if event == "PreToolUse":
             response.permission_decision, response.reason = "deny", reason
-        elif event in ("PostToolUse", "Stop", "SubagentStop", "UserPromptSubmit"):
+        elif event in ("PostToolUse", "Stop", "SubagentStop", "UserPromptSubmit", "PreCompact"):
             response.block, response.reason = True, reason
         else:
             response.error = f"{label} exited with status 2: {_tail(execution.stderr)}"
@@ -86,11 +86,12 @@ def interpret(execution: HookExecution, event: str) -> HookResponse:
         if stdout and event in _STDOUT_IS_CONTEXT:
             response.additional_context = stdout
         return response
-    _read_json(data, response, label)
+    read_json_answer(data, response, label)
     return response
 
 
-def _read_json(data: dict[str, Any], response: HookResponse, label: str) -> None:
+def read_json_answer(data: dict[str, Any], response: HookResponse, label: str) -> None:
+    """Fill ``response`` from a hook's JSON answer (a command's stdout, or what a callback hook returned)."""
     event = response.event
     if data.get("continue") is False:
         response.halt = True

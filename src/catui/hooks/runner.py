@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catui.hooks.config import HooksConfig
+from catui.hooks.callback import run_callback_hook
+from catui.hooks.config import CallbackHook, CommandHook, HooksConfig
 from catui.hooks.execute import hook_environment, run_command_hook
 from catui.hooks.output import Decision, HookResponse, interpret
 from catui.messages import Block, Message, blocks_of
@@ -200,17 +201,22 @@ class HookRunner:
             return no_outcome()
         payload = self._payload(event, ctx, fields)
         cwd = self._cwd(ctx)
-        waited = []
+        waited: list[Awaitable[HookResponse]] = []
         for hook in hooks:
-            if hook.run_async:  # fire and forget: its answer is never read
+            if isinstance(hook, CallbackHook):
+                waited.append(run_callback_hook(hook, payload, event))
+            elif hook.run_async:  # fire and forget: its answer is never read
                 task = asyncio.ensure_future(run_command_hook(hook, payload, cwd=cwd, env=self.env))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
             else:
-                waited.append(hook)
-        work = asyncio.gather(*(run_command_hook(h, payload, cwd=cwd, env=self.env) for h in waited))
-        executions = await _unless_aborted(work, getattr(ctx, "abort", None))
-        return combine(event, [interpret(e, event) for e in executions])
+                waited.append(self._command_response(hook, payload, cwd, event))
+        responses = await _unless_aborted(asyncio.gather(*waited), getattr(ctx, "abort", None))
+        return combine(event, responses)
+
+    async def _command_response(self, hook: CommandHook, payload: Mapping[str, Any], cwd: Path,
+                                event: str) -> HookResponse:
+        return interpret(await run_command_hook(hook, payload, cwd=cwd, env=self.env), event)
 
     # -- one method per event -------------------------------------------------------------------
 

@@ -27,14 +27,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from catui.config.settings import json_type_name
 
-Transport = Literal["stdio", "http", "sse"]
+Transport = Literal["stdio", "http", "sse", "sdk"]
+SdkTransport = Callable[[str], AbstractAsyncContextManager[tuple[Any, Any]]]
+"""Opens the (read, write) stream pair of an ``sdk`` server by name, for ``mcp.ClientSession``."""
 Scope = Literal["user", "project", "local", "dynamic", "agent"]
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -109,8 +112,12 @@ def parse_server_config(
     variables = os.environ if env is None else env
     missing: list[str] = []
     kind = raw.get("type", "stdio" if "command" in raw or "url" not in raw else "http")
+    if kind == "sdk":
+        # An in-process server of the program driving catui (claude-agent-sdk): reached over its control
+        # protocol, so only a run that speaks it (--input-format stream-json) can connect one.
+        return McpServerConfig(name=name, transport="sdk", scope=scope, origin=origin), []
     if kind not in ("stdio", "http", "sse"):
-        if kind in ("ws", "ws-ide", "sse-ide", "sdk", "claudeai-proxy"):
+        if kind in ("ws", "ws-ide", "sse-ide", "claudeai-proxy"):
             raise McpConfigError(f"{where}: transport type '{kind}' is not supported by catui; use stdio, http or sse")
         raise McpConfigError(f"{where}: unknown type {kind!r}; use \"stdio\", \"http\" or \"sse\"")
     if kind == "stdio":

@@ -22,7 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from catui.mcp.config import McpServerConfig
+from catui.mcp.config import McpServerConfig, SdkTransport
 
 Status = Literal["pending", "connected", "failed"]
 STDERR_TAIL_CHARS = 2000
@@ -36,9 +36,11 @@ class McpConnection:
     """The state and session of one server: ``status`` is pending, connected or failed (``error`` says why)."""
 
     def __init__(
-        self, config: McpServerConfig, *, cwd: Path, env: Mapping[str, str] | None, connect_timeout_s: float
+        self, config: McpServerConfig, *, cwd: Path, env: Mapping[str, str] | None, connect_timeout_s: float,
+        sdk_transport: SdkTransport | None = None,
     ) -> None:
         self.config = config
+        self._sdk_transport = sdk_transport
         self.name = config.name
         self.status: Status = "pending"
         self.error: str | None = None
@@ -131,6 +133,13 @@ class McpConnection:
 
     def _transport(self) -> Any:
         config = self.config
+        if config.transport == "sdk":
+            if self._sdk_transport is None:
+                raise McpCallError(
+                    "it is an in-process server (type \"sdk\") of a program driving catui; it can only be "
+                    "reached when that program runs catui with --input-format stream-json"
+                )
+            return self._sdk_transport(config.name)
         if config.transport == "stdio":
             from mcp import StdioServerParameters, stdio_client  # lazy: the optional, slow SDK (see _run)
 

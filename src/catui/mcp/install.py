@@ -19,7 +19,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catui.mcp.config import McpConfigError, McpConfigResult, collect_server_configs, parse_server_config
+from catui.mcp.config import (
+    McpConfigError,
+    McpConfigResult,
+    SdkTransport,
+    collect_server_configs,
+    parse_server_config,
+)
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
@@ -36,11 +42,19 @@ def main_wait_seconds(env: Mapping[str, str]) -> float:
         return DEFAULT_MAIN_WAIT_S
 
 
-def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> McpManager | None:
+def install_mcp(
+    app: Any,
+    *,
+    extra_servers: Mapping[str, Any] | None = None,
+    strict: bool = False,
+    sdk_transport: SdkTransport | None = None,
+) -> McpManager | None:
     """Set up MCP for ``app`` (a :class:`catui.app.AgentApp`); returns the manager, or None without servers.
 
     ``extra_servers`` are more ``{name: config}`` entries (``--mcp-config``, SDK
-    options); they win over the files. Configuration problems are appended to
+    options); they win over the files, and with ``strict`` (``--strict-mcp-config``)
+    they are the only ones. ``sdk_transport`` reaches servers of type ``sdk``
+    (the control protocol's). Configuration problems are appended to
     ``app.settings.warnings``, where the CLI reports them.
     """
     existing = app.services.mcp
@@ -49,7 +63,7 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     env: dict[str, str] = dict(app.services.env or os.environ)
     options = getattr(app, "options", None)
     cwd = Path(getattr(options, "cwd", None) or app.project_root).resolve()
-    found = collect_server_configs(
+    found = McpConfigResult() if strict else collect_server_configs(
         app.settings,
         cwd,
         project_root=Path(app.project_root),
@@ -66,7 +80,7 @@ def install_mcp(app: Any, *, extra_servers: Mapping[str, Any] | None = None) -> 
     from catui.mcp.manager import McpManager
     from catui.mcp.resources import resource_tools
 
-    manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings)
+    manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings, sdk_transport=sdk_transport)
     manager.ready_timeout_s = main_wait_seconds(env)
     session = app.session
     app.services.mcp = manager

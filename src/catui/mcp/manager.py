@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from catui.mcp.config import McpServerConfig
+from catui.mcp.config import McpServerConfig, SdkTransport
 from catui.mcp.connection import McpConnection
 from catui.mcp.tools import MAX_TOOL_NAME_CHARS, McpTool, make_mcp_tool
 
@@ -57,8 +57,10 @@ class McpManager:
         env: Mapping[str, str] | None = None,
         connect_timeout_s: float | None = None,
         warnings: Iterable[str] = (),
+        sdk_transport: SdkTransport | None = None,
     ) -> None:
         self.cwd = Path(cwd)
+        self.sdk_transport = sdk_transport
         self.env = dict(env) if env is not None else None
         self.connect_timeout_s = connect_timeout_s or connect_timeout_from_env(env)
         self.warnings: list[str] = list(warnings)
@@ -78,7 +80,8 @@ class McpManager:
         """Servers turned off for this session (``toggle_mcp_server``): disconnected, no tools."""
 
     def _new_connection(self, config: McpServerConfig) -> McpConnection:
-        return McpConnection(config, cwd=self.cwd, env=self.env, connect_timeout_s=self.connect_timeout_s)
+        return McpConnection(config, cwd=self.cwd, env=self.env, connect_timeout_s=self.connect_timeout_s,
+                             sdk_transport=self.sdk_transport)
 
     # -- lifecycle ------------------------------------------------------------------------------
 

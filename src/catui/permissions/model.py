@@ -85,8 +85,8 @@ class PermissionDecision:
     behavior: Behavior
     reason: str = ""
     rule: PermissionRule | None = None
-    updated_input: Mapping[str, Any] | None = None
-    """An approver's rewrite of the call's input (the SDK's ``PermissionResultAllow(updated_input=...)``)."""
+    updated_input: dict[str, Any] | None = None
+    """An approver's rewrite of the call's input (can_use_tool's ``updated_input``); the tool runs with it."""
 
 
 class PermissionState(Protocol):

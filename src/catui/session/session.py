@@ -35,6 +35,8 @@ from catui.models.accumulate import MessageAccumulator
 from catui.models.base import STREAM_RETRY, ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
 from catui.permissions.rules import denies_tool_outright
+from catui.session.compaction import CompactionOutcome, compact_session, fit_context, is_prompt_too_long
+from catui.session.context_window import ContextPolicy
 from catui.session.events import (
     AssistantMessageEvent,
     ErrorEvent,
@@ -49,9 +51,10 @@ from catui.session.events import (
     UsageEvent,
     UserMessageEvent,
 )
+from catui.session.failures import format_validation_error, is_overloaded, stream_retry_data
 from catui.session.tool_window import run_windowed
 from catui.session.transcript import TranscriptWriter
-from catui.session.usage import UsageTracker, add_usage, empty_usage
+from catui.session.usage import UsageTracker, add_usage, empty_usage, total_tokens
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolContext, ToolResult
 from catui.tools.plan_file import plan_file_for_session, plan_mode_reminder
 
@@ -98,6 +101,8 @@ class SessionConfig:
     """Messages the session starts from (a resumed or forked session's old conversation)."""
     max_tool_use_concurrency: int = DEFAULT_TOOL_USE_CONCURRENCY
     """How many concurrency-safe calls of one message run at once (a sliding window; catui.config.concurrency)."""
+    context_policy: ContextPolicy | None = None
+    """Window sizes and auto-compaction (catui.session.compaction); None never compacts."""
 
 
 @dataclass
@@ -118,6 +123,8 @@ class Session:
         self.permission_denials: list[dict[str, Any]] = []
         self.totals = TurnTotals()
         self.last_stop_reason: str | None = None
+        self.context_mark: tuple[int, int] | None = None
+        """(messages counted, tokens): the context size the last response's usage measured."""
         self._queue: asyncio.Queue[Any] | None = None
         self._tools_by_name: dict[str, Tool] = {}
         self._hook_halt: str | None = None
@@ -156,6 +163,16 @@ class Session:
 
     def set_model(self, model: str) -> None:
         self.config.model = model
+
+    def replace_messages(self, messages: list[Message]) -> None:
+        """Continue from these messages instead (a compaction); the transcript is the caller's to write."""
+        self.messages[:] = messages
+        self.context_mark = None
+
+    async def compact(self, instructions: str | None = None) -> CompactionOutcome:
+        """``/compact``: summarise the conversation now (between runs); raises CompactionError if it cannot."""
+        policy = self.config.context_policy or ContextPolicy()
+        return await compact_session(self, policy, trigger="manual", instructions=instructions)
 
     def is_running(self) -> bool:
         """Whether a :meth:`run` is under way (events emitted now reach its consumer)."""
@@ -249,6 +266,8 @@ class Session:
                     await self.config.before_turn(self)
                     if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
                         raise asyncio.CancelledError
+                if self.config.context_policy is not None:
+                    await fit_context(self, self.config.context_policy)
                 in_tools = False
                 assistant = await self._model_turn()
                 turns_this_run += 1
@@ -311,7 +330,18 @@ class Session:
         )
 
     async def _model_turn(self) -> Message:
-        """One model turn; an overloaded model hands the turn to the fallback model, once, if one is set."""
+        """One model turn; a request refused as too long is compacted and sent again, once."""
+        try:
+            return await self._turn_with_fallback()
+        except ProviderError as exc:
+            policy = self.config.context_policy
+            if policy is None or not is_prompt_too_long(exc) or len(self.messages) < 2 or self.ctx.abort.is_set():
+                raise
+            await compact_session(self, policy, trigger="auto", keep_recent=False)
+            return await self._turn_with_fallback()
+
+    async def _turn_with_fallback(self) -> Message:
+        """An overloaded model hands the turn to the fallback model, once, if one is set."""
         try:
             return await self._stream_turn()
         except ProviderError as exc:
@@ -382,6 +412,7 @@ class Session:
         self.emit(UsageEvent(model=model, usage=usage, **fields))
         assistant: Message = {"role": "assistant", "content": [b for b in final.get("content", []) if b]}
         line_uuid = self._append(assistant)
+        self.context_mark = (len(self.messages), total_tokens(usage))
         self.emit(AssistantMessageEvent(message=assistant, model=model, uuid=line_uuid,
                                         message_id=str(final.get("id") or ""), stop_reason=final.get("stop_reason"),
                                         usage=dict(usage), **fields))
@@ -490,10 +521,10 @@ class Session:
                 decision = await self.config.can_use_tool(tool, raw_input, request, self.ctx)
                 if decision.behavior == "allow" and decision.updated_input is not None:
                     try:  # the approver's rewritten input must still fit the tool
-                        args = tool.input_model.model_validate(dict(decision.updated_input))
+                        args = tool.input_model.model_validate(decision.updated_input)
                     except ValidationError as exc:
                         return ToolResult(format_validation_error(tool.name, exc), is_error=True)
-                    raw_input = dict(decision.updated_input)
+                    raw_input = decision.updated_input
             else:
                 decision = PermissionDecision(
                     "deny",
@@ -553,40 +584,3 @@ class Session:
         line_uuid = self._append(message)
         self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self._event_fields()))
         return True
-
-
-def stream_retry_data(event: dict[str, Any], partial: Message) -> dict[str, Any]:
-    """The ``stream_retry`` system event's fields: the provider's retry notice and the text it withdraws."""
-    withdrawn = "".join(
-        str(block.get("text", "")) for block in partial.get("content") or [] if block.get("type") == "text"
-    )
-    return {
-        "attempt": event.get("attempt"),
-        "max_retries": event.get("max_retries"),
-        "retry_delay_ms": event.get("retry_delay_ms"),
-        "error": event.get("error", ""),
-        "withdrawn_text": withdrawn,
-    }
-
-
-def is_overloaded(exc: ProviderError) -> bool:
-    """Whether a provider error means the model is overloaded (HTTP 529 or an overloaded_error)."""
-    return exc.status == 529 or "overloaded" in str(exc).lower()
-
-
-def format_validation_error(tool_name: str, exc: ValidationError) -> str:
-    """The tool_result text for arguments that do not fit the tool's schema."""
-    lines = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err.get("loc", ())) or "input"
-        kind = err.get("type", "")
-        if kind == "missing":
-            lines.append(f"The required parameter `{where}` is missing")
-        elif kind == "extra_forbidden":
-            lines.append(f"An unexpected parameter `{where}` was provided")
-        else:
-            lines.append(f"The parameter `{where}` is invalid: {err.get('msg', '')}")
-    return (
-        f"<tool_use_error>InputValidationError: {tool_name} failed due to the following "
-        f"issue{'s' if len(lines) > 1 else ''}:\n" + "\n".join(lines) + "</tool_use_error>"
-    )

@@ -16,6 +16,7 @@ from typing import Any
 
 from catui.messages import Message
 from catui.paths import catui_home, project_slug
+from catui.session.transcript import is_compact_boundary
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 """What a session id may look like (it names a file): catui's UUIDs, or an SDK caller's own id."""
@@ -58,6 +59,9 @@ def read_records(path: Path) -> TranscriptRead:
 def conversation(records: list[dict[str, Any]]) -> list[Message]:
     """The messages a resumed session starts from: main-chain user/assistant lines, in order.
 
+    After a compaction only the lines from its last boundary on count (the
+    summary, then the messages kept and everything later).
+
     A trailing assistant message whose tool calls never got results (the
     process died while the tools ran) is dropped: the API refuses a tool_use
     without its tool_result, and the next prompt follows the last whole turn.
@@ -65,6 +69,9 @@ def conversation(records: list[dict[str, Any]]) -> list[Message]:
     messages: list[Message] = []
     for record in records:
         message = record.get("message")
+        if is_compact_boundary(record) and not record.get("isSidechain"):
+            messages.clear()  # compacted: the summary and the messages kept follow the boundary
+            continue
         if record.get("isSidechain") or record.get("type") not in ("user", "assistant"):
             continue
         if isinstance(message, dict) and message.get("role") in ("user", "assistant"):

@@ -40,17 +40,24 @@ class TranscriptWriter:
 
     def append(self, message: Message, *, extra: dict[str, Any] | None = None) -> str:
         """Append a message; returns the uuid given to its line."""
+        return self._write({"parentUuid": self.last_uuid}, message.get("role", "user"), {"message": message},
+                           extra)
+
+    def append_system(self, subtype: str, content: str, fields: dict[str, Any]) -> str:
+        """Append a non-message ``system`` line (a compaction boundary); it starts a new parentUuid chain."""
+        return self._write({"parentUuid": None, "logicalParentUuid": self.last_uuid}, "system",
+                           {"subtype": subtype, "content": content}, fields)
+
+    def _write(self, chain: dict[str, Any], line_type: str, body: dict[str, Any],
+               extra: dict[str, Any] | None) -> str:
         line_uuid = str(uuid.uuid4())
-        record: dict[str, Any] = {
-            "parentUuid": self.last_uuid,
-            "isSidechain": self.agent_id is not None,
-        }
+        record: dict[str, Any] = {**chain, "isSidechain": self.agent_id is not None}
         if self.agent_id is not None:
             record["agentId"] = self.agent_id
         record.update(
             {
-                "type": message.get("role", "user"),
-                "message": message,
+                "type": line_type,
+                **body,
                 "uuid": line_uuid,
                 "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
                 "cwd": str(self.cwd),
@@ -75,7 +82,7 @@ class TranscriptWriter:
 
 
 def read_transcript(path: Path) -> list[Message]:
-    """The messages of a transcript file, skipping a torn last line."""
+    """The messages of a transcript file from its last compaction on, skipping a torn last line."""
     messages: list[Message] = []
     try:
         text = path.read_text(encoding="utf-8")
@@ -88,7 +95,18 @@ def read_transcript(path: Path) -> list[Message]:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if is_compact_boundary(record):
+            messages.clear()  # what came before lives on in the summary line that follows
+            continue
         message = record.get("message")
         if isinstance(message, dict):
             messages.append(message)
     return messages
+
+
+COMPACT_BOUNDARY = "compact_boundary"
+
+
+def is_compact_boundary(record: dict[str, Any]) -> bool:
+    """Whether a transcript line marks a compaction: the conversation goes on from the lines after it."""
+    return record.get("type") == "system" and record.get("subtype") == COMPACT_BOUNDARY

@@ -8,6 +8,7 @@ from typing import Any
 
 from catui.models.pricing import cost_usd
 from catui.models.resolve import default_max_tokens
+from catui.session.context_window import table_context_window
 
 USAGE_COUNTERS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -99,5 +100,5 @@ class UsageTracker:
 
 
 def context_window(model: str) -> int:
-    """The context window print mode reports for a model (1M for ``[1m]`` variants, else 200k)."""
-    return 1_000_000 if "[1m]" in model.lower() else 200_000
+    """The context window print mode reports for a model (the table of ``catui.session.context_window``)."""
+    return table_context_window(model)

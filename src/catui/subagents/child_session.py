@@ -86,6 +86,7 @@ def build_child_session(
         parent_tool_use_id=plan.request.tool_use_id,
         request_metadata={"query_source": plan.query_source},
         max_tool_use_concurrency=parent.config.max_tool_use_concurrency,  # a child keeps its parent's window
+        context_policy=parent.config.context_policy,  # sub-agents compact by the same table and thresholds
         # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
         hooks=child_hooks(parent_ctx.services.hooks, definition, plan.agent_id, definition.agent_type,
                           cwd=plan.cwd, agent_transcript_path=transcript_path),

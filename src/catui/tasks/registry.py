@@ -113,6 +113,13 @@ class TaskRegistry:
             raise ValueError(f"task {task.id!r} is still running; it cannot be replaced")
         return self._register(task)
 
+    def restore(self, task: Task) -> Task:
+        """Show a finished task of an earlier process (a resumed session's history): not persisted again."""
+        if task.is_live:
+            raise ValueError(f"task {task.id!r} is not finished; only finished tasks are restored as history")
+        self._tasks.setdefault(task.id, task)
+        return self._tasks[task.id]
+
     def _register(self, task: Task) -> Task:
         self._tasks[task.id] = task
         task.on_change = self._on_change

@@ -1,0 +1,65 @@
+"""Changing a running application from outside the conversation: permission mode, model, stopping a task.
+
+What claude-agent-sdk's ``set_permission_mode``, ``set_model`` and
+``stop_task`` do, for any driver: the CLI's control protocol
+(``catui.cli.control_requests``) calls these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catui.app import AgentApp
+from catui.errors import CatuiError, ConfigurationError
+from catui.models.resolve import create_provider, default_max_tokens, resolve_model
+from catui.permissions.context import PERMISSION_MODES
+
+
+def switch_permission_mode(app: AgentApp, mode: Any) -> None:
+    """Use ``mode`` for the main agent's following tool calls. Raises ConfigurationError for an unknown mode."""
+    if mode not in PERMISSION_MODES:
+        raise ConfigurationError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+    ctx = app.session.ctx
+    if mode == "plan" and ctx.permissions.mode != "plan":
+        ctx.plan.mode_before_plan = ctx.permissions.mode  # approving the plan returns to it
+    ctx.permissions = ctx.permissions.with_mode(mode)
+
+
+def switch_model(app: AgentApp, model: Any) -> str:
+    """Move the main agent to ``model`` (alias, id or provider:model; None = the default); returns the model id.
+
+    Sub-agents whose model is ``inherit`` follow. Raises ConfigurationError for an unknown model.
+    """
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise ConfigurationError(f"the model must be a model name string or null, not {model!r}")
+    env = app.services.env
+    merged = getattr(app.settings, "merged", {}) or {}
+    resolved = resolve_model(model, merged, env)
+    provider = create_provider(resolved, merged, env)
+    config = app.session.config
+    config.provider = provider
+    config.max_tokens = default_max_tokens(resolved.model_id)
+    app.session.set_model(resolved.model_id)
+    app.services.resolved_model = resolved
+    app.model_display = resolved.display
+    system = app.services.subagents
+    if system is not None:
+        system.runtime.deps.parent_resolved = resolved
+    return resolved.model_id
+
+
+async def stop_task(app: AgentApp, task_id: Any) -> None:
+    """Stop a background task, or a sub-agent running in the foreground, by id. Raises CatuiError if unknown."""
+    if not isinstance(task_id, str) or not task_id:
+        raise ConfigurationError(f"task_id must be a task id string, not {task_id!r}")
+    try:
+        await app.tasks.stop(task_id)
+        return
+    except KeyError:
+        pass
+    runtime = app.session.ctx.services.subagents
+    if runtime is not None and await runtime.stop_foreground(task_id):
+        return
+    running = runtime.foreground_ids() if runtime is not None else []
+    known = ", ".join([t.id for t in app.tasks.list()] + running) or "none"
+    raise CatuiError(f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})")

@@ -1,0 +1,73 @@
+"""Answering the driver's control requests (``--input-format stream-json``): interrupt, mode, model, status.
+
+``initialize`` is handled by the stream session itself, because its hooks,
+agents and SDK MCP servers shape the application it builds;
+:func:`initialize_response` is what catui answers it with. Every other
+request goes to :class:`ControlRequestHandler`. A request catui cannot carry
+out is answered with an error naming it; the session goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from catui.app import AgentApp
+from catui.app_controls import stop_task, switch_model, switch_permission_mode
+from catui.errors import CatuiError
+
+# Requests of claude-agent-sdk that catui has no counterpart for yet.
+UNSUPPORTED = {
+    "rewind_files": "file checkpoints (rewind_files) are not kept by catui",
+    "mcp_reconnect": "catui cannot reconnect an MCP server during a session yet",
+    "mcp_toggle": "catui cannot turn an MCP server on or off during a session yet",
+    "get_context_usage": "catui does not report a context-usage breakdown yet",
+}
+
+
+def initialize_response(app: AgentApp) -> dict[str, Any]:
+    """What catui answers ``initialize`` with (claude-agent-sdk's ``get_server_info()`` returns it)."""
+    registry = app.registry
+    skills = app.services.skills
+    return {
+        "commands": [{"name": name, "description": "", "argumentHint": ""}
+                     for name in (skills.names() if skills is not None else [])],
+        "agents": [{"name": a.agent_type, "description": a.description, "model": a.model}
+                   for a in getattr(registry, "active", [])],
+        "output_style": "default",
+        "available_output_styles": ["default"],
+        "models": [{"value": app.session.config.model, "displayName": app.model_display, "description": ""}],
+        "pid": os.getpid(),
+    }
+
+
+class ControlRequestHandler:
+    """Carries out one control request on a running application; ``interrupt`` stops the current turn."""
+
+    def __init__(self, app: AgentApp, interrupt: Callable[[], None]) -> None:
+        self.app = app
+        self.interrupt = interrupt
+
+    async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The success ``response`` object for ``request``; raises CatuiError with the reason otherwise."""
+        subtype = request.get("subtype")
+        if subtype == "interrupt":
+            self.interrupt()
+            return {}
+        if subtype == "set_permission_mode":
+            switch_permission_mode(self.app, request.get("mode"))
+            return {}
+        if subtype == "set_model":
+            return {"model": switch_model(self.app, request.get("model"))}
+        if subtype == "stop_task":
+            await stop_task(self.app, request.get("task_id"))
+            return {}
+        if subtype == "mcp_status":
+            mcp = self.app.services.mcp
+            return {"mcpServers": mcp.server_statuses() if mcp is not None else []}
+        if subtype == "initialize":
+            raise CatuiError("catui is already initialized; send initialize once, before the first prompt")
+        if isinstance(subtype, str) and subtype in UNSUPPORTED:
+            raise CatuiError(UNSUPPORTED[subtype])
+        raise CatuiError(f"unknown control request subtype {subtype!r}")

@@ -1,0 +1,141 @@
+"""The flags claude-agent-sdk passes to its CLI, read into catui's run options.
+
+``ClaudeAgentOptions(cli_path="catui")`` starts catui with Claude Code's
+flags. Those catui implements are read here (``--system-prompt-file``,
+``--tools``, ``--mcp-config``, ``--setting-sources``, ``--thinking``); those
+it does not are refused with one line naming the flag and the SDK option
+that sets it, so that a run never silently lacks what was asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
+from catui.errors import ConfigurationError
+from catui.models.reasoning import parse_thinking_config
+from catui.tools.registry import builtin_tools
+
+# flag (the click parameter name) -> (how it is spelled, the claude-agent-sdk option that passes it)
+UNSUPPORTED_FLAGS: dict[str, tuple[str, str]] = {
+    "max_budget_usd": ("--max-budget-usd", "max_budget_usd"),
+    "task_budget": ("--task-budget", "task_budget"),
+    "betas": ("--betas", "betas"),
+    "json_schema": ("--json-schema", "output_format"),
+    "resume_session_at": ("--resume-session-at", "resume_session_at"),
+    "resume_drops_turn": ("--resume-drops-turn", "resume_drops_turn"),
+    "session_mirror": ("--session-mirror", "session_store"),
+    "thinking_display": ("--thinking-display", "thinking's display"),
+}
+
+SETTING_SOURCES = ("user", "project", "local")
+
+
+def refuse_unsupported(options: Mapping[str, Any]) -> None:
+    """Raise ConfigurationError for the first flag given that catui does not implement."""
+    for key, (flag, sdk_option) in UNSUPPORTED_FLAGS.items():
+        value = options.get(key)
+        if value not in (None, False, ()):
+            raise ConfigurationError(
+                f"{flag} is not supported by catui yet; leave it out (with claude-agent-sdk: do not set "
+                f"ClaudeAgentOptions.{sdk_option})"
+            )
+    tool = options.get("permission_prompt_tool")
+    if tool is not None and tool != "stdio":
+        raise ConfigurationError(
+            f"--permission-prompt-tool {tool!r}: catui asks only over the control protocol; use "
+            "--permission-prompt-tool stdio (claude-agent-sdk's can_use_tool does)"
+        )
+
+
+def partial_flag_notes(options: Mapping[str, Any]) -> list[str]:
+    """Warnings for flags catui honours only in part (the run goes on)."""
+    notes = []
+    if options.get("include_hook_events"):
+        notes.append("--include-hook-events: catui reports a hook only when it failed, printed a message or "
+                     "stopped work (system/hook_response); there are no hook_started events")
+    return notes
+
+
+def system_prompt(options: Mapping[str, Any]) -> str | None:
+    """The replacement system prompt of ``--system-prompt`` or ``--system-prompt-file`` (None: catui's own)."""
+    text, file = options.get("system_prompt"), options.get("system_prompt_file")
+    if text is not None and file is not None:
+        raise ConfigurationError("give --system-prompt or --system-prompt-file, not both")
+    if file is None:
+        return str(text) if text is not None else None
+    try:
+        return Path(file).expanduser().read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigurationError(f"--system-prompt-file {file}: cannot read it ({exc.strerror or exc})") from None
+
+
+def setting_sources(value: str | None) -> tuple[str, ...] | None:
+    """``--setting-sources user,project`` as a tuple (an empty value: no settings files); None when not given."""
+    if value is None:
+        return None
+    sources = tuple(s.strip() for s in value.split(",") if s.strip())
+    for source in sources:
+        if source not in SETTING_SOURCES:
+            raise ConfigurationError(
+                f"--setting-sources: unknown source {source!r}; use a comma-separated list of "
+                f"{', '.join(SETTING_SOURCES)}"
+            )
+    return sources
+
+
+def builtin_tool_names(*, interactive: bool) -> list[str]:
+    """The names ``--tools`` (and the SDK's ``tools=[...]``) choose from: the registry's tools and those catui
+    adds as it wires a session."""
+    return sorted({tool.name for tool in builtin_tools(interactive=interactive)}
+                  | set(CLAUDE_CODE_MAIN_TOOL_NAMES) | {"SendMessage"})
+
+
+def tools_left_out(value: str | None, builtin_names: list[str], where: str = "--tools") -> list[str]:
+    """The built-in tools ``--tools`` leaves out (``default``: none; an empty value: all of them)."""
+    if value is None or value.strip() == "default":
+        return []
+    wanted = [name.strip() for name in value.replace(" ", ",").split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in builtin_names]
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: {unknown[0]!r} is not a built-in tool; use names from {', '.join(builtin_names)} "
+            "(or \"default\" for all)"
+        )
+    return [name for name in builtin_names if name not in wanted]
+
+
+def thinking(value: str | None) -> dict[str, Any] | None:
+    """``--thinking adaptive|disabled`` as a thinking config (budgets come with ``--max-thinking-tokens``)."""
+    if value is None:
+        return None
+    if value not in ("adaptive", "disabled"):
+        raise ConfigurationError(f"--thinking {value!r}: use adaptive or disabled (or --max-thinking-tokens N)")
+    return parse_thinking_config({"type": value}, "--thinking")
+
+
+def mcp_config_servers(values: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """The servers of each ``--mcp-config`` (a JSON string or a file with ``{"mcpServers": {...}}``), later wins."""
+    servers: dict[str, Any] = {}
+    for value in values:
+        text = value.strip()
+        where = "--mcp-config"
+        if not text.startswith("{"):
+            where = f"--mcp-config {value}"
+            try:
+                text = Path(value).expanduser().read_text(encoding="utf-8-sig")
+            except OSError as exc:
+                raise ConfigurationError(f"{where}: cannot read it ({exc.strerror or exc}); pass a file or a "
+                                         'JSON string like {"mcpServers": {...}}') from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"{where} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        entries = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            raise ConfigurationError(f'{where} must be an object like {{"mcpServers": {{"name": {{...}}}}}}')
+        servers.update(entries)
+    return servers

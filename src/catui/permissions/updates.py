@@ -1,0 +1,89 @@
+"""Permission updates an approver sends with an approval (claude-agent-sdk's ``PermissionUpdate``, wire form).
+
+Shapes (camelCase, as on the control protocol)::
+
+    {"type": "addRules" | "replaceRules" | "removeRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+     "behavior": "allow" | "deny" | "ask", "destination": "session"}
+    {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+    {"type": "addDirectories" | "removeDirectories", "directories": ["/abs/path"], "destination": "session"}
+
+catui applies them to the running session. Destinations that name a
+settings file (``userSettings``, ``projectSettings``, ``localSettings``) are
+applied to the session too, and reported as not saved: catui does not write
+settings files for an approver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from catui.permissions.context import PERMISSION_MODES, PermissionContext
+from catui.permissions.model import PermissionRule
+from catui.permissions.rules import RuleSyntaxError, parse_rule
+
+BEHAVIORS = ("allow", "deny", "ask")
+SESSION_SOURCE = "session"
+
+
+def apply_permission_updates(context: PermissionContext, updates: Sequence[Any]
+                             ) -> tuple[PermissionContext, list[str]]:
+    """``context`` with ``updates`` applied in order, and one line per update left out or not saved."""
+    notes: list[str] = []
+    for index, update in enumerate(updates):
+        where = f"updatedPermissions[{index}]"
+        if not isinstance(update, Mapping):
+            notes.append(f"{where} is not an object; it is left out")
+            continue
+        try:
+            context = _apply(context, update, where)
+        except ValueError as exc:
+            notes.append(f"{exc}; it is left out")
+            continue
+        destination = update.get("destination", SESSION_SOURCE)
+        if destination != SESSION_SOURCE:
+            notes.append(f"{where} applies to this session only: catui does not save it to {destination}")
+    return context, notes
+
+
+def _apply(context: PermissionContext, update: Mapping[str, Any], where: str) -> PermissionContext:
+    kind = update.get("type")
+    if kind in ("addRules", "replaceRules", "removeRules"):
+        behavior = update.get("behavior")
+        if behavior not in BEHAVIORS:
+            raise ValueError(f"{where}.behavior must be allow, deny or ask, not {behavior!r}")
+        rules = [_rule(entry, behavior, f"{where}.rules[{i}]") for i, entry in enumerate(update.get("rules") or [])]
+        if kind == "addRules":
+            return context.with_rules(*rules)
+        if kind == "removeRules":
+            return replace(context, rules=tuple(r for r in context.rules if r not in rules))
+        kept = tuple(r for r in context.rules if not (r.behavior == behavior and r.source == SESSION_SOURCE))
+        return replace(context, rules=kept + tuple(rules))
+    if kind == "setMode":
+        mode = update.get("mode")
+        if mode not in PERMISSION_MODES:
+            raise ValueError(f"{where}.mode {mode!r} is not a permission mode")
+        return context.with_mode(mode)
+    if kind in ("addDirectories", "removeDirectories"):
+        folders = update.get("directories")
+        if not isinstance(folders, list) or not all(isinstance(d, str) for d in folders):
+            raise ValueError(f"{where}.directories must be a list of paths")
+        paths = [Path(d).expanduser().resolve() for d in folders]
+        if kind == "addDirectories":
+            current = list(context.working_directories)
+            return context.with_working_directories(*current, *(p for p in paths if p not in current))
+        return context.with_working_directories(*(d for d in context.working_directories if d not in paths))
+    raise ValueError(f"{where}.type {kind!r} is not a permission update type")
+
+
+def _rule(entry: Any, behavior: str, where: str) -> PermissionRule:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("toolName"), str):
+        raise ValueError(f"{where} needs a 'toolName'")
+    content = entry.get("ruleContent")
+    text = f"{entry['toolName']}({content})" if isinstance(content, str) else entry["toolName"]
+    try:
+        return parse_rule(text, behavior, SESSION_SOURCE, origin="can_use_tool")  # type: ignore[arg-type]
+    except RuleSyntaxError as exc:
+        raise ValueError(f"{where}: {exc}") from None
