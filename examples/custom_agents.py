@@ -52,6 +52,8 @@ async def main() -> None:
             model=os.environ.get("CATUI_EXAMPLE_MODEL") or f"scripted:{SCRIPT}",
             cwd=workdir,
             agents=AGENTS,
+            forward_subagent_text=True,  # show what the sub-agent writes, not only its tool calls
+            setting_sources=[],  # this machine's settings files stay out of the example
         )
         async for message in catui.query("How many Python files are in this project?", options):
             show(message)

@@ -48,6 +48,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
      "catui.sdk_hooks",
      "catui.sdk_batch",
+     "catui.sdk_permissions", "catui.sdk_messages", "catui.sdk_prompts", "catui.sdk_client_info",
+     "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup", "catui.sdk_driver",
+     "catui.sdk_shapes", "catui.sdk_hooks",
      "catui.__main__"),
 )
 

@@ -374,7 +374,9 @@ async def test_result_messages_carry_claude_agent_sdks_errors_and_structured_out
     good = (await collect("hello", options))[-1]
     assert (good.result, good.errors, good.structured_output) == ("fine", None, None)
     bad = (await collect("please fail", options))[-1]
-    assert bad.is_error and bad.errors == [bad.result] and "prompt is too long" in bad.errors[0]
+    # An API failure: Claude Code's shape (the prose in result, errors empty, the status alongside).
+    assert bad.is_error and bad.errors == [] and bad.api_error_status == 400
+    assert bad.result is not None and bad.result.startswith("API Error: ") and "prompt is too long" in bad.result
 
 
 # -- stop_task on a foreground agent mid-run -------------------------------------------------------

@@ -36,6 +36,17 @@ EXPECTED: dict[str, list[str]] = {
         "build/ still exists: True",
         "build/.checked exists: True",
     ],
+    "streaming_prompts.py": [
+        "> What is 2 + 2?",
+        "4  (origin: {'kind': 'human'})",
+        "> And times 10?",
+        "40  (origin: {'kind': 'human'})",
+    ],
+    "structured_output.py": [
+        "[Glob] {'pattern': '*.py'}",
+        "[StructuredOutput] {'file_count': 2, 'has_tests': True}",
+        "-- structured_output: {'file_count': 2, 'has_tests': True}",
+    ],
 }
 
 

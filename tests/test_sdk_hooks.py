@@ -146,7 +146,7 @@ async def test_a_failing_hook_is_reported_and_the_call_goes_on(backend: Backend,
     options = backend.options([
         {"match": {"last_is_tool_result": False}, "content": [bash("ls", "toolu_ls")]},
         {"match": {"last_user_contains": "keep.txt"}, "content": [{"type": "text", "text": "listed"}]},
-    ], cwd=project, permission_mode="bypassPermissions",
+    ], cwd=project, permission_mode="bypassPermissions", include_hook_events=True,  # notices are hook events
         hooks={"PreToolUse": [HookMatcher(hooks=[broken, wrong_answer])]})
     messages = await collect("list", options)
 
@@ -167,7 +167,7 @@ async def test_a_slow_hook_times_out_and_an_async_answer_decides_nothing(backend
     options = backend.options([
         {"match": {"last_is_tool_result": False}, "content": [bash("ls", "toolu_ls")]},
         {"match": {"last_user_contains": "keep.txt"}, "content": [{"type": "text", "text": "listed"}]},
-    ], cwd=project, permission_mode="bypassPermissions",
+    ], cwd=project, permission_mode="bypassPermissions", include_hook_events=True,  # notices are hook events
         hooks={"PreToolUse": [HookMatcher(hooks=[stuck], timeout=0.2), HookMatcher(hooks=[later])]})
     messages = await collect("list", options)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from catui.sdk_messages import content_blocks, message_from_event
 from catui.sdk_types import (
     AssistantMessage,
     ResultMessage,
@@ -15,8 +16,6 @@ from catui.sdk_types import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
-    content_blocks,
-    message_from_event,
 )
 from catui.session.events import (
     AssistantMessageEvent,
@@ -144,7 +143,8 @@ def test_a_sub_agents_task_events_inherit_its_parent_tool_use_id() -> None:
     client = CatuiClient()
     client._app = SimpleNamespace(session=SimpleNamespace(session_id="s"))
     client._deliver(
-        AssistantMessageEvent(message={"role": "assistant", "content": []}, model="m", agent_id="a1",
+        AssistantMessageEvent(message={"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_x", "name": "Read", "input": {}}]}, model="m", agent_id="a1",
                               parent_tool_use_id="toolu_outer")
     )
     client._deliver(SystemEvent(subtype="task_started", data={"task_id": "a2", "tool_use_id": "toolu_inner"},

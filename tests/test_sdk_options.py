@@ -21,7 +21,7 @@ async def ping(args: dict[str, Any]) -> str:
     return "pong"
 
 
-def test_defaults_read_no_settings_files_and_map_every_field(tmp_path: Path) -> None:
+def test_defaults_follow_claude_agent_sdk_and_map_every_field(tmp_path: Path) -> None:
     agent = AgentDefinition(description="Reviews", prompt="Review.", disallowedTools=["Write"])
     options = CatuiOptions(
         agents={"reviewer": agent},
@@ -40,7 +40,13 @@ def test_defaults_read_no_settings_files_and_map_every_field(tmp_path: Path) -> 
         write_transcript=False,
     )
     run = run_options_from(options)
-    assert run.setting_sources == ()
+    # claude-agent-sdk: setting_sources=None reads every source, as the CLI does ([] reads none).
+    assert run.setting_sources == ("user", "project", "local")
+    assert run_options_from(CatuiOptions(setting_sources=[])).setting_sources == ()
+    # system_prompt=None is the minimal prompt; the preset keeps catui's own.
+    assert run_options_from(CatuiOptions()).system_prompt == ""
+    # Only in-process tools given: every built-in stays (WebFetch is denied by disallowed_tools, nothing else).
+    assert run.disallowed_tools == ["WebFetch"]
     assert run.cwd == tmp_path and run.model == "haiku" and run.fallback_model == "sonnet"
     assert run.max_turns == 3 and run.permission_mode == "acceptEdits"
     assert run.allowed_tools == ["Read"] and run.disallowed_tools == ["WebFetch"]
@@ -60,8 +66,12 @@ def test_defaults_read_no_settings_files_and_map_every_field(tmp_path: Path) -> 
         (CatuiOptions(setting_sources=["user", "global"]), "unknown source 'global'"),
         (CatuiOptions(cwd="/definitely/not/here"), "is not a directory"),
         (CatuiOptions(system_prompt={"type": "file"}), "system_prompt must be"),
-        (CatuiOptions(tools=["Read"]), "is a name; tools holds functions made with @catui.tool"),
-        (CatuiOptions(tools=[42]), "is not a tool"),
+        (CatuiOptions(tools={"type": "preset", "preset": "minimal"}), "the only preset is"),
+        (CatuiOptions(tools=[42]), "neither a built-in tool's name nor a tool"),
+        (CatuiOptions(plugins=[{"type": "remote", "url": "x"}]), r"plugins\[0\].*is not supported"),
+        (CatuiOptions(plugins=[{"type": "local"}]), r"plugins\[0\] needs a \"path\""),
+        (CatuiOptions(output_format={"type": "json"}), "output_format must be"),
+        (CatuiOptions(system_prompt={"type": "file", "path": "/nope/prompt.md"}), "cannot read the prompt file"),
         (CatuiOptions(tools=[ping, ping]), "two tools are named 'ping'"),
         (CatuiOptions(mcp_servers={"x": {"command": "srv"}}), "only in-process servers"),
         (CatuiOptions(agents={"": {"description": "d", "prompt": "p"}}), "non-empty strings"),
@@ -85,9 +95,11 @@ async def test_the_permission_bridge_passes_the_calling_agent(tmp_path: Path) ->
     decision = await run.can_use_tool(ping, {"x": 1}, PermissionRequest("ping", file_path=tmp_path / "f"), child)
     assert (decision.behavior, decision.reason) == ("deny", "not today")
     name, data, context = seen[0]
-    assert (name, data, context.agent_id, context.agent_type, context.suggestions) == (
-        "ping", {"x": 1}, "a42", "reviewer", [],
-    )
+    assert (name, data, context.agent_id, context.agent_type) == ("ping", {"x": 1}, "a42", "reviewer")
+    # The "don't ask again" choice Claude Code offers: an allow rule for the tool, kept in local settings.
+    assert [u.to_dict() for u in context.suggestions] == [
+        {"type": "addRules", "destination": "localSettings", "behavior": "allow", "rules": [{"toolName": "ping"}]}
+    ]
     assert context.blocked_path == str(tmp_path / "f")
 
     main = ToolContext(cwd=tmp_path, project_root=tmp_path)
@@ -102,9 +114,11 @@ def test_deny_with_interrupt_aborts_and_bad_answers_are_errors(tmp_path: Path) -
     assert decision.behavior == "deny" and "Bash" in decision.reason
     assert ctx.abort.is_set() and aborted == [True]
     allow = decision_from_result("Bash", {"a": 1}, PermissionResultAllow(updated_input={"a": 1}), ctx, None)
-    assert allow.behavior == "allow"
-    with pytest.raises(ConfigurationError, match="updated_input"):
-        decision_from_result("Bash", {"a": 1}, PermissionResultAllow(updated_input={"a": 2}), ctx, None)
+    assert allow.behavior == "allow" and allow.updated_input is None  # the same input is no rewrite
+    rewrite = decision_from_result("Bash", {"a": 1}, PermissionResultAllow(updated_input={"a": 2}), ctx, None)
+    assert rewrite.behavior == "allow" and rewrite.updated_input == {"a": 2}
+    with pytest.raises(CatuiError, match="updated_input of type list"):
+        decision_from_result("Bash", {"a": 1}, PermissionResultAllow(updated_input=[1]), ctx, None)  # type: ignore[arg-type]
     with pytest.raises(CatuiError, match=r"return catui\.PermissionResultAllow"):
         decision_from_result("Bash", {}, True, ctx, None)
 
@@ -124,7 +138,7 @@ async def test_a_raising_callback_becomes_a_catui_error(tmp_path: Path) -> None:
 def test_the_call_id_is_found_in_the_calling_agents_last_message(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from catui.sdk_options import _tool_use_id_of
+    from catui.sdk_permissions import _tool_use_id_of
 
     given = {"command": "make"}
     last = {"role": "assistant", "content": [

@@ -90,10 +90,12 @@ async def test_foreground_subagent_messages_in_order_with_parent_tool_use_id(bac
         ("AssistantMessage", True),  # the worker's answer
         ("TaskProgressMessage", False),
         ("TaskNotificationMessage", False),
+        ("TaskUpdatedMessage", False),  # its terminal status, as claude-agent-sdk's task_updated
         ("UserMessage", False),  # the Agent call's result
         ("AssistantMessage", False),
         ("ResultMessage", False),
     ]
+    assert messages[10].status == "completed" and messages[10].task_id == messages[2].task_id
     agent_use = next(b for b in messages[1].content if isinstance(b, catui.ToolUseBlock))
     started, notification = messages[2], messages[9]
     assert (started.tool_use_id, started.task_type, started.description) == (agent_use.id, "local_agent", "Do the task")
@@ -101,7 +103,7 @@ async def test_foreground_subagent_messages_in_order_with_parent_tool_use_id(bac
     child_messages = [m for m in messages[3:9] if isinstance(m, catui.AssistantMessage | catui.UserMessage)]
     assert {m.parent_tool_use_id for m in child_messages} == {agent_use.id}
     assert "List the Python files" in texts(messages[3])
-    agent_result = messages[10]
+    agent_result = messages[11]
     assert agent_result.tool_use_result["agentType"] == "worker"
     assert agent_result.tool_use_result["status"] == "completed"
     assert isinstance(agent_result.content[0], catui.ToolResultBlock)
@@ -144,7 +146,12 @@ async def test_can_use_tool_refuses_a_subagents_call(backend: Backend, project: 
     name, data, context = asked[0]
     started = next(m for m in messages if isinstance(m, catui.TaskStartedMessage))
     assert (name, data["command"]) == ("Bash", "rm -rf cache")
-    assert (context.agent_type, context.agent_id, context.suggestions) == ("shell", started.task_id, [])
+    assert (context.agent_type, context.agent_id) == ("shell", started.task_id)
+    # Claude Code's "don't ask again" choice for a command: an allow rule on its first word, in local settings.
+    assert [u.to_dict() for u in context.suggestions] == [{
+        "type": "addRules", "destination": "localSettings", "behavior": "allow",
+        "rules": [{"toolName": "Bash", "ruleContent": "rm:*"}],
+    }]
     bash_use = next(
         b for m in messages if isinstance(m, catui.AssistantMessage) and m.parent_tool_use_id
         for b in m.content if isinstance(b, catui.ToolUseBlock)
@@ -170,6 +177,7 @@ async def test_deny_with_interrupt_stops_the_whole_run(backend: Backend, project
     result = messages[-1]
     assert isinstance(result, catui.ResultMessage)
     assert (result.subtype, result.is_error) == ("error_during_execution", True)
+    assert result.terminal_reason == "aborted_tools"  # stopped during the main agent's Agent call
     answers = [texts(m) for m in messages if isinstance(m, catui.AssistantMessage)]
     assert "Nothing was removed." not in answers and "I was not allowed to." not in answers
 
@@ -381,7 +389,8 @@ async def test_two_clients_in_one_process_keep_their_own_options(backend: Backen
         # Each client's env named its own server: every request of a client reached that server only.
         for server, folder in zip(backend.servers, (first_dir, second_dir), strict=True):
             assert len(server.requests) == 2
-            assert all(str(folder.resolve()) in json.dumps(r.body) for r in server.requests)
+            # The second request carries the pwd result of that client's folder.
+            assert str(folder.resolve()) in json.dumps(server.requests[-1].body)
 
 
 # -- errors and background work --------------------------------------------------------------------
@@ -420,7 +429,7 @@ def _write_script(folder: Path, turns: list[dict[str, Any]], name: str) -> str:
     return f"scripted:{path}"
 
 
-async def test_no_setting_sources_means_no_settings_agents_or_memory_files(project: Path, tmp_path: Path) -> None:
+async def test_empty_setting_sources_means_no_settings_agents_or_memory_files(project: Path, tmp_path: Path) -> None:
     (project / "CLAUDE.md").write_text("MEMORY-MARKER: always answer in French.\n", encoding="utf-8")
     agents_dir = project / ".claude" / "agents"
     agents_dir.mkdir(parents=True)
@@ -432,9 +441,14 @@ async def test_no_setting_sources_means_no_settings_agents_or_memory_files(proje
         {"match": {"first_user_contains": "MEMORY-MARKER"}, "content": [{"type": "text", "text": "saw memory"}]},
         {"content": [{"type": "text", "text": "no memory"}]},
     ]
-    hermetic = await collect("Hello", catui.CatuiOptions(model=_write_script(tmp_path, turns, "a.yaml"), cwd=project))
+    hermetic = await collect(
+        "Hello", catui.CatuiOptions(model=_write_script(tmp_path, turns, "a.yaml"), cwd=project, setting_sources=[])
+    )
     assert hermetic[-1].result == "no memory"
     assert "file-agent" not in hermetic[0].data["agents"]
+    # claude-agent-sdk's default (None) reads every source, as the CLI does: memory and file agents included.
+    default = await collect("Hello", catui.CatuiOptions(model=_write_script(tmp_path, turns, "d.yaml"), cwd=project))
+    assert default[-1].result == "saw memory" and "file-agent" in default[0].data["agents"]
 
     with_project = catui.CatuiOptions(
         model=_write_script(tmp_path, turns, "b.yaml"), cwd=project, setting_sources=["project"]
@@ -620,8 +634,11 @@ async def test_partial_messages_max_turns_and_provider_errors(backend: Backend, 
     failed = await collect("Fail", backend.options(failing, cwd=project))
     result = failed[-1]
     assert isinstance(result, catui.ResultMessage)
-    assert (result.subtype, result.is_error) == ("error_during_execution", True)
-    assert "prompt is too long" in (result.result or "")
+    # As Claude Code reports an API failure: the loop "succeeded", the run is an error, with the status.
+    assert (result.subtype, result.is_error, result.terminal_reason) == ("success", True, "api_error")
+    assert result.api_error_status == 400 and result.errors == []
+    assert (result.result or "").startswith("API Error: ") and "prompt is too long" in (result.result or "")
+    assert limited[-1].terminal_reason == "max_turns"
     errors = [m for m in failed if isinstance(m, catui.SystemMessage) and m.subtype == "error"]
     assert errors and "prompt is too long" in errors[0].data["message"]
 

@@ -1,37 +1,71 @@
 """``CatuiOptions``: what a library caller says about a run, and how it maps onto :class:`RunOptions`.
 
-Field names follow claude-agent-sdk's ``ClaudeAgentOptions``. One default
-differs from the CLI on purpose: ``setting_sources`` is empty, so a library
-call reads no settings files, agent folders or CLAUDE.md unless asked to.
+Field names and defaults follow claude-agent-sdk's ``ClaudeAgentOptions``:
+``setting_sources=None`` reads every settings source as the CLI does (``[]``
+reads none), and ``system_prompt=None`` gives the minimal prompt (no catui
+main prompt; the preset ``{"type": "preset", "preset": "claude_code"}`` asks
+for it). See docs/decisions.md.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from catui.errors import CatuiError, ConfigurationError
+from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
-from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
+from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_hooks import hooks_option_config
-from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from catui.sdk_output_format import output_schema_from
+from catui.sdk_permissions import (
+    CanUseToolCallback,
+    CanUseToolShadowedWarning,
+    decision_from_result,
+    permission_bridge,
+    shadowed_can_use_tool,
+)
 
 if TYPE_CHECKING:
     from catui.app import RunOptions
-    from catui.session.session import CanUseTool
-    from catui.tools.base import Tool, ToolContext
+    from catui.tools.base import Tool
 
 SETTING_SOURCES: tuple[str, ...] = ("user", "project", "local")
 
-CanUseToolCallback = Callable[
-    [str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResultAllow | PermissionResultDeny]
+# claude-agent-sdk's type names for option values.
+SettingSource = Literal["user", "project", "local"]
+EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
+
+
+class SdkPluginConfig(TypedDict):
+    """One entry of ``plugins``: ``{"type": "local", "path": "/path/to/plugin"}``."""
+
+    type: Literal["local"]
+    path: str
+
+
+class ThinkingConfig(TypedDict, total=False):
+    """``{"type": "adaptive"}``, ``{"type": "enabled", "budget_tokens": N}`` or ``{"type": "disabled"}``."""
+
+    type: Literal["adaptive", "enabled", "disabled"]
+    budget_tokens: int
+
+# Re-exported: the bridge lives with the permission types it speaks.
+__all__ = [
+    "CanUseToolCallback",
+    "CatuiOptions",
+    "EffortLevel",
+    "SdkPluginConfig",
+    "SettingSource",
+    "ThinkingConfig",
+    "decision_from_result",
+    "permission_bridge",
+    "run_options_from",
 ]
-"""``async def can_use_tool(tool_name, input, context) -> PermissionResultAllow | PermissionResultDeny``."""
 
 
 @dataclass
@@ -39,12 +73,15 @@ class CatuiOptions:
     """Options of :func:`catui.query` and :class:`catui.CatuiClient` (claude-agent-sdk's names, snake_case).
 
     ``agents`` maps agent type names to :class:`catui.AgentDefinition` objects
-    (or dicts with the same fields). ``tools`` are extra in-process tools made
-    with :func:`catui.tool` (an :class:`SdkMcpServer` is accepted too; its tools
-    get ``mcp__<server>__`` names). ``can_use_tool`` is asked whenever the
+    (or dicts with the same fields). ``tools`` is claude-agent-sdk's base set of
+    built-in tools (names such as ``["Read", "Grep"]``, ``[]`` for none, or
+    ``{"type": "preset", "preset": "claude_code"}`` for all); it may also hold
+    extra in-process tools made with :func:`catui.tool` (an :class:`SdkMcpServer`
+    too; its tools get ``mcp__<server>__`` names). ``can_use_tool`` is asked whenever the
     permission rules say "ask"; without it such calls are refused.
     ``system_prompt`` replaces catui's main prompt (a str) or keeps it (None, or
-    claude-agent-sdk's ``{"type": "preset", "preset": "claude_code", "append": ...}``).
+    claude-agent-sdk's ``{"type": "preset", "preset": "claude_code", "append": ...}``),
+    ``{"type": "custom", "prompt": ...}`` or ``{"type": "file", "path": ...}``; None gives a minimal prompt.
     ``resume`` (a session id) or ``continue_conversation`` (the latest session
     of ``cwd``) start from a saved conversation; with ``fork_session`` it is
     continued under a new id and the old transcript is left as it was.
@@ -67,7 +104,7 @@ class CatuiOptions:
     sandbox: dict[str, Any] | None = None
     setting_sources: list[str] | None = None
     settings: str | None = None
-    tools: list[Any] = field(default_factory=list)
+    tools: list[Any] | dict[str, Any] | None = None
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     plugin_dirs: list[str | Path] = field(default_factory=list)
     include_partial_messages: bool = False
@@ -85,6 +122,18 @@ class CatuiOptions:
     """The older way to give a thinking budget (0 = off)."""
     agent: str | None = None
     """Run the main session as this agent definition (the CLI's ``--agent``)."""
+    output_format: dict[str, Any] | None = None
+    """``{"type": "json_schema", "schema": {...}}``: the answer comes back validated in
+    ``ResultMessage.structured_output`` (docs/sdk.md, "Structured output")."""
+    forward_subagent_text: bool = False
+    """Show sub-agents' text and thinking too; by default their messages carry only tool calls and results."""
+    include_hook_events: bool = False
+    """Show hooks running as ``HookEventMessage`` (``hook_started`` / ``hook_response``)."""
+    stderr: Callable[[str], None] | None = None
+    """Called with each line of catui's warnings and errors (its log, and start-up warnings) while the client is
+    open; a clean run writes none."""
+    plugins: list[dict[str, Any]] = field(default_factory=list)
+    """``[{"type": "local", "path": "..."}]``: plugin folders, like ``plugin_dirs``."""
     hooks: dict[str, list[Any]] | None = None
     """Hooks as Python functions: ``{"PreToolUse": [HookMatcher(matcher="Bash", hooks=[fn])]}`` (catui.sdk_hooks)."""
     executor: str | None = None
@@ -92,8 +141,18 @@ class CatuiOptions:
     None leaves it to ``CATUI_EXECUTOR`` and the ``executor`` setting."""
 
 
-def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
-    """Validate ``options`` and build the RunOptions of a fresh app. Raises ConfigurationError."""
+def run_options_from(
+    options: CatuiOptions,
+    *,
+    abort_run: Callable[[], None] | None = None,
+    on_permission_updates: Callable[[list[Any]], None] | None = None,
+    structured: Any = None,
+) -> RunOptions:
+    """Validate ``options`` and build the RunOptions of a fresh app. Raises ConfigurationError.
+
+    ``structured`` is the client's :class:`~catui.sdk_output_format.StructuredResult` when
+    ``output_format`` is set: its tool joins the run's tools and its instructions the system prompt.
+    """
     from catui.app import RunOptions
 
     if not isinstance(options, CatuiOptions):
@@ -109,13 +168,22 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         )
     if options.max_turns is not None and (not isinstance(options.max_turns, int) or options.max_turns < 1):
         raise ConfigurationError(f"CatuiOptions.max_turns must be a positive integer, not {options.max_turns!r}")
-    sources = tuple(options.setting_sources or ())
+    # claude-agent-sdk: None reads every source (as the CLI does), [] none.
+    sources = tuple(options.setting_sources) if options.setting_sources is not None else SETTING_SOURCES
     bad = [s for s in sources if s not in SETTING_SOURCES]
     if bad:
         raise ConfigurationError(
             f"CatuiOptions.setting_sources: unknown source {bad[0]!r}; use any of {', '.join(SETTING_SOURCES)}"
         )
     system_prompt, append = _system_prompt(options)
+    output_schema_from(options.output_format)  # checked here too, for callers that build RunOptions directly
+    if structured is not None:
+        append = "\n\n".join(a for a in (append, structured.instructions) if a)
+    tools = extra_tools(options) + ([structured.tool] if structured is not None else [])
+    if options.can_use_tool is not None:
+        shadowed = shadowed_can_use_tool(options.allowed_tools, options.permission_mode)
+        if shadowed is not None:
+            warnings.warn(shadowed, CanUseToolShadowedWarning, stacklevel=3)
     return RunOptions(
         cwd=cwd,
         model=options.model,
@@ -123,18 +191,20 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         max_turns=options.max_turns,
         permission_mode=options.permission_mode,
         allowed_tools=list(options.allowed_tools),
-        disallowed_tools=list(options.disallowed_tools),
+        disallowed_tools=[*options.disallowed_tools, *_tools_left_out(options.tools)],
         system_prompt=system_prompt,
         append_system_prompt=append,
         settings_arg=options.settings,
         setting_sources=sources,
         sdk_agents=_agents(options.agents),
-        plugin_dirs=[str(p) for p in options.plugin_dirs],
+        plugin_dirs=[str(p) for p in options.plugin_dirs] + _local_plugins(options.plugins),
         add_dirs=[str(Path(d).expanduser()) for d in options.add_dirs],
         interactive=False,
         include_partial_messages=options.include_partial_messages,
-        extra_tools=extra_tools(options),
-        can_use_tool=permission_bridge(options.can_use_tool, abort_run) if options.can_use_tool else None,
+        extra_tools=tools,
+        can_use_tool=(
+            permission_bridge(options.can_use_tool, abort_run, on_permission_updates) if options.can_use_tool else None
+        ),
         env=dict(options.env),
         sandbox=_sandbox_option(options.sandbox),
         session_id=options.session_id,
@@ -201,9 +271,10 @@ def _check_shapes(options: CatuiOptions) -> None:
             "CatuiOptions.env must be a dict of strings to strings (environment variables), "
             f"not {env!r}"[:300]
         )
-    if not isinstance(options.tools, list | tuple):
+    if options.tools is not None and not isinstance(options.tools, list | tuple | Mapping):
         raise ConfigurationError(
-            f"CatuiOptions.tools must be a list of tools made with @catui.tool, not {type(options.tools).__name__}"
+            "CatuiOptions.tools must be a list (built-in tool names and tools made with @catui.tool) or "
+            f'{{"type": "preset", "preset": "claude_code"}}, not {type(options.tools).__name__}'
         )
     if not isinstance(options.mcp_servers, Mapping):
         raise ConfigurationError(
@@ -218,6 +289,11 @@ def _check_shapes(options: CatuiOptions) -> None:
     for name in ("continue_conversation", "fork_session"):
         if not isinstance(getattr(options, name), bool):
             raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
+    if options.stderr is not None and not callable(options.stderr):
+        raise ConfigurationError("CatuiOptions.stderr must be a function taking one line (str), or None")
+    for name in ("forward_subagent_text", "include_hook_events"):
+        if not isinstance(getattr(options, name), bool):
+            raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
     session_id = options.session_id
     if session_id is not None and (not isinstance(session_id, str) or not _SESSION_ID_PATTERN.match(session_id)):
         # It names the transcript file: a path separator would write outside the projects folder.
@@ -228,16 +304,73 @@ def _check_shapes(options: CatuiOptions) -> None:
 
 
 def _system_prompt(options: CatuiOptions) -> tuple[str | None, str | None]:
+    """(replacement prompt, appended text). None keeps catui's prompt; "" is claude-agent-sdk's minimal one."""
     value = options.system_prompt
-    if value is None or isinstance(value, str):
+    if value is None:
+        return "", options.append_system_prompt
+    if isinstance(value, str):
         return value, options.append_system_prompt
-    if isinstance(value, Mapping) and value.get("type") == "preset":
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    if kind == "preset" and value.get("preset", "claude_code") == "claude_code":
         appended = [a for a in (value.get("append"), options.append_system_prompt) if a]
         return None, "\n\n".join(appended) if appended else None
+    if kind == "custom" and isinstance(value.get("prompt"), str):
+        return value["prompt"], options.append_system_prompt
+    if kind == "file" and isinstance(value.get("path"), str | PathLike):
+        path = Path(value["path"]).expanduser()
+        if not path.is_absolute() and options.cwd is not None:
+            path = Path(options.cwd).expanduser() / path
+        try:
+            return path.read_text(encoding="utf-8"), options.append_system_prompt
+        except OSError as exc:
+            raise ConfigurationError(
+                f"CatuiOptions.system_prompt: cannot read the prompt file {path}: {exc.strerror or exc}"
+            ) from None
     raise ConfigurationError(
-        "CatuiOptions.system_prompt must be a string, None, or "
-        '{"type": "preset", "preset": "claude_code", "append": "..."}'
+        "CatuiOptions.system_prompt must be a string, None, "
+        '{"type": "preset", "preset": "claude_code", "append": "..."}, {"type": "custom", "prompt": "..."} '
+        'or {"type": "file", "path": "..."}'
     )
+
+
+def _local_plugins(plugins: Any) -> list[str]:
+    """The folders of ``plugins=[{"type": "local", "path": ...}]``."""
+    if not isinstance(plugins, list | tuple):
+        raise ConfigurationError(f'CatuiOptions.plugins must be a list like [{{"type": "local", "path": "..."}}], not {plugins!r}')
+    paths: list[str] = []
+    for index, plugin in enumerate(plugins):
+        if not isinstance(plugin, Mapping) or plugin.get("type") != "local":
+            raise ConfigurationError(
+                f"CatuiOptions.plugins[{index}]: {plugin!r} is not supported; catui loads local plugins: "
+                '{"type": "local", "path": "/path/to/plugin"}'
+            )
+        path = plugin.get("path")
+        if not isinstance(path, str | PathLike) or not str(path).strip():
+            raise ConfigurationError(f"CatuiOptions.plugins[{index}] needs a \"path\" to the plugin folder")
+        paths.append(str(Path(path).expanduser()))
+    return paths
+
+
+def _tools_left_out(tools: Any) -> list[str]:
+    """The built-in tools ``tools`` leaves out, as deny rules (as ``--tools``): none when unset or the preset.
+
+    Deny rules, not a shorter list, so that sub-agents (which inherit the rules) lose them too.
+    """
+    if tools is None:
+        return []
+    if isinstance(tools, Mapping):
+        if tools.get("type") == "preset" and tools.get("preset") == "claude_code":
+            return []
+        raise ConfigurationError(
+            'CatuiOptions.tools: the only preset is {"type": "preset", "preset": "claude_code"} (every built-in tool)'
+        )
+    names = [item for item in tools if isinstance(item, str)]
+    if not names and any(not isinstance(item, str) for item in tools):
+        return []  # only in-process tools were given: the built-ins stay
+    # Imported here: the tool registry loads every tool module (and pydantic), which creating a client does not need.
+    from catui.cli.sdk_flags import builtin_tool_names, tools_left_out
+
+    return tools_left_out(",".join(names), builtin_tool_names(interactive=False), "CatuiOptions.tools")
 
 
 def _agents(agents: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -268,19 +401,18 @@ def extra_tools(options: CatuiOptions) -> list[Tool]:
     from catui.tools.base import Tool
 
     tools: list[Tool] = []
-    for item in options.tools:
+    given = options.tools if isinstance(options.tools, list | tuple) else []
+    for item in given:
         if isinstance(item, SdkMcpServer):
             tools.extend(item.prefixed_tools())
         elif isinstance(item, Tool):
             tools.append(item)
         elif isinstance(item, str):
-            raise ConfigurationError(
-                f"CatuiOptions.tools: {item!r} is a name; tools holds functions made with @catui.tool. To limit "
-                "the built-in tools (claude-agent-sdk's tools=[...]), list the others in disallowed_tools"
-            )
+            continue  # a built-in tool's name: base_tool_names reads those
         else:
             raise ConfigurationError(
-                f"CatuiOptions.tools: {item!r} is not a tool; decorate an async function with @catui.tool"
+                f"CatuiOptions.tools: {item!r} is neither a built-in tool's name nor a tool; decorate an async "
+                "function with @catui.tool"
             )
     for key, server in options.mcp_servers.items():
         if isinstance(server, SdkMcpServer):
@@ -296,85 +428,3 @@ def extra_tools(options: CatuiOptions) -> list[Tool]:
             raise ConfigurationError(f"CatuiOptions.tools: two tools are named {item.name!r}")
         seen.add(item.name)
     return tools
-
-
-def permission_bridge(callback: CanUseToolCallback, abort_run: Callable[[], None] | None) -> CanUseTool:
-    """Adapt the SDK's ``can_use_tool(name, input, context)`` to the session's permission hook."""
-    if not callable(callback):
-        raise ConfigurationError("CatuiOptions.can_use_tool must be an async function (tool_name, input, context)")
-
-    async def ask(tool: Tool, raw_input: dict[str, Any], request: PermissionRequest, ctx: ToolContext) -> PermissionDecision:
-        context = ToolPermissionContext(
-            signal=ctx.abort,
-            suggestions=[],
-            tool_use_id=_tool_use_id_of(ctx, tool.name, raw_input),
-            agent_id=ctx.agent_id,
-            agent_type=ctx.agent_type or ("main" if ctx.agent_id is None else None),
-            blocked_path=str(request.file_path) if request.file_path is not None else None,
-        )
-        shown = tool.observable_input(raw_input, ctx)
-        try:
-            outcome: Any = callback(tool.name, dict(shown), context)
-            if inspect.isawaitable(outcome):
-                outcome = await outcome
-        except CatuiError:
-            raise
-        except Exception as exc:
-            raise CatuiError(f"can_use_tool raised {type(exc).__name__}: {exc}") from exc
-        if isinstance(outcome, PermissionResultAllow) and outcome.updated_input == shown:
-            outcome = replace(outcome, updated_input=None)  # echoing what it was shown is no rewrite
-        return decision_from_result(tool.name, raw_input, outcome, ctx, abort_run)
-
-    return ask
-
-
-def _tool_use_id_of(ctx: ToolContext, tool_name: str, raw_input: dict[str, Any]) -> str | None:
-    """The id of the call being decided.
-
-    The session sets it for the running call before any permission check; when
-    that is unset (a tool called outside a session), it is looked up in the
-    calling agent's last assistant message: the call's input is the very dict of
-    its tool_use block, so identity finds it (equality when only one call of
-    that tool matches). None when unsure.
-    """
-    current = ctx.tool_use_id
-    if current is not None:
-        return current
-    session = ctx.services.session
-    messages = getattr(session, "messages", None) or []
-    last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)
-    if last is None or not isinstance(last.get("content"), list):
-        return None
-    uses = [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
-    for block in uses:
-        if block.get("input") is raw_input:
-            return str(block.get("id"))
-    alike = [b for b in uses if b.get("name") == tool_name and (b.get("input") or {}) == raw_input]
-    return str(alike[0].get("id")) if len(alike) == 1 else None
-
-
-def decision_from_result(
-    tool_name: str,
-    raw_input: dict[str, Any],
-    outcome: Any,
-    ctx: ToolContext,
-    abort_run: Callable[[], None] | None,
-) -> PermissionDecision:
-    """Turn the callback's answer into the session's decision (a Deny with ``interrupt`` also stops the run)."""
-    if isinstance(outcome, PermissionResultAllow):
-        if outcome.updated_input is not None and outcome.updated_input != raw_input:
-            raise ConfigurationError(
-                f"can_use_tool returned updated_input for {tool_name}; catui does not support rewriting a "
-                "tool call's input yet. Deny the call with a message saying what to do instead."
-            )
-        return PermissionDecision("allow", "allowed by can_use_tool")
-    if isinstance(outcome, PermissionResultDeny):
-        if outcome.interrupt:
-            ctx.abort.set()
-            if abort_run is not None:
-                abort_run()
-        return PermissionDecision("deny", outcome.message or f"Permission to use {tool_name} was denied.")
-    raise CatuiError(
-        f"can_use_tool returned {type(outcome).__name__}; return catui.PermissionResultAllow() "
-        "or catui.PermissionResultDeny(message=...)"
-    )

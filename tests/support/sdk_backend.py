@@ -44,6 +44,10 @@ class Backend:
             self.servers.append(server)
             env.update(server.env())
             model = "claude-sonnet-4-6"
+        # Hermetic by default (no settings files of the machine), and sub-agents' text shown, which these
+        # tests check; tests of claude-agent-sdk's defaults (everything read, sub-agent text hidden) pass them.
+        fields.setdefault("setting_sources", [])
+        fields.setdefault("forward_subagent_text", True)
         return catui.CatuiOptions(model=model, env=env, **fields)
 
     def close(self) -> None:
@@ -72,7 +76,15 @@ async def collect(prompt: str, options: catui.CatuiOptions) -> list[Any]:
     """Every message of ``catui.query(prompt, options)``, failing after GUARD_S instead of hanging."""
 
     async def run() -> list[Any]:
-        return [m async for m in catui.query(prompt, options)]
+        messages: list[Any] = []
+        try:
+            async for message in catui.query(prompt, options):
+                messages.append(message)
+        except catui.ResultError as error:
+            # claude-agent-sdk raises after an error result; the result is the last message collected.
+            last = messages[-1]
+            assert isinstance(last, catui.ResultMessage) and last.is_error and error.subtype == last.subtype
+        return messages
 
     return await asyncio.wait_for(run(), GUARD_S)
 

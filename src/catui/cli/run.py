@@ -14,11 +14,11 @@ from typing import Any
 
 import click
 
-from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
+    builtin_tool_names,
     mcp_config_servers,
     partial_flag_notes,
     refuse_unsupported,
@@ -33,7 +33,6 @@ from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
-from catui.tools.registry import builtin_tools
 
 EXIT_ERROR = 1
 
@@ -108,9 +107,7 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         check_new_session_id(options["session_id"], cwd.resolve(), resuming=bool(
             (resume or options.get("continue_conversation")) and not options.get("fork_session")))
     sources = setting_sources(options.get("setting_sources"))
-    # --tools names the base tool set: the registry's tools and those catui adds as it wires the session
-    builtin_names = sorted({tool.name for tool in builtin_tools(interactive=interactive)}
-                           | set(CLAUDE_CODE_MAIN_TOOL_NAMES) | {"SendMessage"})
+    builtin_names = builtin_tool_names(interactive=interactive)  # what --tools names the base tool set from
     return RunOptions(
         cwd=cwd,
         system_prompt=system_prompt(options),

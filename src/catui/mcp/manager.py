@@ -76,6 +76,8 @@ class McpManager:
         self._ready_callbacks: list[Callable[[McpManager], None]] = []
         self._ready_done = False
         self._ready_lock: asyncio.Lock | None = None
+        self.disabled: set[str] = set()
+        """Servers turned off for this session (``toggle_mcp_server``): disconnected, no tools."""
 
     def _new_connection(self, config: McpServerConfig) -> McpConnection:
         return McpConnection(config, cwd=self.cwd, env=self.env, connect_timeout_s=self.connect_timeout_s,
@@ -152,6 +154,30 @@ class McpManager:
             pass
         return connection
 
+    async def reconnect(self, name: str) -> McpConnection:
+        """Disconnect server ``name`` and connect it again (bounded wait); it is enabled again."""
+        old = self.connections[name]
+        await old.aclose()
+        self._tool_cache.pop(f"{id(old)}", None)
+        self._reported.discard(name)
+        self.disabled.discard(name)
+        connection = self._new_connection(old.config)
+        self.connections[name] = connection
+        connection.start()
+        try:
+            await asyncio.wait_for(connection.wait_settled(), timeout=self.connect_timeout_s)
+        except TimeoutError:
+            pass
+        self._report_failures()
+        return connection
+
+    async def disable(self, name: str) -> None:
+        """Disconnect server ``name`` and keep it off (its tools leave the session) until re-enabled."""
+        connection = self.connections[name]
+        self.disabled.add(name)
+        await connection.aclose()
+        self._tool_cache.pop(f"{id(connection)}", None)
+
     async def aclose(self) -> None:
         """Disconnect every server and stop the stdio ones. Safe to call twice."""
         self._closed = True
@@ -179,7 +205,7 @@ class McpManager:
         return out
 
     def connected(self) -> list[str]:
-        return [name for name, c in self.connections.items() if c.status == "connected"]
+        return [name for name, c in self.connections.items() if c.status == "connected" and name not in self.disabled]
 
     def tools(self, servers: Iterable[str] | None = None) -> list[McpTool]:
         """The catui tools of the connected servers (all, or those named exactly), in server order."""
@@ -191,7 +217,7 @@ class McpManager:
 
     def tools_of(self, connection: McpConnection) -> list[McpTool]:
         """One connection's tools (built once); an empty list unless it is connected."""
-        if connection.status != "connected":
+        if connection.status != "connected" or connection.name in self.disabled:
             return []
         key = f"{id(connection)}"
         cached = self._tool_cache.get(key)

@@ -112,3 +112,8 @@ class ResultEvent(Event):
     total_cost_usd: float
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
+    terminal_reason: str | None = None
+    """Why the loop ended: completed, max_turns, aborted_streaming, aborted_tools, api_error, hook_stopped,
+    error (claude-agent-sdk's ResultMessage.terminal_reason)."""
+    api_error_status: int | None = None
+    """The HTTP status of the API call whose failure ended the run, if one did."""

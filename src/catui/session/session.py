@@ -236,6 +236,7 @@ class Session:
         started = time.monotonic()
         message = prompt if isinstance(prompt, dict) else user_message(prompt)
         subtype, is_error, result_text = "success", False, ""
+        terminal_reason, api_error_status, in_tools = "completed", None, False
         hooks, refused, stop_continuations = self.config.hooks, False, 0
         self._hook_halt = None
         turns_this_run = 0
@@ -248,6 +249,7 @@ class Session:
                 if refused:
                     subtype, is_error = "error_during_execution", True
                     result_text = start.reason or start.stop_reason or "A hook stopped this prompt."
+                    terminal_reason = "hook_stopped"
             if not refused:
                 message = self._with_plan_reminder(message)
                 line_uuid = self._append(message)
@@ -258,6 +260,7 @@ class Session:
                 if self.config.max_turns is not None and turns_this_run >= self.config.max_turns:
                     subtype, is_error = "error_max_turns", True
                     result_text = result_text or f"Reached the maximum number of turns ({self.config.max_turns})."
+                    terminal_reason = "max_turns"
                     break
                 if self.config.before_turn is not None:
                     await self.config.before_turn(self)
@@ -265,6 +268,7 @@ class Session:
                         raise asyncio.CancelledError
                 if self.config.context_policy is not None:
                     await fit_context(self, self.config.context_policy)
+                in_tools = False
                 assistant = await self._model_turn()
                 turns_this_run += 1
                 self.totals.num_turns += 1
@@ -275,17 +279,22 @@ class Session:
                         stop_continuations += 1
                         continue
                     break
+                in_tools = True  # until the next model turn starts: an abort seen before it stopped the tools
                 await self._run_tool_round(tool_uses)
                 if self._hook_halt is not None:  # a hook answered continue: false
                     result_text = self._hook_halt
+                    terminal_reason = "hook_stopped"
                     break
         except asyncio.CancelledError:
             subtype, is_error = "error_during_execution", True
             result_text = "Interrupted by the user."
             self.last_stop_reason = "aborted"
+            terminal_reason = "aborted_tools" if in_tools else "aborted_streaming"
         except CatuiError as exc:
             subtype, is_error = "error_during_execution", True
             result_text = str(exc)
+            api_error_status = exc.status if isinstance(exc, ProviderError) else None
+            terminal_reason = "api_error" if isinstance(exc, ProviderError) else "error"
             self.emit(ErrorEvent(message=str(exc), **self._event_fields()))
         self.emit(
             ResultEvent(
@@ -301,6 +310,8 @@ class Session:
                 total_cost_usd=round(self.config.usage_tracker.total_cost_usd, 6),
                 permission_denials=list(self.permission_denials),
                 stop_reason=self.last_stop_reason,
+                terminal_reason=terminal_reason,
+                api_error_status=api_error_status,
                 **self._event_fields(),
             )
         )

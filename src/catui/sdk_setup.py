@@ -1,0 +1,50 @@
+"""Setting up a CatuiClient's app: the SDK's checks on top of build_app, and the ``stderr`` callback."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from catui.errors import ConfigurationError
+
+
+def check_sdk_agents(app: Any) -> None:
+    """Refuse agent definitions from options that did not load (a file's problem is only a warning)."""
+    from catui.agents.registry import SDK_ORIGIN
+
+    problems = [f.error for f in getattr(app.registry, "failed_files", []) if getattr(f, "path", None) == SDK_ORIGIN]
+    if problems:
+        raise ConfigurationError("CatuiOptions.agents: " + "; ".join(problems))
+
+
+def memory_by_sources(app: Any, run_options: Any) -> None:
+    """CLAUDE.md / CATUI.md come with the user or project setting source, whatever the system prompt.
+
+    build_app ties memory to catui's own prompt; claude-agent-sdk ties it to
+    ``setting_sources`` (a custom or minimal prompt still gets CLAUDE.md when
+    "project" is read, and none without those sources).
+    """
+    if app.session.messages:
+        return  # a resumed conversation carries its context reminder already
+    from catui.config.context import load_project_memory
+    from catui.session.prompt import context_block
+
+    sources = set(run_options.setting_sources)
+    memory = load_project_memory(run_options.cwd, app.project_root) if sources & {"user", "project"} else None
+    app.services.context_block = context_block(memory)
+
+
+class StderrLines(logging.Handler):
+    """Passes catui's warnings and errors to the SDK's ``stderr`` callback (a raising callback is ignored)."""
+
+    def __init__(self, callback: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            for line in self.format(record).splitlines():
+                self.callback(line)
+        except Exception:  # claude-agent-sdk isolates the callback too: a logging hook must not end the run
+            pass
