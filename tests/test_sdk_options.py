@@ -73,7 +73,7 @@ def test_defaults_follow_claude_agent_sdk_and_map_every_field(tmp_path: Path) ->
         (CatuiOptions(output_format={"type": "json"}), "output_format must be"),
         (CatuiOptions(system_prompt={"type": "file", "path": "/nope/prompt.md"}), "cannot read the prompt file"),
         (CatuiOptions(tools=[ping, ping]), "two tools are named 'ping'"),
-        (CatuiOptions(mcp_servers={"x": {"command": "srv"}}), "only in-process servers"),
+        (CatuiOptions(mcp_servers={"x": 42}), r"mcp_servers\['x'\]: give an in-process server"),
         (CatuiOptions(agents={"": {"description": "d", "prompt": "p"}}), "non-empty strings"),
     ],
 )

@@ -395,3 +395,27 @@ async def test_a_streamed_prompt_with_only_can_use_tool_gets_its_verdict(
     result = messages[-1]
     assert isinstance(result, catui.ResultMessage) and not result.is_error and result.result == "written"
     assert asked == ["Write"] and target.read_text() == "hello"
+
+
+async def test_an_external_mcp_server_given_in_options_is_used(project: Path, tmp_path: Path) -> None:
+    # claude-agent-sdk's mcp_servers takes external servers' configs beside in-process ones.
+    script = tmp_path / "s.yaml"
+    script.write_text(json.dumps({"turns": [
+        {"match": {"tools_include": ["mcp__ext__add"], "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "mcp__ext__add", "input": {"a": 2, "b": 3}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "added"}]},
+        {"content": [{"type": "text", "text": "no tool"}], "repeat": True},
+    ]}))
+    server = {"command": sys.executable, "args": [str(TOOLS_SERVER)],
+              "env": {"PYTHONPATH": os.pathsep.join(sys.path)}}
+    options = catui.CatuiOptions(model=f"scripted:{script}", cwd=project, setting_sources=[],
+                                 mcp_servers={"ext": server}, permission_mode="bypassPermissions")
+    async with catui.CatuiClient(options) as client:
+        await client.query("add 2 and 3")
+        received = [m async for m in client.receive_response()]
+        status = await client.get_mcp_status()
+    results = [b for m in received if isinstance(m, catui.UserMessage) and isinstance(m.content, list)
+               for b in m.content if isinstance(b, catui.ToolResultBlock)]
+    assert received[-1].result == "added"
+    assert "5" in str(results[0].content) and not results[0].is_error
+    assert [s["name"] for s in status["mcpServers"]] == ["ext"]

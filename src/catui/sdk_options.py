@@ -202,6 +202,8 @@ def run_options_from(
         interactive=False,
         include_partial_messages=options.include_partial_messages,
         extra_tools=tools,
+        # External servers' configs join .mcp.json's, as --mcp-config's do; in-process ones are tools above.
+        mcp_servers={k: dict(v) for k, v in options.mcp_servers.items() if isinstance(v, Mapping)} or None,
         can_use_tool=(
             permission_bridge(options.can_use_tool, abort_run, on_permission_updates) if options.can_use_tool else None
         ),
@@ -278,8 +280,8 @@ def _check_shapes(options: CatuiOptions) -> None:
         )
     if not isinstance(options.mcp_servers, Mapping):
         raise ConfigurationError(
-            "CatuiOptions.mcp_servers must be a dict {name: create_sdk_mcp_server(...)}; configure external MCP "
-            "servers in .mcp.json or settings"
+            "CatuiOptions.mcp_servers must be a dict {name: create_sdk_mcp_server(...) or a server config such as "
+            '{"command": "python", "args": ["server.py"]}}'
         )
     if options.resume is not None and (not isinstance(options.resume, str) or not _SESSION_ID_PATTERN.match(options.resume)):
         raise ConfigurationError(
@@ -417,10 +419,11 @@ def extra_tools(options: CatuiOptions) -> list[Tool]:
     for key, server in options.mcp_servers.items():
         if isinstance(server, SdkMcpServer):
             tools.extend(server.prefixed_tools(key))
-        else:
+        elif not isinstance(server, Mapping):
             raise ConfigurationError(
-                f"CatuiOptions.mcp_servers[{key!r}]: only in-process servers made by create_sdk_mcp_server "
-                "go here; configure external MCP servers in .mcp.json or settings"
+                f"CatuiOptions.mcp_servers[{key!r}]: give an in-process server made by create_sdk_mcp_server or "
+                'an external server\'s config (stdio: {"command": ..., "args": [...]}; '
+                '{"type": "http" | "sse", "url": ...}), not ' + type(server).__name__
             )
     seen: set[str] = set()
     for item in tools:
