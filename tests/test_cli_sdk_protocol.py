@@ -429,3 +429,30 @@ async def test_the_client_stops_a_background_agent_by_task_id(loopback: ServerFa
     (notice,) = [m for m in after if isinstance(m, claude_agent_sdk.TaskNotificationMessage)]
     assert notice.task_id == started.task_id and notice.status == "stopped"
     assert isinstance(after[-1], ResultMessage) and after[-1].result == "noted"
+
+
+async def test_output_format_gives_the_result_a_validated_structured_output(
+    loopback: ServerFactory, tmp_path: Path
+) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+              "required": ["city", "population"]}
+    server = loopback({"turns": [
+        # the first call does not match the schema: an error result the model repairs
+        {"content": [{"type": "tool_use", "name": "StructuredOutput", "input": {"city": "Lyon"}}]},
+        {"content": [{"type": "tool_use", "name": "StructuredOutput",
+                      "input": {"city": "Lyon", "population": 522250}}]},
+        {"content": [{"type": "text", "text": "done"}]},
+    ]})
+    messages = await run_query("Biggest city on the Rhone?", options_for(
+        server, tmp_path, output_format={"type": "json_schema", "schema": schema}))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and not result.is_error
+    assert result.structured_output == {"city": "Lyon", "population": 522250}
+    first, second, _ = server.bodies()
+    tool_names = [t["name"] for t in first["tools"]]
+    assert "StructuredOutput" in tool_names
+    assert next(t for t in first["tools"] if t["name"] == "StructuredOutput")["input_schema"]["required"] == [
+        "city", "population"]
+    (repair,) = tool_results(second)
+    assert repair.get("is_error") and "population" in result_text(repair)

@@ -12,32 +12,38 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from catui.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from catui.sdk_types import ResultMessage
+    from catui.session.events import ResultEvent
     from catui.subagents.structured_output import StructuredOutputTool
 
 MAX_RETRIES_SUBTYPE = "error_max_structured_output_retries"
 
+_Result = TypeVar("_Result", "ResultMessage", "ResultEvent")
 
-def output_schema_from(value: Any) -> dict[str, Any] | None:
-    """The JSON schema of ``output_format``, checked; None when no format was asked for."""
+
+def output_schema_from(value: Any, where: str = "CatuiOptions.output_format") -> dict[str, Any] | None:
+    """The JSON schema of ``output_format``, checked; None when no format was asked for.
+
+    ``where`` names the option in error messages (the CLI's ``--json-schema`` passes its own).
+    """
     if value is None:
         return None
     if not isinstance(value, Mapping) or value.get("type") != "json_schema" or not isinstance(
         value.get("schema"), Mapping
     ):
         raise ConfigurationError(
-            'CatuiOptions.output_format must be {"type": "json_schema", "schema": {...}}, '
+            f'{where} must be {{"type": "json_schema", "schema": {{...}}}}, '
             f"not {json.dumps(value, default=str)[:200]}"
         )
     schema = dict(value["schema"])
     if schema.get("type", "object") != "object":
         raise ConfigurationError(
-            f"CatuiOptions.output_format: the schema's type is {schema.get('type')!r}; catui needs an object "
+            f"{where}: the schema's type is {schema.get('type')!r}; catui needs an object "
             'schema ({"type": "object", "properties": {...}}): wrap other values in a property'
         )
     # Imported here: only runs with an output_format need jsonschema (start-up stays fast).
@@ -46,7 +52,7 @@ def output_schema_from(value: Any) -> dict[str, Any] | None:
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise ConfigurationError(f"CatuiOptions.output_format: the schema is not valid JSON Schema: {exc.message}") from None
+        raise ConfigurationError(f"{where}: the schema is not valid JSON Schema: {exc.message}") from None
     return schema
 
 
@@ -65,15 +71,24 @@ class StructuredResult:
         self.tool.bad_calls = 0
         self.tool.last_error = None
 
-    def finish(self, result: ResultMessage, *, required: bool = True) -> ResultMessage:
-        """``result`` with the accepted object, or (when ``required``) as an error when the run ended without one."""
+    def finish(self, result: _Result, *, required: bool = True) -> _Result:
+        """``result`` (an SDK ResultMessage or the CLI's ResultEvent) with the accepted object, or (when
+        ``required``) as an error when the run ended without one."""
         tool = self.tool
+        changes: dict[str, Any]
         if tool.output is not None:
-            return replace(result, structured_output=tool.output)
-        if tool.gave_up:
+            changes = {"structured_output": tool.output}
+        elif tool.gave_up:
             text = f"The structured output did not match the schema after {tool.bad_calls} attempts: {tool.last_error}"
-            return replace(result, subtype=MAX_RETRIES_SUBTYPE, is_error=True, result=text, errors=[text])
-        if result.is_error or not required:
+            changes = {"subtype": MAX_RETRIES_SUBTYPE, "is_error": True, "result": text, "errors": [text]}
+        elif result.is_error or not required:
             return result
-        text = "The agent finished without handing back the structured output (it never called StructuredOutput)."
-        return replace(result, subtype="error_during_execution", is_error=True, errors=[text])
+        else:
+            text = "The agent finished without handing back the structured output (it never called StructuredOutput)."
+            changes = {"subtype": "error_during_execution", "is_error": True, "errors": [text]}
+        if not hasattr(result, "errors"):
+            # The CLI's ResultEvent has no list of errors apart from the result text: the text says why.
+            changes.pop("errors", None)
+            if changes.get("is_error"):
+                changes["result"] = text
+        return replace(result, **changes)

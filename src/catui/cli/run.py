@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import signal
 import sys
@@ -19,6 +20,7 @@ from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
     builtin_tool_names,
+    json_schema_result,
     mcp_config_servers,
     partial_flag_notes,
     refuse_unsupported,
@@ -30,6 +32,7 @@ from catui.cli.sdk_flags import (
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
+from catui.sdk_output_format import StructuredResult
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
@@ -55,12 +58,22 @@ def run_root(options: dict[str, Any]) -> None:
     streaming = options.get("input_format") == "stream-json"
     try:
         run_options = options_from_cli(options, interactive=not (print_mode or streaming))
+        structured = json_schema_result(options.get("json_schema"))
+        if structured is not None:
+            if not (print_mode or streaming):
+                raise click.UsageError("--json-schema needs print mode (-p) or --input-format stream-json")
+            run_options = dataclasses.replace(
+                run_options,
+                extra_tools=[*run_options.extra_tools, structured.tool],
+                append_system_prompt="\n\n".join(
+                    a for a in (run_options.append_system_prompt, structured.instructions) if a),
+            )
         if streaming:
-            code = asyncio.run(stream_input_main(run_options, options))
+            code = asyncio.run(stream_input_main(run_options, options, structured))
         elif print_mode:
             if not prompt or not prompt.strip():
                 raise click.UsageError('print mode needs a prompt: catui -p "your task" (or pipe it on stdin)')
-            code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"]))
+            code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"], structured))
         else:
             # lazy: the terminal UI (~16 ms of screen, prompt and key-reading code) is not needed in print mode
             from catui.cli.interactive import interactive_main
@@ -138,8 +151,14 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
     )
 
 
-async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> int:
-    """Run one prompt to completion (and any background agents it started); print the answer."""
+async def print_mode_main(
+    run_options: Any, prompt: str, output_format: str, structured: StructuredResult | None = None
+) -> int:
+    """Run one prompt to completion (and any background agents it started); print the answer.
+
+    With ``structured`` (``--json-schema``) the prompt's result carries the object the agent handed back,
+    or is an error when it handed back none.
+    """
     app = build_app(run_options)
     await start_app(app)
     settle_startup_objects()
@@ -167,6 +186,10 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
         events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None)
                   if instructions is None else compact_events(app, instructions))
         async for event in events:
+            if isinstance(event, ResultEvent) and event.agent_id is None and structured is not None:
+                # The prompt's own result must carry the object; notification turns' need not.
+                event = structured.finish(event, required=final is None)
+                structured.start_turn()
             if writer:
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
@@ -189,7 +212,9 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     return EXIT_ERROR if final.is_error else 0
 
 
-async def stream_input_main(run_options: RunOptions, options: dict[str, Any]) -> int:
+async def stream_input_main(
+    run_options: RunOptions, options: dict[str, Any], structured: StructuredResult | None = None
+) -> int:
     """``--input-format stream-json``: serve a driven conversation (catui.cli.stream_session)."""
     # lazy: the control protocol's modules are needed only when a program drives catui
     from catui.cli.stream_session import StreamSession
@@ -200,7 +225,7 @@ async def stream_input_main(run_options: RunOptions, options: dict[str, Any]) ->
     for note in partial_flag_notes(options):
         warn(f"warning: {note}")
     session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
-                            out=sys.stdout, warn=warn)
+                            out=sys.stdout, warn=warn, structured=structured)
     return await session.run()
 
 

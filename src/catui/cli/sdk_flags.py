@@ -2,7 +2,8 @@
 
 ``ClaudeAgentOptions(cli_path="catui")`` starts catui with Claude Code's
 flags. Those catui implements are read here (``--system-prompt-file``,
-``--tools``, ``--mcp-config``, ``--setting-sources``, ``--thinking``); those
+``--tools``, ``--mcp-config``, ``--setting-sources``, ``--thinking``,
+``--json-schema``); those
 it does not are refused with one line naming the flag and the SDK option
 that sets it, so that a run never silently lacks what was asked for.
 """
@@ -17,6 +18,7 @@ from typing import Any
 from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
 from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_thinking_config
+from catui.sdk_output_format import StructuredResult, output_schema_from
 from catui.tools.registry import builtin_tools
 
 # flag (the click parameter name) -> (how it is spelled, the claude-agent-sdk option that passes it)
@@ -24,7 +26,6 @@ UNSUPPORTED_FLAGS: dict[str, tuple[str, str]] = {
     "max_budget_usd": ("--max-budget-usd", "max_budget_usd"),
     "task_budget": ("--task-budget", "task_budget"),
     "betas": ("--betas", "betas"),
-    "json_schema": ("--json-schema", "output_format"),
     "resume_session_at": ("--resume-session-at", "resume_session_at"),
     "resume_drops_turn": ("--resume-drops-turn", "resume_drops_turn"),
     "session_mirror": ("--session-mirror", "session_store"),
@@ -49,6 +50,21 @@ def refuse_unsupported(options: Mapping[str, Any]) -> None:
             f"--permission-prompt-tool {tool!r}: catui asks only over the control protocol; use "
             "--permission-prompt-tool stdio (claude-agent-sdk's can_use_tool does)"
         )
+
+
+def json_schema_result(raw: str | None) -> StructuredResult | None:
+    """``--json-schema SCHEMA`` (claude-agent-sdk's ``output_format``): the main agent's StructuredOutput tool."""
+    if not raw:
+        return None
+    try:
+        schema = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"--json-schema is not valid JSON: {exc.msg} at column {exc.colno}; pass a JSON Schema object such as "
+            '\'{"type": "object", "properties": {"answer": {"type": "string"}}}\''
+        ) from None
+    checked = output_schema_from({"type": "json_schema", "schema": schema}, where="--json-schema")
+    return StructuredResult(checked) if checked is not None else None
 
 
 def partial_flag_notes(options: Mapping[str, Any]) -> list[str]:

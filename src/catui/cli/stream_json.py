@@ -53,6 +53,7 @@ def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
 
 def result_json(event: ResultEvent) -> dict[str, Any]:
     """The result object of print mode's json output, in Claude Code's shape (stream-json ends with it too)."""
+    shown = {"structured_output": event.structured_output} if event.structured_output is not None else {}
     return {
         "type": "result",
         "subtype": event.subtype,
@@ -67,6 +68,7 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
         "usage": event.usage,
         "modelUsage": event.model_usage,
         "permission_denials": event.permission_denials,
+        **shown,
         "uuid": str(uuid.uuid4()),
     }
 

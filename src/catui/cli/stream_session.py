@@ -35,6 +35,7 @@ from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
 from catui.errors import CatuiError, ConfigurationError
+from catui.sdk_output_format import StructuredResult
 from catui.session.events import Event, ResultEvent
 
 
@@ -42,8 +43,11 @@ class StreamSession:
     """One driven conversation: reads stdin, runs turns, writes stdout. ``warn`` prints a line on stderr."""
 
     def __init__(self, run_options: RunOptions, *, permission_prompt_tool: str | None, out: TextIO,
-                 warn: Callable[[str], None], stdin: BinaryIO | None = None) -> None:
+                 warn: Callable[[str], None], stdin: BinaryIO | None = None,
+                 structured: StructuredResult | None = None) -> None:
         self.run_options = run_options
+        self.structured = structured
+        """``--json-schema``: each prompt's result carries the object the agent handed back."""
         self.permission_prompt_tool = permission_prompt_tool
         self.out = out
         self.warn = warn
@@ -275,8 +279,12 @@ class StreamSession:
         else:
             content = prompt
         self._running = True
+        if self.structured is not None:
+            self.structured.start_turn()
         try:
             async for event in app.session.run(content):
+                if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
+                    event = self.structured.finish(event, required=isinstance(prompt, UserInput))
                 self.writer.write(event)
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     self.last_result = event

@@ -117,3 +117,5 @@ class ResultEvent(Event):
     error (claude-agent-sdk's ResultMessage.terminal_reason)."""
     api_error_status: int | None = None
     """The HTTP status of the API call whose failure ended the run, if one did."""
+    structured_output: Any = None
+    """The object the main agent handed back through StructuredOutput (``--json-schema``, ``output_format``)."""
