@@ -163,8 +163,12 @@ async def test_can_use_tool_rewrites_one_call_and_denies_another(loopback: Serve
 
     assert sorted(a[0] for a in asked) == ["Bash", "Write"]
     assert ("Bash", {"command": "mkdir made-by-model"}, "toolu_bash") in asked
-    assert suggested["Bash"] == [{"type": "addRules", "destination": "session", "behavior": "allow",
-                                  "rules": [{"toolName": "Bash", "ruleContent": "mkdir made-by-model:*"}]}]
+    # Claude Code's suggestions, the same catui's own SDK offers: a local-settings rule for the command,
+    # acceptEdits for an edit inside the working folder
+    (bash_rule,) = suggested["Bash"]
+    assert bash_rule["type"] == "addRules" and bash_rule["destination"] == "localSettings"
+    assert bash_rule["rules"][0]["toolName"] == "Bash" and bash_rule["rules"][0]["ruleContent"].startswith("mkdir")
+    assert suggested["Write"] == [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
     results = {block["tool_use_id"]: block for block in tool_results(server.bodies()[-1])}
     assert not results["toolu_bash"].get("is_error")
     assert (tmp_path / "work" / "made-by-sdk").is_dir() and not (tmp_path / "work" / "made-by-model").exists()

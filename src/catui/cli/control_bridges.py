@@ -22,8 +22,8 @@ from catui.hooks.callback import CallbackGroup, callback_hooks_config
 from catui.hooks.config import HooksConfig
 from catui.mcp.config import SdkTransport
 from catui.permissions.context import PermissionDecision, PermissionRequest
-from catui.permissions.decide import session_allow_rule
 from catui.permissions.updates import apply_permission_updates
+from catui.sdk_permissions import permission_suggestions as sdk_permission_suggestions
 
 if TYPE_CHECKING:
     from catui.session.session import CanUseTool
@@ -65,12 +65,9 @@ def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
 
 
 def permission_suggestions(request: PermissionRequest, ctx: ToolContext) -> list[dict[str, Any]]:
-    """What "allow, and don't ask again" would add: the session rule catui's own prompt offers, as an update."""
-    rule = session_allow_rule(request, ctx.cwd)
-    wire_rule: dict[str, Any] = {"toolName": rule.tool_name}
-    if rule.content is not None:
-        wire_rule["ruleContent"] = rule.content
-    return [{"type": "addRules", "rules": [wire_rule], "behavior": "allow", "destination": "session"}]
+    """What "allow, and don't ask again" would add, as Claude Code suggests it (the same as catui's SDK)."""
+    found = sdk_permission_suggestions(request, ctx.cwd, *ctx.permissions.working_directories)
+    return [update.to_dict() for update in found]
 
 
 def apply_updates(contexts: list[ToolContext | None], updates: list[Any], warn: Callable[[str], None]) -> None:
