@@ -68,7 +68,8 @@ def transcript_lines(tmp_path: Path, session_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_auto_compaction_summarises_the_older_part_and_the_run_goes_on(tmp_path: Path) -> None:
+def test_auto_compaction_summarises_the_older_part_and_the_run_goes_on(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     with AnthropicTestServer(script(tmp_path)) as server:
         done = run(tmp_path, server, "-p", "COMPACT ME please")
         bodies = server.bodies()
@@ -101,6 +102,12 @@ def test_auto_compaction_summarises_the_older_part_and_the_run_goes_on(tmp_path:
     assert lines[kinds.index(("system", "compact_boundary")) + 1].get("isCompactSummary") is True
     # Everything stays in the file: the summarised messages are still there, before the boundary.
     assert "ALPHA line 1 " in json.dumps(lines[:kinds.index(("system", "compact_boundary"))])
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))  # where the CLI run saved it
+    # The SDK's reader starts at the summary, as claude-agent-sdk's does, and lists no message twice.
+    listed = catui.get_session_messages(result["session_id"], directory=str(tmp_path / "proj"))
+    assert "SUMMARY-OF-EARLIER-WORK" in json.dumps(listed[0].message)
+    assert "ALPHA line 1 " not in json.dumps([m.message for m in listed])
+    assert len({m.uuid for m in listed}) == len(listed)
 
 
 def test_resume_after_compaction_starts_from_the_summary_and_later_messages(tmp_path: Path) -> None:

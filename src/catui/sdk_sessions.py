@@ -28,6 +28,7 @@ from catui.session.store import (
     project_sessions_dir,
     read_records,
 )
+from catui.session.transcript import is_compact_boundary
 
 
 @dataclass
@@ -203,6 +204,11 @@ def _epoch_ms(stamp: object) -> int | None:
 
 
 def _messages(records: list[dict[str, Any]], session_id: str) -> list[SessionMessage]:
+    # After a compaction the summary stands for what came before (as claude-agent-sdk reads it): the
+    # messages start at the last boundary, and those written again after it are not listed twice.
+    boundaries = [i for i, r in enumerate(records) if is_compact_boundary(r) and not r.get("isSidechain")]
+    if boundaries:
+        records = records[boundaries[-1] + 1:]
     messages: list[SessionMessage] = []
     for record in records:
         kind = record.get("type")
