@@ -8,6 +8,7 @@ tasks, usage). Everything heavy is imported here, not at ``import catui``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
 from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
 from catui.sandbox.policy import BashSandbox
+from catui.session.budget import SessionBudget
 from catui.session.prompt import context_block, main_system_prompt
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import CanUseTool, Session, SessionConfig, new_session_id
@@ -111,6 +113,8 @@ class RunOptions:
     """How errors name the option that gave ``agent``."""
     clock: ScheduleClock | None = None
     """The time source of scheduled prompts (CronCreate); None is the real local clock."""
+    max_budget_usd: float | None = None
+    """The session-wide spending limit over the main agent and every sub-agent (catui.session.budget)."""
 
 
 @dataclass
@@ -137,6 +141,10 @@ class AppServices:
     """Tools catui has but does not offer in this session, with the reason (stream-json's init lists them)."""
     session_end_done: bool = False
     """SessionEnd hooks run once, whoever closes the app first."""
+    budget: SessionBudget | None = None
+    """The ``--max-budget-usd`` limit, or None."""
+    background_stops: set[asyncio.Future[Any]] = field(default_factory=set)
+    """Stops of background agents under way (the budget tripped); awaited when the app closes."""
 
 
 @dataclass
@@ -161,6 +169,8 @@ class AgentApp:
         """
 
         await close_hooks(self, reason)
+        if self.services.background_stops:
+            await asyncio.gather(*self.services.background_stops, return_exceptions=True)
         closer = getattr(self.tasks, "shutdown", None)
         if closer is not None:
             await closer()
@@ -282,6 +292,9 @@ def build_app(options: RunOptions) -> AgentApp:
         services=services,
     )
     usage_tracker = UsageTracker()
+    budget = SessionBudget(options.max_budget_usd) if options.max_budget_usd is not None else None
+    if budget is not None:
+        usage_tracker.listeners.append(budget.observe)
 
     tools = builtin_tools(interactive=options.interactive)
     tools = [t for t in tools if t.is_enabled()]
@@ -339,6 +352,7 @@ def build_app(options: RunOptions) -> AgentApp:
         effort=effort_level(effort) if effort is not None else None,
         thinking=thinking if thinking_is_on(thinking) else None,
         max_tool_use_concurrency=window.value,
+        budget=budget,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -368,6 +382,9 @@ def build_app(options: RunOptions) -> AgentApp:
         app.services.startup_warnings.append(window.warning)
     app.services.resolved_model = resolved
     app.services.main_agent = main_agent
+    if budget is not None:
+        app.services.budget = budget
+        budget.on_exceeded.append(lambda: _stop_for_budget(app))
     # An agent's initialPrompt opens a conversation; a resumed one was opened already.
     app.services.initial_prompt = (
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
@@ -379,6 +396,17 @@ def build_app(options: RunOptions) -> AgentApp:
     if main_agent is not None:
         _keep_agent_tools(app, main_agent, mcp)
     return app
+
+
+def _stop_for_budget(app: AgentApp) -> None:
+    """The budget tripped: abort the main session (its foreground children with it) and stop background agents."""
+    app.session.abort()
+    agents = [t for t in app.tasks.list() if t.type == "local_agent" and t.is_live]
+    if agents:
+        # Called from inside a usage update (synchronous); the stops need the loop, so they run as a task.
+        stopping = asyncio.ensure_future(asyncio.gather(*(app.tasks.stop(t.id) for t in agents)))
+        app.services.background_stops.add(stopping)
+        stopping.add_done_callback(app.services.background_stops.discard)
 
 
 def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManager | None) -> None:

@@ -19,6 +19,7 @@ from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
 from catui.permissions.context import PERMISSION_MODES, PermissionDecision, PermissionRequest
 from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from catui.session.budget import check_budget_amount
 
 if TYPE_CHECKING:
     from catui.app import RunOptions
@@ -84,6 +85,8 @@ class CatuiOptions:
     """The older way to give a thinking budget (0 = off)."""
     agent: str | None = None
     """Run the main session as this agent definition (the CLI's ``--agent``)."""
+    max_budget_usd: float | None = None
+    """Stop once the session and all its sub-agents have cost this many US dollars (result ``error_max_budget_usd``)."""
 
 
 def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | None = None) -> RunOptions:
@@ -140,6 +143,7 @@ def run_options_from(options: CatuiOptions, *, abort_run: Callable[[], None] | N
         thinking=_thinking(options),
         agent=options.agent,
         agent_origin="CatuiOptions.agent",
+        max_budget_usd=check_budget_amount(options.max_budget_usd, "CatuiOptions.max_budget_usd"),
     )
 
 

@@ -52,6 +52,8 @@ class RootCommand(click.Command):
 @click.option("--model", help="Model alias (sonnet, opus, haiku), full id, or provider:model.")
 @click.option("--fallback-model", help="Model to switch to when the main model is overloaded.")
 @click.option("--max-turns", type=int, help="Stop after this many model turns.")
+@click.option("--max-budget-usd", "max_budget_usd", metavar="USD",
+              help="Stop the run (sub-agents included) once it has cost this many US dollars.")
 @click.option(
     "--permission-mode",
     type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]),

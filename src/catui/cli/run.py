@@ -8,6 +8,7 @@ import gc
 import json
 import signal
 import sys
+import time
 import traceback
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
+from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
 
@@ -105,7 +107,19 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         effort=parse_effort(options.get("effort"), "--effort"),
         thinking=thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
         agent=options.get("agent") or None,
+        max_budget_usd=_budget_option(options.get("max_budget_usd")),
     )
+
+
+def _budget_option(value: str | None) -> float | None:
+    """``--max-budget-usd`` as a positive amount; anything else is a one-line error saying what it needs."""
+    if value is None:
+        return None
+    try:
+        amount = float(value)
+    except ValueError:
+        amount = float("nan")
+    return check_budget_amount(amount if amount == amount else value, "--max-budget-usd")
 
 
 def settle_startup_objects() -> None:
@@ -129,6 +143,8 @@ async def print_mode_main(run_options: Any, prompt: str, output_format: str) -> 
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)
+    if app.services.budget is not None:
+        app.services.budget.on_warning = lambda message: click.echo(f"catui: warning: {message}", err=True)
     await handle_interrupted_agents(app, interactive=False, say=lambda line: click.echo(f"catui: {line}", err=True))
     writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
     loop = asyncio.get_running_loop()
@@ -173,6 +189,8 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
     their notifications and gives each to the parent as a new turn, as Claude Code does.
     """
     content: Any = first_prompt_content(app, prompt)
+    started = time.monotonic()
+    budget = app.services.budget
     idle: asyncio.Queue[Event] = asyncio.Queue()
     restore = _deliver_idle_events(app.session, idle)
     try:
@@ -185,6 +203,8 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
             waiter = getattr(app.tasks, "next_notification", None)
             if waiter is None or result is None or app.session.ctx.abort.is_set():
                 return
+            # While the parent waits, a background agent may spend past --max-budget-usd: the budget aborts
+            # the session (ending the wait) and stops them; the run then ends with the budget's result.
             pending = asyncio.ensure_future(_unless_aborted(waiter(), app.session.ctx.abort))
             try:
                 # Background agents keep working while the parent waits: their task_progress events
@@ -205,6 +225,9 @@ async def conversation_events(app: Any, prompt: str) -> AsyncIterator[Event]:
                     with contextlib.suppress(BaseException):
                         await pending
             notification = pending.result()
+            if budget is not None and budget.exceeded:
+                yield app.session.result_event(BUDGET_SUBTYPE, True, budget.describe(), started=started)
+                return
             if notification is None:
                 return
             content = notification

@@ -35,6 +35,7 @@ from catui.models.accumulate import MessageAccumulator
 from catui.models.base import STREAM_RETRY, ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
 from catui.permissions.rules import denies_tool_outright
+from catui.session.budget import BUDGET_SUBTYPE, SessionBudget
 from catui.session.events import (
     AssistantMessageEvent,
     ErrorEvent,
@@ -98,6 +99,8 @@ class SessionConfig:
     """Messages the session starts from (a resumed or forked session's old conversation)."""
     max_tool_use_concurrency: int = DEFAULT_TOOL_USE_CONCURRENCY
     """How many concurrency-safe calls of one message run at once (a sliding window; catui.config.concurrency)."""
+    budget: SessionBudget | None = None
+    """The session-wide spending limit (the main session only): once it trips, runs end with its subtype."""
 
 
 @dataclass
@@ -238,6 +241,9 @@ class Session:
             while not refused:
                 if self.ctx.abort.is_set():
                     raise asyncio.CancelledError
+                if self.config.budget is not None and self.config.budget.exceeded:
+                    subtype, is_error, result_text = BUDGET_SUBTYPE, True, self.config.budget.describe()
+                    break
                 if self.config.max_turns is not None and turns_this_run >= self.config.max_turns:
                     subtype, is_error = "error_max_turns", True
                     result_text = result_text or f"Reached the maximum number of turns ({self.config.max_turns})."
@@ -250,6 +256,10 @@ class Session:
                 turns_this_run += 1
                 self.totals.num_turns += 1
                 result_text = text_of(assistant) or result_text
+                if self.config.budget is not None and self.config.budget.exceeded:
+                    # As Claude Code: the turn that reached the budget is the last; its tool calls do not run.
+                    subtype, is_error, result_text = BUDGET_SUBTYPE, True, self.config.budget.describe()
+                    break
                 tool_uses = tool_uses_of(assistant)
                 if not tool_uses:
                     if hooks is not None and await self._stop_hook_continues(hooks, result_text, stop_continuations):
@@ -264,26 +274,34 @@ class Session:
             subtype, is_error = "error_during_execution", True
             result_text = "Interrupted by the user."
             self.last_stop_reason = "aborted"
+            if self.config.budget is not None and self.config.budget.exceeded:  # the budget stopped the run
+                subtype, result_text = BUDGET_SUBTYPE, self.config.budget.describe()
         except CatuiError as exc:
             subtype, is_error = "error_during_execution", True
             result_text = str(exc)
             self.emit(ErrorEvent(message=str(exc), **self._event_fields()))
-        self.emit(
-            ResultEvent(
-                subtype=subtype,
-                is_error=is_error,
-                result=result_text,
-                session_id=self.session_id,
-                num_turns=self.totals.num_turns,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                duration_api_ms=self.totals.api_ms,
-                usage=dict(self.usage),
-                model_usage=self.config.usage_tracker.model_usage_json(),
-                total_cost_usd=round(self.config.usage_tracker.total_cost_usd, 6),
-                permission_denials=list(self.permission_denials),
-                stop_reason=self.last_stop_reason,
-                **self._event_fields(),
-            )
+        self.emit(self.result_event(subtype, is_error, result_text, started=started))
+
+    def result_event(self, subtype: str, is_error: bool, result_text: str, *, started: float) -> ResultEvent:
+        """A run's closing event with the session's totals so far (``started``: the run's monotonic start).
+
+        Front ends use it too, to end a run that stopped while no turn was running (the budget tripping
+        while print mode waits for background agents).
+        """
+        return ResultEvent(
+            subtype=subtype,
+            is_error=is_error,
+            result=result_text,
+            session_id=self.session_id,
+            num_turns=self.totals.num_turns,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_api_ms=self.totals.api_ms,
+            usage=dict(self.usage),
+            model_usage=self.config.usage_tracker.model_usage_json(),
+            total_cost_usd=round(self.config.usage_tracker.total_cost_usd, 6),
+            permission_denials=list(self.permission_denials),
+            stop_reason=self.last_stop_reason,
+            **self._event_fields(),
         )
 
     def build_request(self) -> ModelRequest:
