@@ -69,7 +69,8 @@ class RunConcluder:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
             return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept), None
-        result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
+        result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason,
+                             "modelResolution": run.model.trace()})
         if structured is not None and structured.output is not None:
             # Typed result: the object is the answer, as JSON text for the model and as data for programs.
             result.structured_output = structured.output
@@ -190,6 +191,7 @@ def _ended_early(
         "totalDurationMs": run.duration_ms,
         "totalToolUseCount": run.tool_use_count,
         "totalTokens": tokens,
+        "modelResolution": run.model.trace(),
     }
     if isinstance(failed.data, Mapping):
         data.update(failed.data)

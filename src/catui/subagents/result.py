@@ -66,6 +66,8 @@ class AgentResult:
             "usage": self.usage,
             # catui's own key (typed results): absent for agents without an outputSchema.
             **({"structured_output": self.structured_output} if self.structured_output is not None else {}),
+            # catui's own key: the model the child ran on and which source decided (subagents/models.py).
+            **({"modelResolution": self.extra["modelResolution"]} if "modelResolution" in self.extra else {}),
         }
 
 
