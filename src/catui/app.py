@@ -62,6 +62,7 @@ from catui.tools.web_search_backends import (
     SearxngSearch,
     searxng_url,
 )
+from catui.tools.worktree_merge import WorktreeMergeTool, worktree_merge_allowed
 from catui.worktree.cleanup import sweep_at_startup
 
 if TYPE_CHECKING:
@@ -309,6 +310,8 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     if skills.skills:  # offered only when there is a skill to load
         tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
+    if worktree_merge_allowed(settings.merged):  # catui's own, off unless the user opts in (docs/beyond.md)
+        tools = sorted([*tools, WorktreeMergeTool()], key=lambda tool: tool.name)
     tools.extend(options.extra_tools)
 
     if main_agent is not None:
