@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.subagents",),
     ("catui.app", "catui.main_agent"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_tools", "catui.sdk_types",
+     "catui.sdk_worktrees",
      "catui.__main__"),
 )
 
