@@ -358,6 +358,9 @@ def decision_from_result(
 ) -> PermissionDecision:
     """Turn the callback's answer into the session's decision (a Deny with ``interrupt`` also stops the run)."""
     if isinstance(outcome, PermissionResultAllow):
+        if tool_name == "AskUserQuestion" and isinstance(outcome.updated_input, Mapping):
+            # The host answered a sub-agent's question (catui's relay; answers in updated_input["answers"]).
+            return PermissionDecision("allow", "answered by can_use_tool", updated_input=dict(outcome.updated_input))
         if outcome.updated_input is not None and outcome.updated_input != raw_input:
             raise ConfigurationError(
                 f"can_use_tool returned updated_input for {tool_name}; catui does not support rewriting a "

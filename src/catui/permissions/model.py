@@ -85,6 +85,8 @@ class PermissionDecision:
     behavior: Behavior
     reason: str = ""
     rule: PermissionRule | None = None
+    updated_input: Mapping[str, Any] | None = None
+    """What the asked party sent back with an allow (an SDK host's answers to AskUserQuestion)."""
 
 
 class PermissionState(Protocol):

@@ -12,6 +12,7 @@ from catui.session.transcript import TranscriptWriter
 from catui.subagents.json_file import write_json_atomic
 from catui.subagents.models import ChildModel
 from catui.subagents.plan import ChildPlan
+from catui.subagents.question_relay import question_relay
 from catui.subagents.run import SubagentRun
 from catui.telemetry.events import AGENT_TOOL_SELECTED, Telemetry
 from catui.tools.base import ToolContext
@@ -66,6 +67,8 @@ def build_child_session(
         interactive=parent_ctx.interactive,
         services=parent_ctx.services.for_child(),
     )
+    ctx.ask_user = question_relay(definition, ctx, parent_ask=parent_ctx.ask_user,
+                                  permission_hook=parent.config.can_use_tool)
     transcript, transcript_path = transcripts.open(parent, plan)
     config = SessionConfig(
         provider=plan.provider,
