@@ -62,6 +62,20 @@ CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Aw
 _DONE = object()
 
 
+def transcript_tool_results(data: dict[str, Any], tool_uses: list[Block]) -> dict[str, Any] | None:
+    """The transcript line's structured results, as Claude Code records them (``toolUseResult``).
+
+    One call: its result object; several: ``toolUseResults`` by tool_use id (catui keeps a round's results
+    in one message). WebSearch's server blocks (``server_tool_use``, ``web_search_tool_result``) are kept
+    this way, and a resumed session reads only ``message``, so nothing else changes.
+    """
+    if not data:
+        return None
+    if len(tool_uses) == 1:
+        return {"toolUseResult": data.get(tool_uses[0]["id"])}
+    return {"toolUseResults": data}
+
+
 def new_session_id() -> str:
     return str(uuid.uuid4())
 
@@ -209,11 +223,11 @@ class Session:
     def _event_fields(self) -> dict[str, Any]:
         return {"agent_id": self.config.agent_id, "parent_tool_use_id": self.config.parent_tool_use_id}
 
-    def _append(self, message: Message) -> str:
+    def _append(self, message: Message, extra: dict[str, Any] | None = None) -> str:
         self.messages.append(message)
         if self.config.transcript is not None:
             try:
-                return self.config.transcript.append(message)
+                return self.config.transcript.append(message, extra=extra)
             except OSError as exc:
                 self.emit(ErrorEvent(message=f"could not write transcript: {exc}", **self._event_fields()))
         return str(uuid.uuid4())
@@ -430,7 +444,7 @@ class Session:
             for text in self.config.pending_messages():
                 content.append({"type": "text", "text": text})
         message = self._with_plan_reminder(user_message(content))
-        line_uuid = self._append(message)
+        line_uuid = self._append(message, extra=transcript_tool_results(data, tool_uses))
         self.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **self._event_fields()))
 
     def _with_plan_reminder(self, message: Message) -> Message:
@@ -461,6 +475,8 @@ class Session:
         )
         if result.follow_up:
             self._follow_ups[tool_use_id] = list(result.follow_up)
+        if result.server_tool_use:
+            add_usage(self.usage, {"server_tool_use": result.server_tool_use})
         return tool_result_block(tool_use_id, result.content, is_error=result.is_error), result.data
 
     async def _execute_tool(self, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:

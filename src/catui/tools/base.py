@@ -44,6 +44,9 @@ class ToolResult:
     follow_up: list[Block] = field(default_factory=list)
     """Blocks the session puts after the tool_result blocks of the same user message (the Skill tool's
     instructions), in tool_use order."""
+    server_tool_use: dict[str, int] | None = None
+    """Server-side tool use the call made for its session (WebSearch's searches), added to the session's
+    ``usage.server_tool_use`` (print mode's ``result.usage``)."""
 
 
 @dataclass
