@@ -28,9 +28,11 @@ from catui.main_agent import (
     check_tools_left,
     find_main_agent,
     inline_mcp_servers,
+    keep_agent_tools,
     main_agent_hooks,
     main_agent_system_prompt,
     restrict_tools,
+    with_agent_memory,
     with_initial_prompt,
 )
 from catui.mcp.install import install_mcp
@@ -315,7 +317,8 @@ def build_app(options: RunOptions) -> AgentApp:
     tools.extend(options.extra_tools)
 
     if main_agent is not None:
-        tools = restrict_tools(main_agent, tools)
+        tools, ctx.permissions, memory = with_agent_memory(
+            main_agent, restrict_tools(main_agent, tools), tools, ctx.permissions, project_root)
         system = main_agent_system_prompt(
             main_agent,
             main_system_prompt(
@@ -325,6 +328,7 @@ def build_app(options: RunOptions) -> AgentApp:
             cli_append=options.append_system_prompt,
             active_agents=list(registry.active),
             tool_names=[t.name for t in tools],
+            memory=memory,
         )
     elif options.system_prompt is not None:
         system = [{"type": "text", "text": options.system_prompt}]
@@ -345,7 +349,8 @@ def build_app(options: RunOptions) -> AgentApp:
         tool_context=ctx,
         system_prompt=system,
         session_id=session_id,
-        max_turns=options.max_turns,
+        # --max-turns wins; else the --agent definition's maxTurns
+        max_turns=options.max_turns if options.max_turns is not None or main_agent is None else main_agent.max_turns,
         max_tokens=default_max_tokens(resolved.model_id),
         transcript=transcript,
         can_use_tool=options.can_use_tool,
@@ -416,9 +421,9 @@ def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManage
     """Hold the main session to the ``--agent`` definition's tools, now and when MCP tools join."""
     session = app.session
     check_tools_left(definition, session.tools)  # the Agent tool is among them by now
-    session.set_tools(restrict_tools(definition, session.tools))
+    session.set_tools(keep_agent_tools(definition, session.tools))
     if mcp is not None:
-        mcp.on_ready(lambda _ready: session.set_tools(restrict_tools(definition, session.tools)))
+        mcp.on_ready(lambda _ready: session.set_tools(keep_agent_tools(definition, session.tools)))
 
 
 def _session_effort(
