@@ -140,6 +140,8 @@ class Session:
         self._hook_halt: str | None = None
         # Blocks tools asked to follow their results (ToolResult.follow_up), by tool_use id, until sent.
         self._follow_ups: dict[str, list[Block]] = {}
+        # Rules tools granted for the current run only (a skill's allowed-tools), taken back when it ends.
+        self._run_rules: list[Any] = []
         if config.agent_id is not None:
             # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
             if self.ctx.permissions.plan_file is not None:
@@ -294,6 +296,9 @@ class Session:
             subtype, is_error = "error_during_execution", True
             result_text = str(exc)
             self.emit(ErrorEvent(message=str(exc), **self._event_fields()))
+        if self._run_rules:
+            self.ctx.permissions = self.ctx.permissions.without_rules(self._run_rules)
+            self._run_rules.clear()
         self.emit(self.result_event(subtype, is_error, result_text, started=started))
 
     def result_event(self, subtype: str, is_error: bool, result_text: str, *, started: float) -> ResultEvent:
@@ -477,6 +482,9 @@ class Session:
             self._follow_ups[tool_use_id] = list(result.follow_up)
         if result.server_tool_use:
             add_usage(self.usage, {"server_tool_use": result.server_tool_use})
+        if result.run_rules:  # granted until this run ends (_drive takes them back)
+            self.ctx.permissions = self.ctx.permissions.with_rules(*result.run_rules)
+            self._run_rules.extend(result.run_rules)
         return tool_result_block(tool_use_id, result.content, is_error=result.is_error), result.data
 
     async def _execute_tool(self, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:
