@@ -1,12 +1,14 @@
-"""Cost of the per-agent limit checks per model turn (issue 18 goal: under 0.1 ms).
+"""Cost of the limit checks per model turn: per-agent limits and the session budget (goal: under 0.1 ms).
 
     .venv/bin/python benchmarks/bench_limits.py [--turns N]
 
 One model turn of a limited child costs the watcher: one usage event through ``observe`` (stall
 timer re-armed, usage sampled, budgets compared) and the before-turn ``sample`` (nothing new to
 count). Measured in the same run against a baseline: the same events through ``observe`` of a
-watcher-less path (a plain counter update, what an unlimited child does). Prints the per-turn
-cost and the ratio; there are no assertions.
+watcher-less path (a plain counter update, what an unlimited child does). The session budget
+(``--max-budget-usd``) is measured the same way: each response through the shared ``UsageTracker``
+with ``SessionBudget.observe`` as its listener, against the tracker alone. Prints the per-turn
+costs and the ratios; there are no assertions.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import asyncio
 import statistics
 import time
 
+from catui.session.budget import SessionBudget
 from catui.session.events import UsageEvent
-from catui.session.usage import add_usage, empty_usage
+from catui.session.usage import UsageTracker, add_usage, empty_usage
 from catui.subagents.limits import LimitWatcher, RunLimits
 
 
@@ -43,6 +46,18 @@ def per_turn_ms(turns: int, limited: bool) -> float:
     return elapsed * 1000 / turns
 
 
+def budget_per_turn_ms(turns: int, with_budget: bool) -> float:
+    """One response into the shared tracker (every run does this), with or without the session budget."""
+    tracker = UsageTracker()
+    if with_budget:
+        tracker.listeners.append(SessionBudget(1e9).observe)  # never reached: the check runs every turn
+    one = {"input_tokens": 1200, "output_tokens": 300, "cache_read_input_tokens": 5000}
+    started = time.perf_counter()
+    for _ in range(turns):
+        tracker.add("claude-sonnet-4-6", one)
+    return (time.perf_counter() - started) * 1000 / turns
+
+
 async def main(turns: int) -> None:
     baseline = [per_turn_ms(turns, False) for _ in range(5)]
     limited = [per_turn_ms(turns, True) for _ in range(5)]
@@ -50,6 +65,12 @@ async def main(turns: int) -> None:
     print(f"baseline (no limits):   {base * 1000:.2f} µs per turn")
     print(f"limits (all four set):  {lim * 1000:.2f} µs per turn")
     print(f"checks cost:            {(lim - base) * 1000:.2f} µs per turn (goal < 100 µs); ratio {lim / base:.1f}x")
+    tracker_only = statistics.median(budget_per_turn_ms(turns, False) for _ in range(5))
+    budgeted = statistics.median(budget_per_turn_ms(turns, True) for _ in range(5))
+    print(f"usage tracker alone:    {tracker_only * 1000:.2f} µs per response")
+    print(f"with --max-budget-usd:  {budgeted * 1000:.2f} µs per response")
+    print(f"budget check cost:      {(budgeted - tracker_only) * 1000:.2f} µs per response (goal < 100 µs); "
+          f"ratio {budgeted / tracker_only:.1f}x")
 
 
 if __name__ == "__main__":

@@ -215,6 +215,8 @@ async def test_launch_text_output_file_and_notification(tmp_path: Path, project:
     assert lines[1] == (f"agentId: {task_id} (internal ID - do not mention to user. Use SendMessage with to: "
                         f"'{task_id}' to continue this agent.)")
     assert lines[4] == f"output_file: {output}"
+    trace = end.data.pop("modelResolution")  # catui's model-resolution trace (issue 18)
+    assert trace["reason"] == "parent" and trace["model"] == app.session.config.model
     assert end.data == {"status": "async_launched", "agentId": task_id, "description": "Job one",
                         "prompt": "Do one", "outputFile": str(output), "canReadOutputFile": True}
 

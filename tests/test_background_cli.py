@@ -99,7 +99,7 @@ def test_print_mode_waits_then_answers_the_notification(tmp_path: Path, repo: Pa
     launch = next(m for m in lines if m.get("type") == "user" and "tool_use_result" in m
                   and m["tool_use_result"].get("status") == "async_launched")
     assert set(launch["tool_use_result"]) == {"status", "agentId", "description", "prompt", "outputFile",
-                                              "canReadOutputFile"}
+                                              "canReadOutputFile", "modelResolution"}
 
     with AnthropicTestServer({"turns": turns}) as server:
         done = catui(repo, cli_env(tmp_path, server), "-p", "Survey the repo", "--output-format", "json")

@@ -153,3 +153,45 @@ def test_the_agents_inline_mcp_server_joins_and_its_tools_list_selects_them(tmp_
     assert "Read" in names and "mcp__tools__echo" in names
     assert all(name == "Read" or name.startswith("mcp__tools__") for name in names)
     assert done.stdout.strip() == "echoed"
+
+
+KEEPER = """---
+name: keeper
+description: Remembers things.
+tools: Grep
+memory: project
+maxTurns: 2
+---
+You keep notes.
+"""
+
+
+def test_agent_memory_and_max_turns_apply_to_the_main_session(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    (repo / ".claude" / "agents" / "keeper.md").write_text(KEEPER)
+    memory = repo / ".catui" / "agent-memory" / "keeper"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("REMEMBER-42: the build uses make.\n")
+    note = memory / "note.txt"
+    outside = repo / "outside.txt"
+    loop = {"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(note), "content": "kept\n"}},
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(outside), "content": "no\n"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [
+            {"type": "tool_use", "name": "Grep", "input": {"pattern": "x"}}], "repeat": True},
+    ]}
+    with AnthropicTestServer(loop) as server:
+        done = run(tmp_path, server, "--agent", "keeper", "--output-format", "json", "--permission-mode", "acceptEdits")
+        bodies = server.bodies()
+    result = json.loads(done.stdout)
+    assert result["subtype"] == "error_max_turns" and result["num_turns"] == 2  # maxTurns: 2 from the definition
+    assert len(bodies) == 2
+    system = json.dumps(bodies[0]["system"])
+    assert "REMEMBER-42" in system and "Persistent memory (project scope)" in system
+    assert sorted(t["name"] for t in bodies[0]["tools"]) == ["Edit", "Grep", "Read", "Write"]
+    assert note.read_text() == "kept\n"  # Write was granted for the memory folder ...
+    assert not outside.exists()  # ... and only there
+    with AnthropicTestServer(loop) as server:
+        done = run(tmp_path, server, "--agent", "keeper", "--output-format", "json", "--max-turns", "1")
+    assert json.loads(done.stdout)["num_turns"] == 1  # the command line wins

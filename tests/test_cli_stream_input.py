@@ -123,7 +123,7 @@ def test_the_exit_status_follows_the_last_result(loopback: ServerFactory, tmp_pa
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (("--max-budget-usd", "1"), "--max-budget-usd is not supported by catui yet"),
+    (("--max-budget-usd", "lots"), "--max-budget-usd must be a positive amount in US dollars"),
     (("--json-schema", "{not json"), "--json-schema is not valid JSON"),
     (("--json-schema", '{"type": "array"}'), "--json-schema: the schema's type is 'array'"),
     (("--permission-prompt-tool", "mcp__auth__ask"), "use --permission-prompt-tool stdio"),

@@ -50,7 +50,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "catui.sdk_batch",
      "catui.sdk_permissions", "catui.sdk_messages", "catui.sdk_prompts", "catui.sdk_client_info",
      "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup", "catui.sdk_driver",
-     "catui.sdk_shapes", "catui.sdk_hooks",
+     "catui.sdk_shapes",
+     "catui.sdk_worktrees",
      "catui.__main__"),
 )
 

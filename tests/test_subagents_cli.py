@@ -269,8 +269,9 @@ def test_stream_json_denied_type_and_task_events(tmp_path: Path) -> None:
     carrying = next(line for line in lines if line["type"] == "user" and "tool_use_result" in line
                     and line.get("parent_tool_use_id") is None)
     result = carrying["tool_use_result"]
+    # Claude Code's keys in its order, then catui's model-resolution trace (issue 18).
     assert list(result) == ["status", "prompt", "agentId", "agentType", "content", "totalDurationMs", "totalTokens",
-                            "totalToolUseCount", "usage"]
+                            "totalToolUseCount", "usage", "modelResolution"]
     assert result["status"] == "completed" and result["agentType"] == "Plan" and result["prompt"] == "PLAN-B"
     assert result["content"] == text("the plan") and result["totalTokens"] == 15 and result["totalToolUseCount"] == 0
     assert result["usage"]["input_tokens"] == 10 and result["usage"]["output_tokens"] == 5

@@ -84,6 +84,14 @@ def test_anthropic_server_side_search(tmp_path: Path) -> None:
     assert structured["searches"] == 2 and structured["backend"] == "anthropic"
     assert [b["type"] for b in structured["server_blocks"]] == [
         "server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result", "text"]
+    # The count is in the result's usage (print mode json), and the server blocks are in the transcript file.
+    assert final["usage"]["server_tool_use"]["web_search_requests"] == 2
+    [transcript] = (tmp_path / "catui-home" / "projects").glob("*/*.jsonl")
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    recorded = [line["toolUseResult"] for line in lines if "toolUseResult" in line]
+    assert [b["type"] for b in recorded[0]["server_blocks"]] == [
+        "server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result", "text"]
+    assert recorded[0]["server_blocks"][1]["content"][0]["encrypted_content"] == "opaque"
 
 
 def scripted_search(tmp_path: Path, args: dict[str, Any]) -> Path:

@@ -143,7 +143,12 @@ async def test_definition_isolation_confines_every_tool_to_the_worktree(tmp_path
     assert (wt / "src" / "app.py").read_text() == "print('bye')\n"
     # Kept with changes: the trailer names path and branch before <usage>.
     trailer = results(events, parent=True)["toolu_p1"]["content"][1]["text"]
-    assert f"\nworktreePath: {wt}\nworktreeBranch: {BRANCH}\n<usage>" in trailer
+    assert f"\nworktreePath: {wt}\nworktreeBranch: {BRANCH}\nmergeBack: " in trailer
+    # then how the work gets back (catui's own line, issue 18), before <usage>
+    hint = trailer.split("\nmergeBack: ", 1)[1].split("\n<usage>", 1)[0]
+    agent_id = trailer.split()[1]
+    assert f"`catui worktrees diff {agent_id}`" in hint and f"`catui worktrees merge {agent_id} --commit`" in hint
+    assert "WorktreeMerge" not in hint  # the tool is not offered without the setting
     # The environment block names the worktree.
     child_view = next(view for view, _turn in engine.history if "CHILD JOB" in view.first_user_text)
     assert f"Working directory: {wt}" in child_view.system_text

@@ -8,6 +8,7 @@ tasks, usage). Everything heavy is imported here, not at ``import catui``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,9 +29,11 @@ from catui.main_agent import (
     check_tools_left,
     find_main_agent,
     inline_mcp_servers,
+    keep_agent_tools,
     main_agent_hooks,
     main_agent_system_prompt,
     restrict_tools,
+    with_agent_memory,
     with_initial_prompt,
 )
 from catui.mcp.config import SdkTransport
@@ -42,6 +45,7 @@ from catui.permissions.from_settings import permission_context_from_settings
 from catui.permissions.rules import denies_tool_outright
 from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
 from catui.sandbox.policy import BashSandbox
+from catui.session.budget import SessionBudget
 from catui.session.context_window import context_policy
 from catui.session.prompt import context_block, main_system_prompt
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
@@ -64,6 +68,7 @@ from catui.tools.web_search_backends import (
     SearxngSearch,
     searxng_url,
 )
+from catui.tools.worktree_merge import WorktreeMergeTool, worktree_merge_allowed
 from catui.worktree.cleanup import sweep_at_startup
 
 if TYPE_CHECKING:
@@ -128,6 +133,8 @@ class RunOptions:
     """Use only ``mcp_servers`` (``--strict-mcp-config``)."""
     sdk_mcp_transport: SdkTransport | None = None
     """Reaches MCP servers of type ``sdk`` (in-process servers of the program driving catui)."""
+    max_budget_usd: float | None = None
+    """The session-wide spending limit over the main agent and every sub-agent (catui.session.budget)."""
 
 
 @dataclass
@@ -154,6 +161,10 @@ class AppServices:
     """Tools catui has but does not offer in this session, with the reason (stream-json's init lists them)."""
     session_end_done: bool = False
     """SessionEnd hooks run once, whoever closes the app first."""
+    budget: SessionBudget | None = None
+    """The ``--max-budget-usd`` limit, or None."""
+    background_stops: set[asyncio.Future[Any]] = field(default_factory=set)
+    """Stops of background agents under way (the budget tripped); awaited when the app closes."""
 
 
 @dataclass
@@ -181,6 +192,8 @@ class AgentApp:
         system = self.services.subagents
         if system is not None and system.teams is not None:
             await system.teams.aclose()  # teammates first: they may still use the task registry and providers
+        if self.services.background_stops:
+            await asyncio.gather(*self.services.background_stops, return_exceptions=True)
         closer = getattr(self.tasks, "shutdown", None)
         if closer is not None:
             await closer()
@@ -304,6 +317,9 @@ def build_app(options: RunOptions) -> AgentApp:
         services=services,
     )
     usage_tracker = UsageTracker()
+    budget = SessionBudget(options.max_budget_usd) if options.max_budget_usd is not None else None
+    if budget is not None:
+        usage_tracker.listeners.append(budget.observe)
 
     tools = builtin_tools(interactive=options.interactive)
     tools = [t for t in tools if t.is_enabled()]
@@ -318,10 +334,13 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     if skills.skills:  # offered only when there is a skill to load
         tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
+    if worktree_merge_allowed(settings.merged):  # catui's own, off unless the user opts in (docs/beyond.md)
+        tools = sorted([*tools, WorktreeMergeTool()], key=lambda tool: tool.name)
     tools.extend(options.extra_tools)
 
     if main_agent is not None:
-        tools = restrict_tools(main_agent, tools)
+        tools, ctx.permissions, memory = with_agent_memory(
+            main_agent, restrict_tools(main_agent, tools), tools, ctx.permissions, project_root)
         system = main_agent_system_prompt(
             main_agent,
             main_system_prompt(
@@ -331,6 +350,7 @@ def build_app(options: RunOptions) -> AgentApp:
             cli_append=options.append_system_prompt,
             active_agents=list(registry.active),
             tool_names=[t.name for t in tools],
+            memory=memory,
         )
     elif options.system_prompt is not None:
         # An empty replacement (claude-agent-sdk's default, `--system-prompt ""`) sends no system text at all.
@@ -352,7 +372,8 @@ def build_app(options: RunOptions) -> AgentApp:
         tool_context=ctx,
         system_prompt=system,
         session_id=session_id,
-        max_turns=options.max_turns,
+        # --max-turns wins; else the --agent definition's maxTurns
+        max_turns=options.max_turns if options.max_turns is not None or main_agent is None else main_agent.max_turns,
         max_tokens=default_max_tokens(resolved.model_id),
         transcript=transcript,
         can_use_tool=options.can_use_tool,
@@ -363,6 +384,7 @@ def build_app(options: RunOptions) -> AgentApp:
         thinking=thinking if thinking_is_on(thinking) else None,
         max_tool_use_concurrency=window.value,
         context_policy=context_policy(env, settings.merged),
+        budget=budget,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -392,6 +414,9 @@ def build_app(options: RunOptions) -> AgentApp:
         app.services.startup_warnings.append(window.warning)
     app.services.resolved_model = resolved
     app.services.main_agent = main_agent
+    if budget is not None:
+        app.services.budget = budget
+        budget.on_exceeded.append(lambda: _stop_for_budget(app))
     # An agent's initialPrompt opens a conversation; a resumed one was opened already.
     app.services.initial_prompt = (
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
@@ -420,15 +445,24 @@ def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> Hoo
     if not parts:
         return None
     return parts[0].merged_with(parts[1]) if len(parts) == 2 else parts[0]
+def _stop_for_budget(app: AgentApp) -> None:
+    """The budget tripped: abort the main session (its foreground children with it) and stop background agents."""
+    app.session.abort()
+    agents = [t for t in app.tasks.list() if t.type == "local_agent" and t.is_live]
+    if agents:
+        # Called from inside a usage update (synchronous); the stops need the loop, so they run as a task.
+        stopping = asyncio.ensure_future(asyncio.gather(*(app.tasks.stop(t.id) for t in agents)))
+        app.services.background_stops.add(stopping)
+        stopping.add_done_callback(app.services.background_stops.discard)
 
 
 def _keep_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManager | None) -> None:
     """Hold the main session to the ``--agent`` definition's tools, now and when MCP tools join."""
     session = app.session
     check_tools_left(definition, session.tools)  # the Agent tool is among them by now
-    session.set_tools(restrict_tools(definition, session.tools))
+    session.set_tools(keep_agent_tools(definition, session.tools))
     if mcp is not None:
-        mcp.on_ready(lambda _ready: session.set_tools(restrict_tools(definition, session.tools)))
+        mcp.on_ready(lambda _ready: session.set_tools(keep_agent_tools(definition, session.tools)))
 
 
 def _session_effort(

@@ -13,6 +13,7 @@ inline ``mcpServers`` join the configured servers. Built by :func:`catui.app.bui
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import AgentDefinition, SystemPromptContext
@@ -20,6 +21,9 @@ from catui.agents.registry import AgentRegistry
 from catui.errors import ConfigurationError
 from catui.hooks.config import HooksConfig, parse_hooks
 from catui.messages import Block
+from catui.permissions.context import PermissionContext
+from catui.subagents.memory_tools import MEMORY_TOOL_NAMES, grant_memory_tools
+from catui.subagents.prompt import load_agent_memory, memory_dir
 from catui.subagents.tool_filter import matches_tool_spec
 from catui.tools.base import Tool
 
@@ -55,10 +59,12 @@ def main_agent_system_prompt(
     cli_append: str | None,
     active_agents: Sequence[AgentDefinition],
     tool_names: Sequence[str],
+    memory: str | None = None,
 ) -> list[Block]:
     """The main session's system prompt when it runs as ``definition``; ``--append-system-prompt`` comes last.
 
-    ``default_prompt`` is catui's own main prompt without the command line's appendix.
+    ``default_prompt`` is catui's own main prompt without the command line's appendix; ``memory`` is the
+    agent's memory section (its ``memory`` field), after its body as for a sub-agent.
     """
     body = definition.get_system_prompt(
         SystemPromptContext(active_agents=list(active_agents), tool_names=list(tool_names))
@@ -66,9 +72,22 @@ def main_agent_system_prompt(
     blocks: list[Block] = list(default_prompt) if appends_to_main_prompt(definition) else []
     if body:
         blocks.append({"type": "text", "text": body})
+    if memory:
+        blocks.append({"type": "text", "text": memory})
     if cli_append:
         blocks.append({"type": "text", "text": cli_append})
     return blocks
+
+
+def with_agent_memory(
+    definition: AgentDefinition, tools: Sequence[Tool], pool: Sequence[Tool], permissions: PermissionContext,
+    project_root: Path,
+) -> tuple[list[Tool], PermissionContext, str | None]:
+    """A ``memory`` agent's session: the Read/Write/Edit it lacks (from ``pool``, confined to its memory folder),
+    the permission context that confines them, and its memory section for the system prompt (observed §15)."""
+    folder = memory_dir(definition, project_root)
+    granted, permissions = grant_memory_tools(definition, tools, pool, permissions, folder)
+    return granted, permissions, load_agent_memory(definition, project_root)
 
 
 def with_initial_prompt(initial_prompt: str | None, prompt: str) -> str:
@@ -91,6 +110,18 @@ def restrict_tools(definition: AgentDefinition, tools: Sequence[Tool]) -> list[T
         kept = [t for t in kept if _selected(t, allowed)]
     if definition.disallowed_tools:
         kept = [t for t in kept if not _selected(t, definition.disallowed_tools)]
+    return kept
+
+
+def keep_agent_tools(definition: AgentDefinition, tools: Sequence[Tool]) -> list[Tool]:
+    """:func:`restrict_tools`, keeping a memory agent's granted Read/Write/Edit (confined by its permissions)."""
+    kept = restrict_tools(definition, tools)
+    if definition.memory:
+        names = {t.name for t in kept}
+        denied = definition.disallowed_tools or []
+        extra = {id(t) for t in tools if t.name in MEMORY_TOOL_NAMES and t.name not in names
+                 and not any(matches_tool_spec(t.name, d) for d in denied)}
+        kept = [t for t in tools if id(t) in extra or t.name in names]  # the given order
     return kept
 
 

@@ -29,6 +29,7 @@ from catui.sdk_permissions import (
     permission_bridge,
     shadowed_can_use_tool,
 )
+from catui.session.budget import check_budget_amount
 
 if TYPE_CHECKING:
     from catui.app import RunOptions
@@ -139,6 +140,8 @@ class CatuiOptions:
     executor: str | None = None
     """Where sub-agents run: ``"in-process"`` or ``"ray"`` (background agents on a Ray cluster, docs/ray.md);
     None leaves it to ``CATUI_EXECUTOR`` and the ``executor`` setting."""
+    max_budget_usd: float | None = None
+    """Stop once the session and all its sub-agents have cost this many US dollars (result ``error_max_budget_usd``)."""
 
 
 def run_options_from(
@@ -220,6 +223,7 @@ def run_options_from(
         agent_origin="CatuiOptions.agent",
         callback_hooks=hooks_option_config(options.hooks),
         executor=options.executor,
+        max_budget_usd=check_budget_amount(options.max_budget_usd, "CatuiOptions.max_budget_usd"),
     )
 
 

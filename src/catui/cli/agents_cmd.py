@@ -11,8 +11,9 @@ loaders (``validate``) and the tool registry (``show``) only when those commands
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,10 @@ from catui.agents.registry import FLAG_ORIGIN, SDK_ORIGIN, AgentRegistry, load_a
 from catui.agents.scan import scan_markdown_files
 from catui.agents.tool_lists import tool_base_name
 from catui.config.settings import load_settings
+from catui.errors import CatuiError
+from catui.models.resolve import resolve_model
 from catui.skills.model import SKILL_FILE
+from catui.subagents.models import SUBAGENT_MODEL_ENV
 
 # Group headings, highest precedence first (the order `catui agents` prints them).
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -245,11 +249,45 @@ def show_command(name: str, plugin_dirs: Sequence[str] = (), agents_json: str | 
             for item in failed:
                 click.echo(f"  {item.path} failed to load: {item.error}", err=True)
         sys.exit(1)
-    click.echo(format_agent(agent, registry))
+    try:
+        settings: Mapping[str, Any] = load_settings(Path.cwd()).merged
+    except CatuiError:
+        settings = {}  # the provider line then uses the built-in aliases; the agent is shown all the same
+    extra = settings.get("env")
+    env = {**os.environ, **({str(k): str(v) for k, v in extra.items()} if isinstance(extra, Mapping) else {})}
+    click.echo(format_agent(agent, registry, settings, env))
 
 
-def format_agent(agent: AgentDefinition, registry: AgentRegistry) -> str:
-    """The text of ``catui agents show``."""
+PROVIDER_VARIABLES = {
+    "anthropic": "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_API_KEY; OPENAI_BASE_URL",
+}
+
+
+def provider_text(model: str | None, settings: Mapping[str, Any], env: Mapping[str, str]) -> str:
+    """Which provider serves the agent's model, the concrete id, and the variables that configure it."""
+    spec = (model or "").strip()
+    if not spec or spec == "inherit":
+        return "the parent's (the model is inherited)"
+    if any(env.get(name, "").strip() for name in SUBAGENT_MODEL_ENV):
+        override = next(name for name in SUBAGENT_MODEL_ENV if env.get(name, "").strip())
+        note = f"; {override} is set and overrides it at run time"
+    else:
+        note = ""
+    try:
+        resolved = resolve_model(spec, settings, env)
+    except CatuiError as exc:
+        return f"none: {exc}"
+    variables = PROVIDER_VARIABLES.get(resolved.provider)
+    where = f"; configured by {variables}" if variables else ""
+    return f"{resolved.provider} ({resolved.model_id}{where}){note}"
+
+
+def format_agent(
+    agent: AgentDefinition, registry: AgentRegistry, settings: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """The text of ``catui agents show`` (``settings``/``env`` resolve the model's aliases and provider)."""
     rows: list[tuple[str, str]] = [
         ("Name", agent.agent_type),
         ("Source", SOURCE_LABELS.get(agent.source, agent.source) + f" ({agent.source})"),
@@ -260,6 +298,7 @@ def format_agent(agent: AgentDefinition, registry: AgentRegistry) -> str:
     if agent.plugin_name:
         rows.append(("Plugin", agent.plugin_name))
     rows.append(("Model", agent.model_display))
+    rows.append(("Provider", provider_text(agent.model, settings or {}, env if env is not None else os.environ)))
     declared = "all (*)" if agent.allows_all_tools else (", ".join(agent.tools or []) or "none ([])")
     rows.append(("Tools", declared))
     if agent.disallowed_tools is not None:

@@ -28,7 +28,7 @@ from catui.cli.interrupted_turn import close_interrupted_tool_calls
 from catui.cli.slash_commands import SlashCommands
 from catui.cli.slash_session import SESSION_COMMANDS
 from catui.cli.slash_work import WORK_COMMANDS
-from catui.cli.ui_ask import QuestionAsker
+from catui.cli.ui_ask import BetweenTurnQuestions, QuestionAsker
 from catui.cli.ui_history import append_history, load_history
 from catui.cli.ui_permission import PermissionPrompter
 from catui.cli.ui_progress import TurnView
@@ -126,8 +126,11 @@ class InteractiveSession:
                 cwd=app.session.ctx.cwd,
                 lock=prompt_lock,
             )
+        self.questions: BetweenTurnQuestions | None = None
         if app.session.ctx.ask_user is None:
-            app.session.ctx.ask_user = QuestionAsker(self.screen, self._read_answer, prompt_lock)
+            self.questions = BetweenTurnQuestions(QuestionAsker(self.screen, self._read_answer, prompt_lock),
+                                                  at_prompt=lambda: not app.session.is_running())
+            app.session.ctx.ask_user = self.questions
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -198,7 +201,9 @@ class InteractiveSession:
             reader = asyncio.ensure_future(self._read_prompt(status))
             notifier = self._notification_waiter()
             scheduled = self._scheduled_waiter()
-            waiting = {f for f in (reader, notifier, scheduled) if f is not None}
+            # a background agent's question (sub-agents may ask, catui.subagents.question_relay)
+            question = asyncio.ensure_future(self.questions.arrived.wait()) if self.questions is not None else None
+            waiting = {f for f in (reader, notifier, scheduled, question) if f is not None}
             while True:
                 done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if notifier in done and notifier.result() is None:
@@ -206,7 +211,7 @@ class InteractiveSession:
                     notifier = None
                     continue
                 break
-            others = [f for f in (notifier, scheduled) if f is not None and f not in done]
+            others = [f for f in (notifier, scheduled, question) if f is not None and f not in done]
             for other in others:
                 other.cancel()
                 with contextlib.suppress(BaseException):
@@ -224,6 +229,8 @@ class InteractiveSession:
                 await reader
             if reader.done() and not reader.cancelled() and reader.exception() is None:
                 self._early_lines.append(reader.result())  # the line came in the same instant: keep it
+            if question is not None and question in done and self.questions is not None:
+                await self.questions.answer_pending()
             if notifier is not None and notifier in done:
                 await self.turn(notifier.result(), raw=True)
             if scheduled is not None and scheduled in done:

@@ -54,6 +54,8 @@ class RootCommand(click.Command):
 @click.option("--model", help="Model alias (sonnet, opus, haiku), full id, or provider:model.")
 @click.option("--fallback-model", help="Model to switch to when the main model is overloaded.")
 @click.option("--max-turns", type=int, help="Stop after this many model turns.")
+@click.option("--max-budget-usd", "max_budget_usd", metavar="USD",
+              help="Stop the run (sub-agents included) once it has cost this many US dollars.")
 @click.option(
     "--permission-mode",
     type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]),
@@ -94,7 +96,6 @@ class RootCommand(click.Command):
 @click.option("--permission-prompt-tool", help="stdio: ask the driving program (control protocol) for approvals.")
 @click.option("--thinking", help="Extended thinking: adaptive or disabled.")
 @click.option("--include-hook-events", is_flag=True, help="stream-json: catui's hook notices are always included (no hook_started events).")
-@click.option("--max-budget-usd", hidden=True)
 @click.option("--task-budget", hidden=True)
 @click.option("--betas", hidden=True)
 @click.option("--json-schema", hidden=True)

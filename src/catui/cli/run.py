@@ -8,6 +8,7 @@ import dataclasses
 import json
 import signal
 import sys
+import time
 import traceback
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from catui.cli.stream_json import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.sdk_output_format import StructuredResult
+from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
@@ -148,7 +150,19 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         thinking=thinking(options.get("thinking"))
         or thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
         agent=options.get("agent") or None,
+        max_budget_usd=_budget_option(options.get("max_budget_usd")),
     )
+
+
+def _budget_option(value: str | None) -> float | None:
+    """``--max-budget-usd`` as a positive amount; anything else is a one-line error saying what it needs."""
+    if value is None:
+        return None
+    try:
+        amount = float(value)
+    except ValueError:
+        amount = float("nan")
+    return check_budget_amount(amount if amount == amount else value, "--max-budget-usd")
 
 
 async def print_mode_main(
@@ -165,6 +179,8 @@ async def print_mode_main(
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)
+    if app.services.budget is not None:
+        app.services.budget.on_warning = lambda message: click.echo(f"catui: warning: {message}", err=True)
     await handle_interrupted_agents(app, interactive=False, say=lambda line: click.echo(f"catui: {line}", err=True))
     writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
     loop = asyncio.get_running_loop()
@@ -240,6 +256,8 @@ async def conversation_events(
     turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
     """
     content: Any = first_prompt_content(app, prompt)
+    started = time.monotonic()
+    budget = app.services.budget
     idle: asyncio.Queue[Event] = asyncio.Queue()
     restore = deliver_idle_events(app.session, idle)
     try:
@@ -254,6 +272,8 @@ async def conversation_events(
                 return
             teams = _leading_team(app)
             # With a team, teammates' messages start lead turns too (and print mode ends the team: teams/).
+            # While the parent waits, a background agent may spend past --max-budget-usd: the budget aborts
+            # the session (ending the wait) and stops them; the run then ends with the budget's result.
             next_input = waiter() if teams is None else teams.next_lead_input(waiter)
             pending = asyncio.ensure_future(_unless_aborted(next_input, app.session.ctx.abort))
             try:
@@ -275,6 +295,9 @@ async def conversation_events(
                     with contextlib.suppress(BaseException):
                         await pending
             notification = pending.result()
+            if budget is not None and budget.exceeded:
+                yield app.session.result_event(BUDGET_SUBTYPE, True, budget.describe(), started=started)
+                return
             if notification is None:
                 return
             if teams is not None and on_team_turn is not None:

@@ -23,7 +23,6 @@ from catui.tools.registry import builtin_tools
 
 # flag (the click parameter name) -> (how it is spelled, the claude-agent-sdk option that passes it)
 UNSUPPORTED_FLAGS: dict[str, tuple[str, str]] = {
-    "max_budget_usd": ("--max-budget-usd", "max_budget_usd"),
     "task_budget": ("--task-budget", "task_budget"),
     "betas": ("--betas", "betas"),
     "resume_session_at": ("--resume-session-at", "resume_session_at"),

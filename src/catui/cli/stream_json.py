@@ -52,9 +52,13 @@ def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
 
 
 def result_json(event: ResultEvent) -> dict[str, Any]:
-    """The result object of print mode's json output, in Claude Code's shape (stream-json ends with it too)."""
+    """The result object of print mode's json output, in Claude Code's shape (stream-json ends with it too).
+
+    An error result (``error_max_turns``, ``error_max_budget_usd``, ``error_during_execution``) also lists
+    what went wrong in ``errors``, as Claude Code's does; catui keeps the text in ``result`` as well.
+    """
     shown = {"structured_output": event.structured_output} if event.structured_output is not None else {}
-    return {
+    obj: dict[str, Any] = {
         "type": "result",
         "subtype": event.subtype,
         "is_error": event.is_error,
@@ -71,6 +75,9 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
         **shown,
         "uuid": str(uuid.uuid4()),
     }
+    if event.is_error:
+        obj["errors"] = [event.result] if event.result else []
+    return obj
 
 
 class StreamJsonWriter:

@@ -1,7 +1,8 @@
 """AskUserQuestion's terminal side: ``ToolContext.ask_user`` for the interactive session.
 
 Each question is shown with its numbered options (ExitPlanMode's question
-carries the plan, shown above it); the person answers with a
+carries the plan, shown above it; a sub-agent's relayed question carries
+``askingAgent``, shown as the agent's name in its colour); the person answers with a
 number (several, comma-separated, for multiSelect questions) or with their
 own words. The answers map each question's text to the chosen label(s).
 """
@@ -15,6 +16,12 @@ from typing import Any
 from catui.cli.ui_screen import Screen
 
 ReadLine = Callable[[str], Awaitable[str | None]]
+
+# Claude Code's agent colours as terminal escapes (256-colour where the 8 basic ones have no match).
+AGENT_COLORS = {
+    "red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "blue": "\x1b[34m",
+    "purple": "\x1b[35m", "cyan": "\x1b[36m", "orange": "\x1b[38;5;208m", "pink": "\x1b[38;5;205m",
+}
 
 
 def parse_answer(text: str, options: list[dict[str, Any]], multi: bool) -> str:
@@ -45,6 +52,7 @@ class QuestionAsker:
 
     async def _ask(self, questions: list[dict[str, Any]]) -> dict[str, str]:
         answers: dict[str, str] = {}
+        last_asker: object = None
         for question in questions:
             text = str(question.get("question", ""))
             options = [o for o in question.get("options") or [] if isinstance(o, dict)]
@@ -52,6 +60,10 @@ class QuestionAsker:
             header = question.get("header")
             if isinstance(question.get("plan"), str):
                 self._show_plan(question)
+            asking = question.get("askingAgent")
+            if isinstance(asking, dict) and asking.get("name") and asking is not last_asker:
+                self.screen.print(self._agent_label(asking) + self.screen.style(" asks:", "bold"))
+                last_asker = asking
             self.screen.print(self.screen.style(f"? {'[' + str(header) + '] ' if header else ''}{text}", "bold"))
             for i, option in enumerate(options, 1):
                 description = option.get("description")
@@ -61,6 +73,14 @@ class QuestionAsker:
             line = await self.read_line(f"  Answer ({hint}, or your own words) › ")
             answers[text] = parse_answer(line or "", options, multi)
         return answers
+
+    def _agent_label(self, asking: dict[str, Any]) -> str:
+        """``● name`` in the agent's colour (its definition's ``color``), for a sub-agent's relayed question."""
+        label = f"● {asking['name']}"
+        color = str(asking.get("color") or "").lower()
+        if color in AGENT_COLORS and self.screen.color:
+            return f"{AGENT_COLORS[color]}{label}\x1b[0m"
+        return self.screen.style(label, "bold")
 
     def _show_plan(self, question: dict[str, Any]) -> None:
         """ExitPlanMode's approval: the plan file's text, where it is, and the shell commands it asks for."""
@@ -73,3 +93,38 @@ class QuestionAsker:
             self.screen.print(self.screen.style("The plan asks to run shell commands that:", "bold"))
             for prompt in prompts:
                 self.screen.print(f"  - {prompt.get('prompt', '')} ({prompt.get('tool', 'Bash')})")
+
+
+class BetweenTurnQuestions:
+    """``ask_user`` of the interactive session: asks at once during a turn; between turns, when the person is
+    at the main prompt, a question (a background agent's) waits until the session takes it from the prompt.
+
+    The session watches :attr:`arrived` while it reads the prompt; when it is set it stops reading (keeping
+    what was typed), calls :meth:`answer_pending`, and goes back to the prompt.
+    """
+
+    def __init__(self, asker: QuestionAsker, at_prompt: Callable[[], bool]) -> None:
+        self.asker = asker
+        self.at_prompt = at_prompt
+        self.arrived = asyncio.Event()
+        self._pending: list[tuple[list[dict[str, Any]], asyncio.Future[dict[str, str]]]] = []
+
+    async def __call__(self, questions: list[dict[str, Any]]) -> dict[str, str]:
+        if not self.at_prompt():
+            return await self.asker(questions)
+        answer: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
+        self._pending.append((questions, answer))
+        self.arrived.set()
+        return await answer
+
+    async def answer_pending(self) -> None:
+        """Ask every waiting question, in the order they came, and hand each answer to its agent."""
+        self.arrived.clear()
+        while self._pending:
+            questions, answer = self._pending.pop(0)
+            if answer.done():  # its agent was stopped meanwhile
+                continue
+            try:
+                answer.set_result(await self.asker(questions))
+            except Exception as exc:  # the agent gets the failure; the session goes on
+                answer.set_exception(exc)

@@ -3,7 +3,8 @@
 ``catui worktrees`` lists kept worktrees (agent, branch, change summary, age);
 ``catui worktrees rm ID`` removes one with its branch, changes and all;
 ``catui worktrees prune`` removes those without changes and those whose
-folder is gone. ``cli/main.py`` imports this module only when ``catui
+folder is gone; ``diff ID``, ``apply ID`` and ``merge ID --commit`` bring an
+agent's work back (``worktree/merge_back.py``). ``cli/main.py`` imports this module only when ``catui
 worktrees`` runs, so ``catui --help`` never loads the worktree and state modules.
 """
 
@@ -19,6 +20,8 @@ import click
 from catui.cli.project_state import format_age, open_state, project_option, project_root
 from catui.errors import CatuiError
 from catui.worktree import WorktreeError, WorktreeInfo, change_summary, prune_worktrees, remove_worktree
+from catui.worktree.lookup import match_worktree, recorded_worktree
+from catui.worktree.merge_back import MergeConflict, apply_worktree, worktree_diff
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -92,21 +95,10 @@ async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
 
 
 def _match(records: list[dict[str, Any]], ident: str) -> dict[str, Any]:
-    ident = ident.strip()
-    key = ident.removeprefix("worktree-").removeprefix("agent-")
-    exact = [r for r in records if r["agent_id"] == ident or r["path"] == ident]
-    candidates = exact or [r for r in records if len(key) >= 4 and str(r["agent_id"]).startswith(key)]
-    if not candidates and any(str(r["agent_id"]).startswith(key) for r in records if key):
-        raise click.ClickException(f"{ident!r} is too short: give at least 4 characters of the agent id")
-    if not candidates:
-        known = ", ".join(str(r["agent_id"]) for r in records) or "none"
-        raise click.ClickException(f"no worktree matches {ident!r}; known agent ids: {known}")
-    if len(candidates) > 1:
-        raise click.ClickException(
-            f"{ident!r} matches several worktrees ({', '.join(str(r['agent_id']) for r in candidates)}); "
-            "give more of the agent id"
-        )
-    return candidates[0]
+    try:
+        return dict(match_worktree(records, ident))
+    except WorktreeError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @command.command("rm")
@@ -154,3 +146,61 @@ def prune_command(ctx: click.Context) -> None:
     click.echo(f"{len(result.removed)} removed, {len(result.kept)} kept, {len(result.failed)} failed.")
     if result.failed:
         ctx.exit(1)
+
+
+@command.command("diff")
+@click.argument("ident", metavar="ID")
+@click.option("--stat", "stat_only", is_flag=True, help="Only the summary of changed files.")
+@click.pass_context
+def diff_command(ctx: click.Context, ident: str, stat_only: bool) -> None:
+    """Show an agent's work against the commit its worktree started from: the stat, then the full diff."""
+    root = project_root(ctx.obj.get("project"))
+    try:
+        info = recorded_worktree(root, ident)
+        diff = asyncio.run(worktree_diff(info))
+    except CatuiError as exc:
+        raise _fail(exc) from exc
+    if not diff.files:
+        click.echo(f"Agent {info.agent_id}'s worktree has no changes against {diff.base[:12]}.")
+        return
+    click.echo(diff.stat, nl=False)
+    if not stat_only:
+        click.echo()
+        click.echo(diff.patch, nl=False)
+
+
+@command.command("apply")
+@click.argument("ident", metavar="ID")
+@click.pass_context
+def apply_command(ctx: click.Context, ident: str) -> None:
+    """Bring an agent's work into this checkout, staged but not committed (nothing changes on a conflict)."""
+    _merge(ctx, ident, commit=False, message=None)
+
+
+@command.command("merge")
+@click.argument("ident", metavar="ID")
+@click.option("--commit", "commit", is_flag=True, help="Commit the merge (a fast-forward when possible).")
+@click.option("-m", "--message", help="The merge commit's message.")
+@click.pass_context
+def merge_command(ctx: click.Context, ident: str, commit: bool, message: str | None) -> None:
+    """Merge an agent's work into this checkout; with --commit, as a commit (else staged, as apply)."""
+    if message and not commit:
+        raise click.UsageError("--message needs --commit: catui worktrees merge ID --commit -m 'message'")
+    _merge(ctx, ident, commit=commit, message=message)
+
+
+def _merge(ctx: click.Context, ident: str, *, commit: bool, message: str | None) -> None:
+    root = project_root(ctx.obj.get("project"))
+    try:
+        info = recorded_worktree(root, ident)
+        result = asyncio.run(apply_worktree(info, root, commit=commit, message=message))
+    except MergeConflict as exc:
+        click.echo(f"catui: {exc}", err=True)
+        for name in exc.files:
+            click.echo(f"conflict: {name}", err=True)
+        ctx.exit(1)
+    except CatuiError as exc:
+        raise _fail(exc) from exc
+    click.echo(result.describe(info.agent_id))
+    if result.kind != "nothing":
+        click.echo(f"The worktree is kept; remove it with: catui worktrees rm {info.agent_id}")

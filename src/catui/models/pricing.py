@@ -21,6 +21,7 @@ not applied.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,8 +69,13 @@ def _family_version(model_id: str) -> tuple[str, float] | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def price_for(model_id: str) -> ModelPrice | None:
-    """The price of a Claude model id (any provider prefix or region qualifier), or None if unknown."""
+    """The price of a Claude model id (any provider prefix or region qualifier), or None if unknown.
+
+    Cached: every model response of every agent is priced (usage totals, limits, the session budget),
+    and a session uses a handful of model ids.
+    """
     found = _family_version(model_id)
     if found is None:
         return None

@@ -62,6 +62,11 @@ class PermissionContext:
     def with_rules(self, *rules: PermissionRule) -> PermissionContext:
         return replace(self, rules=self.rules + tuple(rules))
 
+    def without_rules(self, rules: tuple[PermissionRule, ...] | list[PermissionRule]) -> PermissionContext:
+        """These very rule objects removed (by identity: an equal rule from elsewhere stays)."""
+        gone = {id(rule) for rule in rules}
+        return replace(self, rules=tuple(r for r in self.rules if id(r) not in gone))
+
     def with_confinements(self, *confinements: ToolConfinement) -> PermissionContext:
         return replace(self, confinements=self.confinements + tuple(confinements))
 

@@ -86,7 +86,8 @@ class PermissionDecision:
     reason: str = ""
     rule: PermissionRule | None = None
     updated_input: dict[str, Any] | None = None
-    """An approver's rewrite of the call's input (can_use_tool's ``updated_input``); the tool runs with it."""
+    """An approver's rewrite of the call's input (can_use_tool's ``updated_input``; for AskUserQuestion, an SDK
+    host's answers); the tool runs with it."""
 
 
 class PermissionState(Protocol):

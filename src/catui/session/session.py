@@ -35,6 +35,7 @@ from catui.models.accumulate import MessageAccumulator
 from catui.models.base import STREAM_RETRY, ModelProvider, ModelRequest
 from catui.permissions.context import PermissionDecision, PermissionRequest
 from catui.permissions.rules import denies_tool_outright
+from catui.session.budget import BUDGET_SUBTYPE, SessionBudget
 from catui.session.compaction import CompactionOutcome, compact_session, fit_context, is_prompt_too_long
 from catui.session.context_window import ContextPolicy
 from catui.session.events import (
@@ -62,6 +63,20 @@ CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Aw
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
 
 _DONE = object()
+
+
+def transcript_tool_results(data: dict[str, Any], tool_uses: list[Block]) -> dict[str, Any] | None:
+    """The transcript line's structured results, as Claude Code records them (``toolUseResult``).
+
+    One call: its result object; several: ``toolUseResults`` by tool_use id (catui keeps a round's results
+    in one message). WebSearch's server blocks (``server_tool_use``, ``web_search_tool_result``) are kept
+    this way, and a resumed session reads only ``message``, so nothing else changes.
+    """
+    if not data:
+        return None
+    if len(tool_uses) == 1:
+        return {"toolUseResult": data.get(tool_uses[0]["id"])}
+    return {"toolUseResults": data}
 
 
 def new_session_id() -> str:
@@ -103,6 +118,8 @@ class SessionConfig:
     """How many concurrency-safe calls of one message run at once (a sliding window; catui.config.concurrency)."""
     context_policy: ContextPolicy | None = None
     """Window sizes and auto-compaction (catui.session.compaction); None never compacts."""
+    budget: SessionBudget | None = None
+    """The session-wide spending limit (the main session only): once it trips, runs end with its subtype."""
 
 
 @dataclass
@@ -130,6 +147,8 @@ class Session:
         self._hook_halt: str | None = None
         # Blocks tools asked to follow their results (ToolResult.follow_up), by tool_use id, until sent.
         self._follow_ups: dict[str, list[Block]] = {}
+        # Rules tools granted for the current run only (a skill's allowed-tools), taken back when it ends.
+        self._run_rules: list[Any] = []
         if config.agent_id is not None:
             # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
             if self.ctx.permissions.plan_file is not None:
@@ -223,11 +242,11 @@ class Session:
     def _event_fields(self) -> dict[str, Any]:
         return {"agent_id": self.config.agent_id, "parent_tool_use_id": self.config.parent_tool_use_id}
 
-    def _append(self, message: Message) -> str:
+    def _append(self, message: Message, extra: dict[str, Any] | None = None) -> str:
         self.messages.append(message)
         if self.config.transcript is not None:
             try:
-                return self.config.transcript.append(message)
+                return self.config.transcript.append(message, extra=extra)
             except OSError as exc:
                 self.emit(ErrorEvent(message=f"could not write transcript: {exc}", **self._event_fields()))
         return str(uuid.uuid4())
@@ -257,6 +276,9 @@ class Session:
             while not refused:
                 if self.ctx.abort.is_set():
                     raise asyncio.CancelledError
+                if self.config.budget is not None and self.config.budget.exceeded:
+                    subtype, is_error, result_text = BUDGET_SUBTYPE, True, self.config.budget.describe()
+                    break
                 if self.config.max_turns is not None and turns_this_run >= self.config.max_turns:
                     subtype, is_error = "error_max_turns", True
                     result_text = result_text or f"Reached the maximum number of turns ({self.config.max_turns})."
@@ -273,6 +295,10 @@ class Session:
                 turns_this_run += 1
                 self.totals.num_turns += 1
                 result_text = text_of(assistant) or result_text
+                if self.config.budget is not None and self.config.budget.exceeded:
+                    # As Claude Code: the turn that reached the budget is the last; its tool calls do not run.
+                    subtype, is_error, result_text = BUDGET_SUBTYPE, True, self.config.budget.describe()
+                    break
                 tool_uses = tool_uses_of(assistant)
                 if not tool_uses:
                     if hooks is not None and await self._stop_hook_continues(hooks, result_text, stop_continuations):
@@ -290,30 +316,43 @@ class Session:
             result_text = "Interrupted by the user."
             self.last_stop_reason = "aborted"
             terminal_reason = "aborted_tools" if in_tools else "aborted_streaming"
+            if self.config.budget is not None and self.config.budget.exceeded:  # the budget stopped the run
+                subtype, result_text = BUDGET_SUBTYPE, self.config.budget.describe()
         except CatuiError as exc:
             subtype, is_error = "error_during_execution", True
             result_text = str(exc)
             api_error_status = exc.status if isinstance(exc, ProviderError) else None
             terminal_reason = "api_error" if isinstance(exc, ProviderError) else "error"
             self.emit(ErrorEvent(message=str(exc), **self._event_fields()))
-        self.emit(
-            ResultEvent(
-                subtype=subtype,
-                is_error=is_error,
-                result=result_text,
-                session_id=self.session_id,
-                num_turns=self.totals.num_turns,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                duration_api_ms=self.totals.api_ms,
-                usage=dict(self.usage),
-                model_usage=self.config.usage_tracker.model_usage_json(),
-                total_cost_usd=round(self.config.usage_tracker.total_cost_usd, 6),
-                permission_denials=list(self.permission_denials),
-                stop_reason=self.last_stop_reason,
-                terminal_reason=terminal_reason,
-                api_error_status=api_error_status,
-                **self._event_fields(),
-            )
+        if self._run_rules:
+            self.ctx.permissions = self.ctx.permissions.without_rules(self._run_rules)
+            self._run_rules.clear()
+        self.emit(self.result_event(subtype, is_error, result_text, started=started, terminal_reason=terminal_reason,
+                                    api_error_status=api_error_status))
+
+    def result_event(self, subtype: str, is_error: bool, result_text: str, *, started: float,
+                     terminal_reason: str | None = None, api_error_status: int | None = None) -> ResultEvent:
+        """A run's closing event with the session's totals so far (``started``: the run's monotonic start).
+
+        Front ends use it too, to end a run that stopped while no turn was running (the budget tripping
+        while print mode waits for background agents).
+        """
+        return ResultEvent(
+            subtype=subtype,
+            is_error=is_error,
+            result=result_text,
+            session_id=self.session_id,
+            num_turns=self.totals.num_turns,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_api_ms=self.totals.api_ms,
+            usage=dict(self.usage),
+            model_usage=self.config.usage_tracker.model_usage_json(),
+            total_cost_usd=round(self.config.usage_tracker.total_cost_usd, 6),
+            permission_denials=list(self.permission_denials),
+            stop_reason=self.last_stop_reason,
+            terminal_reason=terminal_reason,
+            api_error_status=api_error_status,
+            **self._event_fields(),
         )
 
     def build_request(self) -> ModelRequest:
@@ -454,7 +493,7 @@ class Session:
             for text in self.config.pending_messages():
                 content.append({"type": "text", "text": text})
         message = self._with_plan_reminder(user_message(content))
-        line_uuid = self._append(message)
+        line_uuid = self._append(message, extra=transcript_tool_results(data, tool_uses))
         self.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **self._event_fields()))
 
     def _with_plan_reminder(self, message: Message) -> Message:
@@ -485,6 +524,11 @@ class Session:
         )
         if result.follow_up:
             self._follow_ups[tool_use_id] = list(result.follow_up)
+        if result.server_tool_use:
+            add_usage(self.usage, {"server_tool_use": result.server_tool_use})
+        if result.run_rules:  # granted until this run ends (_drive takes them back)
+            self.ctx.permissions = self.ctx.permissions.with_rules(*result.run_rules)
+            self._run_rules.extend(result.run_rules)
         return tool_result_block(tool_use_id, result.content, is_error=result.is_error), result.data
 
     async def _execute_tool(self, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:

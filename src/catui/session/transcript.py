@@ -68,7 +68,8 @@ class TranscriptWriter:
         )
         if extra:
             record.update(extra)
-        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        # default=str: a tool's structured result (toolUseResult) may hold a Path or another plain value
+        data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         for path in self.paths:
             # One write() of a whole line with O_APPEND: a reader never sees half a line from a crash
             # between lines, and concurrent readers see complete lines.

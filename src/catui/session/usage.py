@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +73,8 @@ class UsageTracker:
     """Per-model usage and cost; one tracker is shared by a session and all its sub-agents."""
 
     by_model: dict[str, ModelUsage] = field(default_factory=dict)
+    listeners: list[Callable[[str, Mapping[str, Any]], None]] = field(default_factory=list)
+    """Called with each response's (model, usage) after it is added (the session budget, catui.session.budget)."""
 
     def add(self, model: str, usage: Mapping[str, Any]) -> None:
         entry = self.by_model.setdefault(model, ModelUsage())
@@ -83,6 +85,8 @@ class UsageTracker:
         server = usage.get("server_tool_use") or {}
         entry.web_search_requests += int(server.get("web_search_requests") or 0)
         entry.cost_usd += cost_usd(model, usage)
+        for listener in self.listeners:
+            listener(model, usage)
 
     @property
     def total_cost_usd(self) -> float:

@@ -28,8 +28,10 @@ class PreloadedSkills:
 
 
 def preload_skills(names: Sequence[str], skills: SkillRegistry | None) -> PreloadedSkills:
-    """The marker and instruction blocks of each listed skill, in the definition's order."""
+    """The marker and instruction blocks of each listed skill, in the definition's order (read again if changed)."""
     out = PreloadedSkills()
+    if names and skills is not None:
+        skills.reload_if_changed()
     for name in names:
         skill = skills.get(name) if skills is not None else None
         if skill is None:

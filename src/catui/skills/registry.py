@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,26 @@ class SkillRegistry:
     skills: dict[str, SkillDefinition] = field(default_factory=dict)
     failed_files: list[FailedFile] = field(default_factory=list)
     warnings: list[AgentWarning] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
+    """The skills folders watched for changes (:meth:`reload_if_changed`); empty: never reloaded."""
+    loader: Callable[[], SkillRegistry] | None = None
+    """Discovers the skills again (set by :func:`load_skill_registry`)."""
+    fingerprint: tuple[tuple[str, int, int], ...] = ()
+
+    def reload_if_changed(self) -> bool:
+        """Read the skills again when a SKILL.md (or a skills folder) changed since the last load; True if so.
+
+        A stat of each folder and SKILL.md file: cheap enough for every Skill call.
+        """
+        if self.loader is None:
+            return False
+        now = skills_fingerprint(self.folders)
+        if now == self.fingerprint:
+            return False
+        fresh = self.loader()
+        self.skills, self.failed_files, self.warnings = fresh.skills, fresh.failed_files, fresh.warnings
+        self.fingerprint = now
+        return True
 
     @classmethod
     def from_skills(cls, skills: Sequence[SkillDefinition]) -> SkillRegistry:
@@ -45,6 +66,28 @@ class SkillRegistry:
         return "<system-reminder>\n" + SKILLS_REMINDER_HEADER + "\n\n" + "\n".join(lines) + "\n</system-reminder>"
 
 
+def skills_fingerprint(folders: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
+    """(path, mtime_ns, size) of every skills folder, skill folder and SKILL.md under ``folders``."""
+    marks: list[tuple[str, int, int]] = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+            stat = folder.stat()
+        except OSError:
+            continue
+        marks.append((str(folder), stat.st_mtime_ns, 0))
+        for entry in entries:
+            if not entry.is_dir():
+                continue
+            for name in (entry.path, os.path.join(entry.path, "SKILL.md")):
+                try:
+                    info = os.stat(name)
+                except OSError:
+                    continue
+                marks.append((name, info.st_mtime_ns, info.st_size))
+    return tuple(sorted(marks))
+
+
 def load_skill_registry(
     cwd: Path,
     *,
@@ -55,8 +98,15 @@ def load_skill_registry(
 ) -> SkillRegistry:
     """Discover every source's skills (see ``skills.discovery``) into a registry."""
     candidates = [*(user_skill_dirs(home) if include_user else []), *(project_skill_dirs(cwd) if include_project else [])]
+    watched = [*candidates, *(Path(d) / "skills" for d in plugin_dirs)]
+
+    def load_again() -> SkillRegistry:
+        return load_skill_registry(cwd, home=home, plugin_dirs=plugin_dirs, include_user=include_user,
+                                   include_project=include_project)
+
     if not plugin_dirs and not any(folder.is_dir() for folder in candidates):
-        return SkillRegistry()  # the usual case: no skills anywhere, and the YAML reader stays unimported
+        # the usual case: no skills anywhere, and the YAML reader stays unimported; a folder made later counts
+        return SkillRegistry(folders=watched, loader=load_again, fingerprint=skills_fingerprint(watched))
     # Imported here: discovery brings PyYAML and the Markdown loader (~15 ms), needed only when skills exist.
     from catui.skills.discovery import discover_skills
 
@@ -66,4 +116,5 @@ def load_skill_registry(
     registry = SkillRegistry.from_skills(load.skills)
     registry.failed_files = load.failed_files
     registry.warnings = load.warnings
+    registry.folders, registry.loader, registry.fingerprint = watched, load_again, skills_fingerprint(watched)
     return registry

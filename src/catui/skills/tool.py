@@ -2,15 +2,20 @@
 
 Input ``{skill, args?}``. The tool_result says ``Launching skill: <name>``, and a text block follows
 it in the same user message: the skill's base directory, then its body with ``$ARGUMENTS`` replaced by
-``args``. An unknown name is a ``<tool_use_error>`` result naming it.
+``args``. An unknown name is a ``<tool_use_error>`` result naming it. The skill's ``allowed-tools`` are
+allowed without asking for the rest of the run that loaded it (``ToolResult.run_rules``), and skills are read
+again when their files change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
+from catui.permissions.context import PermissionRule
+from catui.permissions.rules import RuleSyntaxError, parse_rule
 from catui.skills.registry import SkillRegistry
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
@@ -54,11 +59,31 @@ class SkillTool(Tool):
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, SkillInput)
         requested = args.skill.strip()
+        self.skills.reload_if_changed()  # an edited SKILL.md is read again, a new skill found
         skill = self.skills.get(requested)
         if skill is None or skill.disable_model_invocation:
             return ToolResult(f"<tool_use_error>Unknown skill: {requested}</tool_use_error>", is_error=True)
+        rules = skill_permission_rules(skill.name, skill.allowed_tools)
+        data: dict[str, Any] = {"success": True, "commandName": skill.name}
+        if rules:
+            data["allowedTools"] = list(skill.allowed_tools)
         return ToolResult(
             launch_text(skill.name),
-            data={"success": True, "commandName": skill.name},
+            data=data,
             follow_up=[{"type": "text", "text": skill.instructions(args.args)}],
+            run_rules=rules,
         )
+
+
+def skill_permission_rules(name: str, allowed_tools: Sequence[str]) -> tuple[PermissionRule, ...]:
+    """A skill's ``allowed-tools`` as allow rules, granted while the run that loaded it lasts (as Claude Code).
+
+    An entry that is not valid rule syntax grants nothing (``catui skills show`` lists the entries).
+    """
+    rules: list[PermissionRule] = []
+    for entry in allowed_tools:
+        try:
+            rules.append(parse_rule(entry, "allow", "session", origin=f"the {name} skill's allowed-tools"))
+        except RuleSyntaxError:
+            continue
+    return tuple(rules)

@@ -56,6 +56,7 @@ def launched_result(run: SubagentRun, task: Task) -> ToolResult:
         "prompt": run.request.prompt,
         "outputFile": output,
         "canReadOutputFile": can_read,
+        "modelResolution": run.model.trace(),
     }
     return ToolResult(launched_text(run.agent_id, output, can_read_output=can_read), data=data)
 

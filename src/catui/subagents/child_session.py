@@ -12,6 +12,7 @@ from catui.session.transcript import TranscriptWriter
 from catui.subagents.json_file import write_json_atomic
 from catui.subagents.models import ChildModel
 from catui.subagents.plan import ChildPlan
+from catui.subagents.question_relay import question_relay
 from catui.subagents.run import SubagentRun
 from catui.telemetry.events import AGENT_TOOL_SELECTED, Telemetry
 from catui.tools.base import ToolContext
@@ -68,6 +69,8 @@ def build_child_session(
     )
     # A teammate's own membership; anyone else's children (a teammate's sub-agents included) are not members.
     ctx.services.team = plan.team
+    ctx.ask_user = question_relay(definition, ctx, parent_ask=parent_ctx.ask_user,
+                                  permission_hook=parent.config.can_use_tool)
     transcript, transcript_path = transcripts.open(parent, plan)
     config = SessionConfig(
         provider=plan.provider,

@@ -202,7 +202,8 @@ class ForkPlanner:
         )
         return ChildPlan(
             agent_id=agent_id, definition=definition, request=request,
-            model=ChildModel(model_id=parent.config.model, reason="parent", requested="inherit"),
+            model=ChildModel(model_id=parent.config.model, reason="parent", requested="inherit",
+                             provider=getattr(parent.config.provider, "name", None)),
             provider=parent.config.provider, permissions=permissions,
             tools=list(parent.tools),  # useExactTools: the parent's list as it is, Agent included
             cwd=cwd, project_root=root, system_prompt=list(parent.config.system_prompt),

@@ -12,6 +12,7 @@ may start.
 from __future__ import annotations
 
 from catui.agents.definition import AgentDefinition
+from catui.subagents.question_relay import ASK_USER_QUESTION, asks_the_user
 from catui.subagents.tool_filter import TOOLS_NEVER_GIVEN_TO_CHILDREN, tool_spec_name
 
 AGENT_TOOL_NAME = "Agent"
@@ -29,10 +30,13 @@ def may_spawn(definition: AgentDefinition, depth: int, max_depth: int) -> bool:
 
 
 def tools_never_given(definition: AgentDefinition, depth: int, max_depth: int) -> frozenset[str]:
-    """The tools the child at ``depth`` must not have (Agent included unless it may spawn)."""
+    """The tools the child at ``depth`` must not have (Agent unless it may spawn; AskUserQuestion unless listed)."""
+    never = TOOLS_NEVER_GIVEN_TO_CHILDREN
     if may_spawn(definition, depth, max_depth):
-        return TOOLS_NEVER_GIVEN_TO_CHILDREN - {AGENT_TOOL_NAME}
-    return TOOLS_NEVER_GIVEN_TO_CHILDREN
+        never = never - {AGENT_TOOL_NAME}
+    if asks_the_user(definition):  # catui's opt-in: its questions are relayed (question_relay.py)
+        never = never - {ASK_USER_QUESTION}
+    return never
 
 
 def spawnable_types(definition: AgentDefinition) -> frozenset[str] | None:

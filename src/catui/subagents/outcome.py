@@ -20,12 +20,14 @@ from catui.subagents.result import (
     NoAssistantMessagesError,
     extract_agent_result,
     format_agent_tool_result,
+    merge_back_hint,
 )
 from catui.subagents.run import SubagentRun
 from catui.subagents.structured_output import MAX_ATTEMPTS, StructuredOutputTool, find_structured_output
 from catui.subagents.worktrees import KeptWorktree, WorktreeLeases
 from catui.telemetry.events import AGENT_TOOL_COMPLETED
 from catui.tools.base import ToolResult
+from catui.tools.worktree_merge import worktree_merge_allowed
 
 
 class RunConcluder:
@@ -69,7 +71,8 @@ class RunConcluder:
             kept = await self.worktrees.discard(run.worktree)
             self.record_completed(run, None)
             return failed_result(f"Agent \"{run.description}\" ({run.agent_type}) failed: {exc}", kept), None
-        result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason})
+        result.extra.update({"model": run.model.model_id, "modelReason": run.model.reason,
+                             "modelResolution": run.model.trace()})
         if structured is not None and structured.output is not None:
             # Typed result: the object is the answer, as JSON text for the model and as data for programs.
             result.structured_output = structured.output
@@ -77,8 +80,10 @@ class RunConcluder:
         warning = await self.handoff_warning(run, result)
         kept_path, kept_branch = await self.worktrees.settle(run.worktree)
         self.record_completed(run, result)
+        hint = merge_back_hint(run.agent_id, tool_offered=worktree_merge_allowed(self.deps.settings)) if (
+            kept_branch) else None  # git worktrees only: a hook-made one cannot be merged by catui
         formatted = format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch,
-                                             warning=warning, depth=run.depth)
+                                             warning=warning, depth=run.depth, merge_hint=hint)
         return formatted, warning
 
     async def crashed(self, run: SubagentRun, exc: BaseException) -> ToolResult:
@@ -190,6 +195,7 @@ def _ended_early(
         "totalDurationMs": run.duration_ms,
         "totalToolUseCount": run.tool_use_count,
         "totalTokens": tokens,
+        "modelResolution": run.model.trace(),
     }
     if isinstance(failed.data, Mapping):
         data.update(failed.data)

@@ -38,6 +38,7 @@ from catui.subagents.prompt import (
     load_agent_memory,
     memory_dir,
 )
+from catui.subagents.question_relay import ASK_USER_QUESTION, asks_the_user
 from catui.subagents.resolve import DEFAULT_AGENT_TYPE, AgentSpawnError, find_agent, resolve_agent_type
 from catui.subagents.run import SpawnRequest
 from catui.subagents.structured_output import (
@@ -48,6 +49,7 @@ from catui.subagents.structured_output import (
 from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import AGENT_MEMORY_LOADED
+from catui.tools.ask_user_question import AskUserQuestionTool
 from catui.tools.base import Tool, ToolContext
 from catui.tools.services import TeamMembership
 from catui.worktree.guard import ensure_inside, validate_agent_cwd, worktrees_root
@@ -147,6 +149,9 @@ class ChildPlanner:
         provider = self.caches.provider(model.resolved) if model.resolved is not None else parent.config.provider
         permissions = _child_permissions(parent_ctx.permissions, definition, request)
         pool = _tool_pool(parent.tools, mcp)
+        if asks_the_user(definition) and not any(t.name == ASK_USER_QUESTION for t in pool):
+            # Listed on purpose: offered even where the parent has no terminal (the answer is relayed or refused).
+            pool = sorted([*pool, AskUserQuestionTool()], key=lambda tool: tool.name)
         try:
             depth = parent_ctx.agent_depth + 1
             never = tools_never_given(definition, depth, deps.max_spawn_depth)

@@ -66,6 +66,8 @@ class AgentResult:
             "usage": self.usage,
             # catui's own key (typed results): absent for agents without an outputSchema.
             **({"structured_output": self.structured_output} if self.structured_output is not None else {}),
+            # catui's own key: the model the child ran on and which source decided (subagents/models.py).
+            **({"modelResolution": self.extra["modelResolution"]} if "modelResolution" in self.extra else {}),
         }
 
 
@@ -159,17 +161,30 @@ def extract_agent_result(
     )
 
 
+def merge_back_hint(agent_id: str, *, tool_offered: bool) -> str:
+    """The kept-worktree trailer's line telling the parent how the work gets back (catui's own)."""
+    hint = (f"mergeBack: the user can review this work with `catui worktrees diff {agent_id}` and bring it into "
+            f"the main checkout with `catui worktrees apply {agent_id}` (staged) or "
+            f"`catui worktrees merge {agent_id} --commit`")
+    if tool_offered:
+        hint += f"; you may do it yourself with the WorktreeMerge tool (agent_id: {agent_id})"
+    return hint
+
+
 def continuation_trailer(result: AgentResult, *, worktree_path: str | None = None,
-                         worktree_branch: str | None = None, depth: int = 1) -> str:
+                         worktree_branch: str | None = None, depth: int = 1, merge_hint: str | None = None) -> str:
     """The second text block general-purpose and custom agents return (observed section 3).
 
-    A nested agent (``depth`` 2 or more, a catui extension) has a ``depth:`` line too.
+    A nested agent (``depth`` 2 or more, a catui extension) has a ``depth:`` line too; a kept worktree may
+    be followed by ``merge_hint`` (:func:`merge_back_hint`).
     """
     lines = [f"agentId: {result.agent_id} (use SendMessage with to: '{result.agent_id}' to continue this agent)"]
     if worktree_path:
         lines.append(f"worktreePath: {worktree_path}")
     if worktree_branch:
         lines.append(f"worktreeBranch: {worktree_branch}")
+    if worktree_path and merge_hint:
+        lines.append(merge_hint)
     if depth > 1:
         lines.append(f"depth: {depth}")
     lines.append(
@@ -186,6 +201,7 @@ def format_agent_tool_result(
     worktree_branch: str | None = None,
     warning: str | None = None,
     depth: int = 1,
+    merge_hint: str | None = None,
 ) -> ToolResult:
     """The tool_result the parent receives, with the structured result as ``data``.
 
@@ -197,7 +213,7 @@ def format_agent_tool_result(
         content = [{"type": "text", "text": "(The agent finished without a text answer.)"}]
     if result.agent_type not in ONE_SHOT_AGENT_TYPES:
         trailer = continuation_trailer(result, worktree_path=worktree_path, worktree_branch=worktree_branch,
-                                       depth=depth)
+                                       depth=depth, merge_hint=merge_hint)
         content.append({"type": "text", "text": trailer})
     if warning:
         content.insert(0, {"type": "text", "text": warning})

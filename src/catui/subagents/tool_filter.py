@@ -17,10 +17,13 @@ from catui.permissions.context import PermissionContext
 from catui.tools.base import Tool
 
 TOOLS_NEVER_GIVEN_TO_CHILDREN: frozenset[str] = frozenset(
-    {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop", "SendMessage"}
+    {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop", "SendMessage",
+     "WorktreeMerge"}
 )
 """Observed in Claude Code 2.1.92: sub-agents cannot nest, ask the user, switch plan mode or manage tasks
-(nor message other agents: SendMessage is the coordinator's; teammates get it added, catui.subagents.teams)."""
+(nor message other agents: SendMessage is the coordinator's; teammates get it added, catui.subagents.teams).
+WorktreeMerge, catui's own, is the main agent's: what comes back into the user's checkout is the parent's
+decision."""
 
 
 class NoToolsLeftError(CatuiError):

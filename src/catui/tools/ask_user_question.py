@@ -58,6 +58,10 @@ class AskUserQuestionInput(ToolInput):
     metadata: dict[str, Any] | None = Field(default=None, description="Tracking data for the host; not shown.")
 
 
+class QuestionNotAnswered(Exception):
+    """Raised by an ``ask_user`` relay when whoever was asked declined; the message says why."""
+
+
 def ask_user_question_enabled(*, interactive: bool) -> bool:
     """AskUserQuestion is offered only when a person can answer (never in print mode)."""
     return interactive
@@ -84,14 +88,19 @@ class AskUserQuestionTool(Tool):
         # A host (an SDK can_use_tool that asked the user itself) may hand the answers in with the call.
         if args.answers:
             answers: dict[str, str] = dict(args.answers)
-        elif ctx.ask_user is None or not ctx.interactive:
+        elif ctx.ask_user is None:
             return ToolResult(
                 "There is no user to ask in this session (it is not interactive). Make a reasonable choice, "
                 "say which one you made, and continue.",
                 is_error=True,
             )
         else:
-            answers = await ctx.ask_user(questions)
+            try:
+                answers = await ctx.ask_user(questions)
+            except QuestionNotAnswered as declined:
+                return ToolResult(f"The question was not answered: {declined} Make a reasonable choice, say which "
+                                  "one you made, and continue.", is_error=True,
+                                  data={"questions": questions, "answers": {}})
         if not answers:
             return ToolResult(
                 "The user dismissed the questions without answering.",

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from catui.messages import Block
-from catui.permissions.context import PermissionContext, PermissionRequest
+from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
 from catui.tools.services import ToolServices
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -44,6 +44,11 @@ class ToolResult:
     follow_up: list[Block] = field(default_factory=list)
     """Blocks the session puts after the tool_result blocks of the same user message (the Skill tool's
     instructions), in tool_use order."""
+    run_rules: tuple[PermissionRule, ...] = ()
+    """Allow rules the call grants until the current run (one prompt) ends: a skill's ``allowed-tools``."""
+    server_tool_use: dict[str, int] | None = None
+    """Server-side tool use the call made for its session (WebSearch's searches), added to the session's
+    ``usage.server_tool_use`` (print mode's ``result.usage``)."""
 
 
 @dataclass

@@ -120,4 +120,5 @@ class WebSearchTool(Tool):
         }
         if outcome.server_blocks:
             data["server_blocks"] = outcome.server_blocks
-        return ToolResult("\n".join(lines), data=data)
+        counted = {"web_search_requests": outcome.searches} if outcome.searches else None
+        return ToolResult("\n".join(lines), data=data, server_tool_use=counted)

@@ -13,6 +13,7 @@ import os
 import random
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,9 +65,11 @@ def git_executable() -> str:
     return found
 
 
-def _git_env() -> dict[str, str]:
+def _git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"})
+    if extra:
+        env.update(extra)
     return env
 
 
@@ -75,8 +78,12 @@ def is_lock_contention(result: GitResult) -> bool:
     return not result.ok and bool(_LOCK_CONTENTION.search(result.stderr))
 
 
-async def run_git(*args: str, cwd: Path, retry_on_lock: bool = False) -> GitResult:
+async def run_git(
+    *args: str, cwd: Path, retry_on_lock: bool = False, env: Mapping[str, str] | None = None
+) -> GitResult:
     """Run ``git <args>`` in ``cwd``; never raises for a non-zero exit (check ``.ok``).
+
+    ``env`` adds variables for this command (a temporary ``GIT_INDEX_FILE``).
 
     With ``retry_on_lock`` a failure caused by git's lock files (another agent
     creating its worktree at the same moment) is retried with a short jittered
@@ -93,7 +100,7 @@ async def run_git(*args: str, cwd: Path, retry_on_lock: bool = False) -> GitResu
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=_git_env(),
+                env=_git_env(env),
             )
         except FileNotFoundError as exc:
             if not Path(cwd).is_dir():
