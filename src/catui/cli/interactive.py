@@ -7,6 +7,10 @@ Keys during a turn: Ctrl-C or Esc interrupts it, Ctrl-B moves running
 foreground agents to the background. At the prompt: Ctrl-C clears the line,
 a second Ctrl-C on an empty line exits, Ctrl-D exits. When stdin or stdout is
 not a terminal the same session runs line by line in plain text.
+
+This module is the input loop; a turn on screen is :mod:`catui.cli.ui_turn`,
+what arrives between turns :mod:`catui.cli.ui_arrivals`, piped input
+:mod:`catui.cli.ui_plain_input`.
 """
 
 from __future__ import annotations
@@ -14,35 +18,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import inspect
 import signal
 import sys
-import threading
 import time
 from typing import Any, TextIO
 
 from catui import __version__
 from catui.app import build_app, first_prompt_content, start_app
 from catui.cli.interrupted_agents import handle_interrupted_agents
-from catui.cli.interrupted_turn import close_interrupted_tool_calls
 from catui.cli.slash_commands import SlashCommands
 from catui.cli.slash_session import SESSION_COMMANDS
 from catui.cli.slash_work import WORK_COMMANDS
+from catui.cli.ui_arrivals import BetweenTurnArrivals
 from catui.cli.ui_ask import BetweenTurnQuestions, QuestionAsker
 from catui.cli.ui_history import append_history, load_history
 from catui.cli.ui_permission import PermissionPrompter
-from catui.cli.ui_progress import TurnView
+from catui.cli.ui_plain_input import PlainLineReader
 from catui.cli.ui_screen import Screen
 from catui.cli.ui_status import status_line
-from catui.cli.ui_team import TEAM_HELP, leading_team, team_command
+from catui.cli.ui_team import TEAM_HELP, team_command
 from catui.cli.ui_terminal import KeyReader, LineEditor, key
+from catui.cli.ui_turn import INTERRUPT_GRACE_S, TICK_S, TurnRunner
 from catui.errors import CatuiError
-from catui.session.events import ResultEvent
+
+__all__ = [
+    "BRACKETED_PASTE_OFF", "BRACKETED_PASTE_ON", "DOUBLE_PRESS_S", "EXIT_COMMANDS", "HELP_TEXT", "INTERRUPT_GRACE_S",
+    "PROMPT", "TICK_S", "InteractiveSession", "interactive_main",
+]
 
 PROMPT = "› "
 DOUBLE_PRESS_S = 2.0
-TICK_S = 0.25
-INTERRUPT_GRACE_S = 0.5
 BRACKETED_PASTE_ON = "\x1b[?2004h"  # pasted text arrives marked, so its line breaks do not submit it
 BRACKETED_PASTE_OFF = "\x1b[?2004l"
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
@@ -93,18 +98,15 @@ class InteractiveSession:
         self.editor: LineEditor | None = LineEditor(self.screen, self.keys) if self.keys else None
         if self.editor is not None:
             self.editor.history = load_history(app.project_root)
-        self.turn_running = False
+        self.turns = TurnRunner(self.screen, self.keys, tty=self.tty)
+        self.plain_input = PlainLineReader(stdin)
+        self.arrivals = BetweenTurnArrivals()
         self.context_tokens: int | None = None
         self.sent_first_message = False
         self.typeahead = ""
-        self._plain_read: asyncio.Future[str | None] | None = None
         self._last_interrupt = 0.0
         self._exit_requested = False
         self._installed_signals: list[int] = []
-        self._background_jobs: set[asyncio.Future[Any]] = set()
-        self._interrupted = asyncio.Event()
-        self._pending_scheduled: list[Any] = []
-        self._pending_notifications: list[Any] = []
         self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS])
         self._prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
         self._early_lines: list[str | None] = []
@@ -199,8 +201,8 @@ class InteractiveSession:
                 return self._early_lines.pop(0)
             status = await status_line(self.app, self.context_tokens)
             reader = asyncio.ensure_future(self._read_prompt(status))
-            notifier = self._notification_waiter()
-            scheduled = self._scheduled_waiter()
+            notifier = self.arrivals.notification_waiter(self.app)
+            scheduled = self.arrivals.scheduled_waiter(self.app)
             # a background agent's question (sub-agents may ask, catui.subagents.question_relay)
             question = asyncio.ensure_future(self.questions.arrived.wait()) if self.questions is not None else None
             waiting = {f for f in (reader, notifier, scheduled, question) if f is not None}
@@ -219,9 +221,9 @@ class InteractiveSession:
             if reader in done:
                 # taken in the same instant as the user's line: run after that turn, never lost
                 if notifier is not None and notifier in done:
-                    self._pending_notifications.append(notifier.result())
+                    self.arrivals.keep_notification(notifier.result())
                 if scheduled is not None and scheduled in done:
-                    self._pending_scheduled.extend(scheduled.result())
+                    self.arrivals.keep_scheduled(scheduled.result())
                 return reader.result()
             # a background agent finished or a scheduled prompt fell due while the user was at the prompt
             reader.cancel()
@@ -236,28 +238,6 @@ class InteractiveSession:
             if scheduled is not None and scheduled in done:
                 for entry in scheduled.result():
                     await self.turn(entry.prompt)
-
-    def _scheduled_waiter(self) -> asyncio.Future[Any] | None:
-        if self._pending_scheduled:
-            pending, self._pending_scheduled = self._pending_scheduled, []
-            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            done.set_result(pending)
-            return done
-        schedule = self.app.session.ctx.services.schedule
-        return None if schedule is None else asyncio.ensure_future(schedule.wait_due())
-
-    def _notification_waiter(self) -> asyncio.Future[Any] | None:
-        if self._pending_notifications:
-            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            done.set_result(self._pending_notifications.pop(0))
-            return done
-        waiter = getattr(self.app.tasks, "next_notification", None)
-        if waiter is None:
-            return None
-        teams = leading_team(self.app)
-        if teams is not None:  # teammates' messages start lead turns too; the team lives as long as the session
-            return asyncio.ensure_future(teams.next_lead_input(waiter, end_team=False))
-        return asyncio.ensure_future(waiter())
 
     async def _read_prompt(self, status: str) -> str | None:
         if self.editor is None:
@@ -288,31 +268,7 @@ class InteractiveSession:
 
     async def read_plain_line(self) -> str | None:
         """A line from a non-terminal stdin, read on a thread; None at end of input."""
-        if self._plain_read is None:
-            loop = asyncio.get_running_loop()
-            future: asyncio.Future[str | None] = loop.create_future()
-
-            def read() -> None:
-                try:
-                    line = self.stdin.readline()
-                except (OSError, ValueError):
-                    line = ""
-                value = line.rstrip("\n") if line else None
-
-                def deliver() -> None:
-                    if not future.done():
-                        future.set_result(value)
-
-                with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(deliver)
-
-            threading.Thread(target=read, name="catui-stdin", daemon=True).start()
-            self._plain_read = future
-        # A read abandoned by a cancelled caller (a notification won the race) keeps its line for the next
-        # caller: the future is forgotten only once its line has been handed out.
-        value = await asyncio.shield(self._plain_read)
-        self._plain_read = None
-        return value
+        return await self.plain_input.read()
 
     # -- what slash commands use (catui.cli.slash_commands.CommandHost) ----------------------------
 
@@ -370,115 +326,23 @@ class InteractiveSession:
         else:
             content = text
         self.sent_first_message = True
-        view = TurnView(self.screen, cwd=self.app.session.ctx.cwd)
-        view.status_hint = "esc to interrupt" if self.tty else ""
-        view.agents_hint = "ctrl-b to run in background" if self.tty else ""
-        view.start_turn()
-        self.turn_running = True
-        ticker = asyncio.ensure_future(self._tick(view))
-        focus = self.keys.focus(self._on_turn_key) if self.keys else contextlib.nullcontext()
-        self._interrupted = asyncio.Event()
-        try:
-            with focus:
-                await self._show_events(content, view)
-        except Exception as exc:  # a bug in one turn must not end the conversation or leave the terminal raw
-            self.screen.suspend_live()
-            self.screen.print(
-                self.screen.style(f"  ⎿ catui failed in this turn: {type(exc).__name__}: {exc}", "red")
-            )
-        finally:
-            self.turn_running = False
-            if view.context_tokens is not None:
-                self.context_tokens = view.context_tokens
-            if self._interrupted.is_set():
-                close_interrupted_tool_calls(self.app.session)
-            ticker.cancel()
-            with contextlib.suppress(BaseException):
-                await ticker
-            self.screen.suspend_live()
+        await self.turns.run(self.app, content, self._record_context_tokens)
 
-    async def _show_events(self, content: Any, view: TurnView) -> None:
-        """Show the turn's events; after an interrupt, end it even if a model call or tool does not stop.
+    def _record_context_tokens(self, tokens: int) -> None:
+        self.context_tokens = tokens
 
-        ``session.abort()`` ends a turn at the next event, which a slow first
-        token or a stuck command may not deliver soon; after a short grace the
-        turn's event stream is closed, which cancels whatever it was waiting for.
-        """
-        events = self.app.session.run(content)
-        try:
-            while True:
-                following = asyncio.ensure_future(events.__anext__())
-                if not self._interrupted.is_set():
-                    interrupt = asyncio.ensure_future(self._interrupted.wait())
-                    await asyncio.wait({following, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-                    interrupt.cancel()
-                if not following.done():
-                    await asyncio.wait({following}, timeout=INTERRUPT_GRACE_S)
-                    if not following.done():
-                        following.cancel()
-                        with contextlib.suppress(BaseException):
-                            await following
-                        return
-                try:
-                    event = following.result()
-                except StopAsyncIteration:
-                    return
-                view.handle(event)
-                if isinstance(event, ResultEvent) and event.agent_id is None:
-                    view.busy = False
-        finally:
-            await events.aclose()
-
-    async def _tick(self, view: TurnView) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            view.tick()
-
-    def _on_turn_key(self, token: str) -> None:
-        if token in (key("ctrl-c"), key("esc")):
-            self.interrupt_turn()
-        elif token == key("ctrl-b"):
-            self.background_agents()
-        elif self.keys is not None:
-            self.keys.defer(token)  # typed ahead (or Ctrl-D): the next prompt receives it
+    @property
+    def turn_running(self) -> bool:
+        """Whether a turn is under way."""
+        return self.turns.running
 
     def interrupt_turn(self) -> None:
         """Stop the running turn (its ResultEvent still arrives)."""
-        if self.turn_running and not self._interrupted.is_set():
-            self._interrupted.set()
-            self.app.session.abort()
-            self.screen.print(self.screen.style("  ⎿ Interrupted · what should catui do instead?", "red"))
+        self.turns.interrupt()
 
     def background_agents(self) -> None:
         """Ctrl-B: move the running foreground sub-agents to the background."""
-        runtime = self.app.session.ctx.services.subagents
-        move = runtime.background_all_foreground if runtime is not None else None
-        if move is None:
-            self.screen.print(self.screen.style("  Background agents are not available in this session.", "dim"))
-            return
-        outcome = move()
-        if inspect.isawaitable(outcome):
-            self._background_jobs.add(asyncio.ensure_future(self._report_backgrounded(outcome)))
-            return
-        self._report_moved(outcome)
-
-    async def _report_backgrounded(self, pending: Any) -> None:
-        try:
-            moved = await pending
-        except Exception as exc:  # the runtime's failure must not end the session
-            self.screen.print(self.screen.style(f"  Could not move agents to the background: {exc}", "red"))
-            return
-        self._report_moved(moved)
-
-    def _report_moved(self, moved: Any) -> None:
-        count = len(moved) if isinstance(moved, list | tuple | set | dict) else moved
-        if count == 0:
-            self.screen.print(self.screen.style("  No foreground agent is running.", "dim"))
-        elif isinstance(count, int):
-            noun = "agent" if count == 1 else "agents"
-            self.screen.print(self.screen.style(f"  Moved {count} running {noun} to the background.", "dim"))
-        else:
-            self.screen.print(self.screen.style("  Moved the running agents to the background.", "dim"))
+        self.turns.background_agents(self.app)
 
     def _on_signal(self, sig: int) -> None:
         if self.turn_running:
@@ -497,7 +361,6 @@ class InteractiveSession:
 
     def _request_exit(self) -> None:
         self._exit_requested = True
-        if self._plain_read is not None and not self._plain_read.done():
-            self._plain_read.set_result(None)
+        self.plain_input.end()
         if self.keys is not None and self.keys.handler is not None:
             self.keys.handler(key("ctrl-d"))
