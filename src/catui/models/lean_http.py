@@ -22,6 +22,10 @@ https URL needs it.
 
 Failures are raised as the :class:`~catui.models.transport.TransportError`
 subclasses every transport shares.
+
+The parts: the request side (:mod:`catui.models.lean_wire`), one connection and
+its response (:mod:`catui.models.lean_connection`); this module owns the pool,
+the TLS contexts and the transport.
 """
 
 from __future__ import annotations
@@ -30,27 +34,26 @@ import asyncio
 import socket
 import time
 import weakref
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 import h11
 
 from catui.models.connection_limits import DEFAULT_MAX_CONNECTIONS_PER_HOST, OriginLimits, connect_attempts
+from catui.models.lean_connection import (
+    KEEPALIVE_EXPIRY_S,
+    MAX_HEAD_BYTES,
+    READ_SIZE,
+    LeanConnection,
+    LeanResponse,
+)
+from catui.models.lean_wire import Origin, RequestTarget, encode_request, is_ip_literal, parse_url
 from catui.models.transport import (
     ConnectError,
     ConnectTimeout,
-    InvalidHeader,
-    InvalidURL,
     PoolTimeout,
-    ReadError,
-    ReadTimeout,
     RemoteProtocolError,
     Timeouts,
-    TransportError,
-    WriteError,
-    WriteTimeout,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +62,10 @@ if TYPE_CHECKING:
     from catui.models.transport_settings import TransportSettings
 
 __all__ = [
+    "KEEPALIVE_EXPIRY_S",
+    "MAX_HEAD_BYTES",
+    "READ_SIZE",
+    "LeanConnection",
     "LeanPool",
     "LeanResponse",
     "LeanTransport",
@@ -76,56 +83,7 @@ MAX_IDLE_PER_ORIGIN = 128
 
 Generous, so that a fan-out of a hundred sub-agents keeps its connections (and
 their TLS sessions) for the next turn."""
-KEEPALIVE_EXPIRY_S = 60.0
-"""An idle connection older than this is closed instead of reused (servers drop them around then)."""
 HAPPY_EYEBALLS_DELAY_S = 0.25
-READ_SIZE = 65536
-"""Bytes asked of the socket per read: h11 then splits what came into events without further awaits."""
-MAX_HEAD_BYTES = 65536
-"""The largest response head (status line and headers) accepted; h11 refuses a longer one."""
-
-Origin = tuple[str, str, int, tuple[str | None, str | None]]
-"""(scheme, host, port, CA file and directory): connections are shared only within one."""
-
-
-@dataclass(frozen=True)
-class _Target:
-    scheme: str
-    host: str
-    port: int
-    host_header: str
-    target: str  # path and query, as sent on the request line
-
-
-def _parse_url(url: str) -> _Target:
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as err:
-        raise InvalidURL(f"{err}") from err
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise InvalidURL("the URL must start with http:// or https://")
-    host = parts.hostname
-    if not host:
-        raise InvalidURL("the URL has no host")
-    default_port = 443 if scheme == "https" else 80
-    port = port or default_port
-    try:
-        header_host = host.encode("ascii").decode()
-    except UnicodeEncodeError:
-        try:
-            header_host = host.encode("idna").decode("ascii")
-        except UnicodeError as err:
-            raise InvalidURL(f"the host {host!r} cannot be encoded ({err})") from err
-    if ":" in header_host:  # an IPv6 literal
-        header_host = f"[{header_host}]"
-    if port != default_port:
-        header_host = f"{header_host}:{port}"
-    target = parts.path or "/"
-    if parts.query:
-        target = f"{target}?{parts.query}"
-    return _Target(scheme, host, port, header_host, target)
 
 
 _ssl_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
@@ -149,273 +107,6 @@ def ssl_context(ca_file: str | None = None, ca_dir: str | None = None) -> ssl.SS
     return context
 
 
-# Headers this client always sets itself; a caller's copy is dropped.
-_OWN_HEADERS = frozenset({"host", "content-length", "accept-encoding", "transfer-encoding", "connection"})
-
-
-def _header_bytes(value: str) -> bytes:
-    try:
-        return value.encode("latin-1")
-    except UnicodeEncodeError:
-        return value.encode("utf-8")
-
-
-def _encode_request(
-    connection: h11.Connection, target: _Target, headers: Mapping[str, str], body: bytes
-) -> bytes:
-    """The request's bytes, as h11 frames them; a header HTTP cannot carry is refused before sending."""
-    fields = [(b"host", target.host_header.encode("ascii"))]
-    fields += [
-        (_header_bytes(name), _header_bytes(value))
-        for name, value in headers.items()
-        if name.lower() not in _OWN_HEADERS
-    ]
-    fields.append((b"content-length", str(len(body)).encode("ascii")))
-    # Compression buys nothing for small, latency-bound event streams and costs CPU to undo.
-    fields.append((b"accept-encoding", b"identity"))
-    try:
-        request = h11.Request(method=b"POST", target=_header_bytes(target.target), headers=fields)
-    except h11.LocalProtocolError as err:
-        raise _refused_header(headers, err) from err
-    return (
-        connection.send(request) + connection.send(h11.Data(data=body)) + connection.send(h11.EndOfMessage())
-    )
-
-
-def _refused_header(headers: Mapping[str, str], err: h11.LocalProtocolError) -> TransportError:
-    """Which header h11 refused (checked one by one, only on this failure path), or the target."""
-    for name, value in headers.items():
-        try:
-            h11.Request(
-                method=b"POST",
-                target=b"/",
-                headers=[(b"host", b"h"), (_header_bytes(name), _header_bytes(value))],
-            )
-        except h11.LocalProtocolError:
-            return InvalidHeader(
-                f"the request header {name!r} has a name or value HTTP cannot carry "
-                "(a line break, a NUL, or a space or colon in the name)"
-            )
-    return InvalidURL(f"the URL's path cannot be sent ({err})")
-
-
-def _is_ip_literal(host: str) -> bool:
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            socket.inet_pton(family, host)
-            return True
-        except OSError:
-            continue
-    return False
-
-
-class _Connection:
-    """One HTTP/1.1 connection: the socket's streams, h11's state of it, and one cheap watchdog timer.
-
-    Arming ``asyncio.timeout`` around every read would schedule and cancel a
-    timer per read; instead each wait only records when it began, and a
-    single timer, re-armed lazily, aborts the transport once a wait has lasted
-    too long.
-    """
-
-    __slots__ = (
-        "_limit",
-        "_loop",
-        "_timer",
-        "_waiting_since",
-        "h11",
-        "idle_since",
-        "origin",
-        "reader",
-        "timed_out",
-        "writer",
-    )
-
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        origin: Origin,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.origin = origin
-        self._loop = loop
-        self._timer: asyncio.TimerHandle | None = None
-        self._waiting_since: float | None = None
-        self._limit = 0.0
-        self.timed_out = False
-        self.idle_since = 0.0
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
-
-    # -- the watchdog ----------------------------------------------------
-    def _arm(self, limit: float) -> None:
-        now = self._loop.time()
-        self._waiting_since = now
-        self._limit = limit
-        if self._timer is None:
-            self._timer = self._loop.call_at(now + limit, self._check)
-
-    def _disarm(self) -> None:
-        self._waiting_since = None
-
-    def _check(self) -> None:
-        self._timer = None
-        since = self._waiting_since
-        if since is None:
-            return  # nothing is waiting; the next wait schedules a new timer
-        deadline = since + self._limit
-        if self._loop.time() >= deadline:
-            self.timed_out = True
-            self.writer.transport.abort()  # wakes the waiting read with EOF
-        else:
-            self._timer = self._loop.call_at(deadline, self._check)
-
-    # -- I/O ---------------------------------------------------------------
-    async def send(self, data: bytes, limit: float) -> None:
-        try:
-            self.writer.write(data)
-            if self.writer.transport.get_write_buffer_size():
-                self._arm(limit)
-                try:
-                    await self.writer.drain()
-                finally:
-                    self._disarm()
-        except OSError as err:
-            if self.timed_out:
-                raise WriteTimeout("the request could not be sent in time") from err
-            raise WriteError(f"{type(err).__name__}: {err}") from err
-        if self.timed_out:
-            raise WriteTimeout("the request could not be sent in time")
-
-    async def read(self, size: int, limit: float) -> bytes:
-        self._arm(limit)
-        try:
-            data = await self.reader.read(size)
-        except OSError as err:
-            raise self._read_failure(err) from err
-        finally:
-            self._disarm()
-        if self.timed_out:
-            raise ReadTimeout("the server sent nothing within the read timeout")
-        return data
-
-    def _read_failure(self, err: OSError) -> TransportError:
-        if self.timed_out:
-            return ReadTimeout("the server sent nothing within the read timeout")
-        return ReadError(f"{type(err).__name__}: {err}")
-
-    # -- life cycle --------------------------------------------------------
-    def finished_cleanly(self) -> bool:
-        """After a response's end: whether h11 allows another request on this connection.
-
-        Both sides must be done with a keep-alive exchange (no ``connection:
-        close``, not HTTP/1.0) and nothing may follow the response's end.
-        """
-        state = self.h11
-        if state.our_state is not h11.DONE or state.their_state is not h11.DONE or state.trailing_data[0]:
-            return False
-        state.start_next_cycle()
-        return True
-
-    def reusable(self, now: float) -> bool:
-        """Whether this idle connection can carry another request (open, quiet, not expired)."""
-        if self.writer.transport.is_closing() or self.reader.at_eof():
-            return False
-        if getattr(self.reader, "_buffer", None):
-            return False  # the server sent bytes nobody asked for
-        return now - self.idle_since < KEEPALIVE_EXPIRY_S
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self.writer.transport.is_closing():
-            self.writer.transport.abort()
-
-
-class LeanResponse:
-    """The status, headers and body of one answer. Read the body with :meth:`aiter_bytes` or :meth:`aread`.
-
-    Header names are lower-cased; repeated headers are joined with ``", "``.
-    Call :meth:`close` when done (``async with`` does it): a fully read
-    response returns its connection to the pool, any other is discarded.
-    """
-
-    def __init__(
-        self, pool: LeanPool, connection: _Connection, head: h11.Response, *, read_timeout: float
-    ) -> None:
-        self.status_code = head.status_code
-        self.reason = head.reason.decode("latin-1")
-        headers: dict[str, str] = {}
-        for raw_name, raw_value in head.headers:
-            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        self.headers = headers
-        self._pool = pool
-        self._connection: _Connection | None = connection
-        self._read_timeout = read_timeout
-        self._consumed = False
-
-    async def __aenter__(self) -> LeanResponse:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The body's bytes as they arrive (framing removed), once; any failure discards the connection.
-
-        One piece per network read: an event stream sends many small chunks,
-        and handing each over on its own would cost an await apiece.
-        """
-        if self._consumed:
-            raise RuntimeError("the response body was already read")
-        self._consumed = True
-        connection = self._connection
-        if connection is None:
-            return
-        state = connection.h11
-        pending: list[bytes | bytearray] = []
-        while True:
-            try:
-                event = state.next_event()
-            except h11.RemoteProtocolError as err:
-                raise RemoteProtocolError(str(err)) from err
-            if type(event) is h11.Data:
-                pending.append(event.data)
-            elif event is h11.NEED_DATA:
-                if pending:
-                    yield b"".join(pending)
-                    pending = []
-                # b"" (the server closed) ends a read-until-close body or makes h11 report a cut one.
-                state.receive_data(await connection.read(READ_SIZE, self._read_timeout))
-            elif type(event) is h11.EndOfMessage:
-                if pending:
-                    yield b"".join(pending)
-                self._finish(reusable=connection.finished_cleanly())
-                return
-            else:  # ConnectionClosed after a read-until-close body
-                if pending:
-                    yield b"".join(pending)
-                self._finish(reusable=False)
-                return
-
-    async def aread(self) -> bytes:
-        """The whole body."""
-        return b"".join([data async for data in self.aiter_bytes()])
-
-    def _finish(self, *, reusable: bool) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            self._pool.release(connection, reusable=reusable)
-
-    def close(self) -> None:
-        """Give the connection back: to the pool if the body was read to its end, else closed."""
-        self._finish(reusable=False)
-
-
 class _AttemptTimedOut(Exception):
     """One TCP connect try was not accepted within its share of the connect schedule."""
 
@@ -424,10 +115,10 @@ class LeanPool:
     """The keep-alive connections of one event loop, per origin (scheme, host, port, CA certificates)."""
 
     def __init__(self) -> None:
-        self._idle: dict[Origin, list[_Connection]] = {}
+        self._idle: dict[Origin, list[LeanConnection]] = {}
         self._slots: asyncio.Semaphore | None = None
-        self._active: set[_Connection] = set()
-        self._limits: OriginLimits[_Connection] = OriginLimits()
+        self._active: set[LeanConnection] = set()
+        self._limits: OriginLimits[LeanConnection] = OriginLimits()
         self.closed = False
         self.connections_opened = 0
         """How many connections this pool has opened (the tests read it to see reuse)."""
@@ -450,9 +141,9 @@ class LeanPool:
         """
         if self.closed:
             raise RuntimeError("the lean HTTP pool was closed")
-        target = _parse_url(url)
+        target = parse_url(url)
         # Checked before a connection is taken: a header HTTP cannot carry must not cost one.
-        _encode_request(h11.Connection(h11.CLIENT), target, headers, body)
+        encode_request(h11.Connection(h11.CLIENT), target, headers, body)
         origin: Origin = (target.scheme, target.host, target.port, (ca_file, ca_dir))
         if self._slots is None:
             self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
@@ -465,7 +156,7 @@ class LeanPool:
                 raise PoolTimeout("no connection came free in time") from err
         else:
             await slots.acquire()
-        connection: _Connection | None = None
+        connection: LeanConnection | None = None
         try:
             connection = await self._claim(origin, max_per_host, timeouts.pool)
             attempts = connect_attempts(timeouts.connect)
@@ -490,7 +181,7 @@ class LeanPool:
                 else:
                     self._limits.connected(origin, max_per_host)
             self._active.add(connection)
-            await connection.send(_encode_request(connection.h11, target, headers, body), timeouts.write)
+            await connection.send(encode_request(connection.h11, target, headers, body), timeouts.write)
             return await self._read_head(connection, timeouts.read)
         except BaseException:
             if connection is not None:
@@ -499,7 +190,7 @@ class LeanPool:
                 slots.release()
             raise
 
-    async def _claim(self, origin: Origin, max_per_host: int, pool_timeout: float) -> _Connection | None:
+    async def _claim(self, origin: Origin, max_per_host: int, pool_timeout: float) -> LeanConnection | None:
         """An idle connection to reuse, or None when a new one may be opened; waits while the origin is at its cap."""
         claim = self._limits.claim(origin, max_per_host, lambda: self._take_idle(origin))
         if not self._limits.would_wait(origin, max_per_host) or self._idle.get(origin):
@@ -513,7 +204,7 @@ class LeanPool:
                 f"({max_per_host} open at once; CATUI_MAX_CONNECTIONS_PER_HOST raises the cap)"
             ) from err
 
-    def _take_idle(self, origin: Origin) -> _Connection | None:
+    def _take_idle(self, origin: Origin) -> LeanConnection | None:
         idle = self._idle.get(origin)
         if not idle:
             return None
@@ -525,11 +216,11 @@ class LeanPool:
             self._close(connection)
         return None
 
-    def _close(self, connection: _Connection) -> None:
+    def _close(self, connection: LeanConnection) -> None:
         connection.close()
         self._limits.closed(connection.origin)
 
-    async def _connect(self, target: _Target, origin: Origin, attempt_s: float, left_s: float) -> _Connection:
+    async def _connect(self, target: RequestTarget, origin: Origin, attempt_s: float, left_s: float) -> LeanConnection:
         """One TCP connect try of ``attempt_s`` (raises :class:`_AttemptTimedOut`), then TLS within ``left_s``."""
         loop = asyncio.get_running_loop()
         try:
@@ -557,10 +248,10 @@ class LeanPool:
             except (OSError, AttributeError):
                 pass
         self.connections_opened += 1
-        return _Connection(reader, writer, origin, loop)
+        return LeanConnection(reader, writer, origin, loop)
 
     @staticmethod
-    async def _open_tcp(target: _Target, attempt_s: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _open_tcp(target: RequestTarget, attempt_s: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """One TCP connect try of the pool's schedule (connection_limits.connect_attempts).
 
         A try the server does not accept in time raises :class:`_AttemptTimedOut`: the caller makes a
@@ -574,12 +265,12 @@ class LeanPool:
                     limit=READ_SIZE,
                     # A name may resolve to an unreachable IPv6 address first: race the addresses
                     # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
-                    happy_eyeballs_delay=None if _is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
+                    happy_eyeballs_delay=None if is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
                 )
         except TimeoutError as err:
             raise _AttemptTimedOut from err
 
-    async def _read_head(self, connection: _Connection, read_timeout: float) -> LeanResponse:
+    async def _read_head(self, connection: LeanConnection, read_timeout: float) -> LeanResponse:
         state = connection.h11
         received = False
         while True:
@@ -597,7 +288,7 @@ class LeanPool:
                 return LeanResponse(self, connection, event, read_timeout=read_timeout)
             # An h11.InformationalResponse (100 Continue, 103 Early Hints): the real answer follows.
 
-    def release(self, connection: _Connection, *, reusable: bool) -> None:
+    def release(self, connection: LeanConnection, *, reusable: bool) -> None:
         """Return a connection after its response ended: back to the pool, or closed."""
         if connection not in self._active:
             return
