@@ -167,6 +167,8 @@ class AgentApp:
         mcp = self.services.mcp
         if mcp is not None:
             await mcp.aclose()
+        if self.session.ctx.services.sandbox is not None:
+            self.session.ctx.services.sandbox.close()  # the allow-list proxy's thread and socket
         await self.session.config.provider.aclose()
 
 
