@@ -12,7 +12,8 @@ from pathlib import Path
 
 from catui.permissions.sandbox_rules import is_excluded_command
 from catui.sandbox.config import SandboxSettings
-from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv
+from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv, with_scratch
+from catui.sandbox.layout_cache import LayoutCache, fingerprint
 from catui.sandbox.network import ProxyRoute
 from catui.sandbox.probe import Availability, probe_bwrap
 from catui.sandbox.proxy import DomainProxy
@@ -90,6 +91,7 @@ class BashSandbox:
         if proxy is None and settings.filters_network:
             proxy = DomainProxy(settings.allowed_domains)
         self._proxy = proxy
+        self._layouts = LayoutCache()
         self._probe = probe
         self._report = report or _print_stderr
         self._home = home
@@ -107,16 +109,23 @@ class BashSandbox:
         return is_excluded_command(command, self.settings.excluded_commands)
 
     def layout_for(self, folders: AgentFolders, scratch: Iterable[Path] = ()) -> SandboxLayout:
-        """What a command of this agent may write."""
-        roots = folders.working_directories or (folders.project_root,)
+        """What a command of this agent may write (the folders' part reused while they are unchanged)."""
+        roots = tuple(folders.working_directories or (folders.project_root,))
         home = self._home or Path(os.environ.get("HOME") or Path.home())
-        return build_layout(
-            writable_roots=roots,
-            readable=[folders.project_root, home, folders.cwd],
-            extra_writable=[*self.settings.allow_write, *scratch],
-            deny_write=self.settings.deny_write,
-            share_network=self.settings.network_enabled,
-        )
+        settings = self.settings
+
+        def build() -> SandboxLayout:
+            return build_layout(
+                writable_roots=roots,
+                readable=[folders.project_root, home, folders.cwd],
+                extra_writable=settings.allow_write,
+                deny_write=settings.deny_write,
+                share_network=settings.network_enabled,
+            )
+
+        key = (roots, folders.project_root, home, folders.cwd)
+        layout = self._layouts.get(key, fingerprint(roots, settings.allow_write, settings.deny_write), build)
+        return with_scratch(layout, scratch)
 
     def plan(self, command: str, folders: AgentFolders, scratch: Iterable[Path] = ()) -> LaunchPlan:
         """How to start ``command`` for the agent with ``folders``."""
