@@ -218,3 +218,15 @@ def test_the_cli_filters_by_domain_from_the_settings(tmp_path: Path, origin: Ori
     assert not listed.get("is_error") and "hello to /from-cli" in json.dumps(listed["content"])
     assert unlisted.get("is_error") and "allowedDomains" in json.dumps(unlisted["content"])
     assert origin.paths == ["/from-cli"]
+
+
+def test_what_the_bridge_needs_from_the_hosts_tmp_is_mounted_back() -> None:
+    # A checkout or venv under /tmp is hidden by the sandbox's private /tmp; the bridge must still start.
+    from catui.sandbox.network import ProxyRoute
+
+    route = ProxyRoute(Path("/tmp/catui-proxy-1/proxy.sock"), ("localhost",), python="/tmp/ci/venv/bin/python3")
+    mounts = route.mounts_needed()
+    assert mounts[0] == Path("/tmp/catui-proxy-1")
+    assert Path("/tmp/ci/venv/bin/python3") in mounts
+    elsewhere = ProxyRoute(Path("/var/run/catui/proxy.sock"), ("localhost",), python="/usr/bin/python3")
+    assert Path("/usr/bin/python3") not in elsewhere.mounts_needed()

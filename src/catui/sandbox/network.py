@@ -8,8 +8,9 @@ that port, so curl, pip, git, npm, Python's urllib and requests go through the p
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from catui.sandbox import bridge
@@ -18,6 +19,14 @@ from catui.sandbox.domains import no_proxy_value
 # The port inside the sandbox's own network namespace: nothing else listens there, so a fixed one is safe.
 BRIDGE_PORT = 3128
 BRIDGE_SCRIPT = Path(bridge.__file__).resolve()
+HIDDEN_ROOT = Path("/tmp")
+"""The sandbox's /tmp is private: whatever the bridge needs from the host's /tmp must be mounted back."""
+
+
+def _interpreter() -> str:
+    # The real interpreter, not a venv's link to it: the bridge needs only the standard library (-I -S), and a
+    # venv may live where the sandbox cannot see it (a checkout in /tmp).
+    return os.path.realpath(sys.executable)
 
 
 @dataclass(frozen=True)
@@ -27,12 +36,19 @@ class ProxyRoute:
     socket_path: Path
     allowed_domains: tuple[str, ...]
     port: int = BRIDGE_PORT
-    python: str = sys.executable
+    python: str = field(default_factory=_interpreter)
 
     @property
     def socket_folder(self) -> Path:
         """The folder bind-mounted (read-only) into the sandbox so the bridge can connect to the socket."""
         return self.socket_path.parent
+
+    def mounts_needed(self) -> tuple[Path, ...]:
+        """What the bridge needs that the private /tmp would hide: the socket's folder, and the script,
+        interpreter and standard library when they live in the host's /tmp."""
+        wanted = [BRIDGE_SCRIPT, Path(self.python), Path(sys.base_prefix).resolve()]
+        hidden = [p for p in wanted if p == HIDDEN_ROOT or HIDDEN_ROOT in p.parents]
+        return tuple(dict.fromkeys([self.socket_folder, *hidden]))
 
     def wrap(self, command: list[str]) -> list[str]:
         """``command`` behind the bridge: the port listens before the command's first line runs."""

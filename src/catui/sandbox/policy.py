@@ -148,8 +148,10 @@ class BashSandbox:
         route = None
         if self._proxy is not None:
             route = ProxyRoute(self._proxy.start(), self.settings.allowed_domains)
-            # The socket's folder usually lives in the host's /tmp, which the private /tmp hides: mount it back.
-            layout = dataclasses.replace(layout, mounts=(*layout.mounts, Mount(route.socket_folder, False)))
+            # The socket's folder usually lives in the host's /tmp, which the private /tmp hides: mount it back
+            # (and the bridge's script and interpreter, when a checkout or venv lives there too).
+            extra = tuple(Mount(path, False) for path in route.mounts_needed())
+            layout = dataclasses.replace(layout, mounts=(*layout.mounts, *extra))
         return LaunchPlan(layout=layout, binary=availability.binary, route=route)
 
     def close(self) -> None:
