@@ -5,7 +5,9 @@ Usage: ``python benchmarks/bench_sandbox.py [--repeat N]``.
 Both sides go through the real ``BashTool.call`` (scratch folder, cwd tracking, output file), on a real git
 worktree of a small repository (so the sandboxed side also lays out the worktree's git metadata), with the
 command ``true``. Calls alternate so that drift hits both. Prints medians, minimums, the difference per call
-(goal: under 10 ms) and the ratio. No assertions: this is a measurement.
+(goal: under 10 ms) and the ratio; then the floor measured in the same run: bwrap itself (the same bwrap
+command line catui builds, run directly) against plain ``bash -c true``, and catui's own share (planning the
+layout and building the command line). No assertions: this is a measurement.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from catui.permissions.context import PermissionContext
 from catui.sandbox.config import SandboxSettings
-from catui.sandbox.policy import BashSandbox
+from catui.sandbox.policy import AgentFolders, BashSandbox
 from catui.sandbox.probe import probe_bwrap
 from catui.tools.base import ToolContext
 from catui.tools.bash import BashInput, BashTool
@@ -62,6 +64,14 @@ async def time_call(tool: BashTool, ctx: ToolContext) -> float:
     return elapsed
 
 
+async def time_spawn(argv: list[str]) -> float:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.DEVNULL, start_new_session=True)
+    await proc.wait()
+    return time.perf_counter() - start
+
+
 async def run(repeat: int) -> None:
     availability = probe_bwrap()
     if not availability.usable:
@@ -79,11 +89,28 @@ async def run(repeat: int) -> None:
         for _ in range(repeat):
             plain_times.append(await time_call(tool, plain))
             boxed_times.append(await time_call(tool, boxed))
+        sandbox = boxed.services.sandbox
+        assert sandbox is not None
+        folders = AgentFolders(worktree, worktree, (worktree,))
+        start = time.perf_counter()
+        for _ in range(repeat):
+            launch = sandbox.plan("true", folders, [Path(tmp)])
+            argv = launch.wrap(["bash", "-c", "true"], worktree)
+        planning = (time.perf_counter() - start) / repeat
+        raw_bash: list[float] = []
+        raw_bwrap: list[float] = []
+        for _ in range(repeat):
+            raw_bash.append(await time_spawn(["bash", "-c", "true"]))
+            raw_bwrap.append(await time_spawn(argv))
     p_med, b_med = statistics.median(plain_times), statistics.median(boxed_times)
     print(f"Bash call, unsandboxed: median {p_med * 1000:.2f} ms, min {min(plain_times) * 1000:.2f} ms")
     print(f"Bash call, sandboxed:   median {b_med * 1000:.2f} ms, min {min(boxed_times) * 1000:.2f} ms")
     print(f"overhead per call: median {(b_med - p_med) * 1000:.2f} ms (goal < 10 ms), "
           f"min-to-min {(min(boxed_times) - min(plain_times)) * 1000:.2f} ms, ratio {b_med / p_med:.2f}x")
+    r_bash, r_bwrap = statistics.median(raw_bash), statistics.median(raw_bwrap)
+    print(f"floor, bwrap alone:     median {(r_bwrap - r_bash) * 1000:.2f} ms over bash -c true "
+          f"(min-to-min {(min(raw_bwrap) - min(raw_bash)) * 1000:.2f} ms), ratio {r_bwrap / r_bash:.2f}x")
+    print(f"catui's share:          {planning * 1000:.3f} ms per call (layout plan + bwrap command line)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -67,7 +67,7 @@ def test_setting_fields_and_errors(tmp_path: Path) -> None:
          "network": {"allowedDomains": ["example.com"], "allowUnixSockets": ["/x"]}}, tmp_path)
     assert settings.enabled and settings.auto_allow_bash_if_sandboxed and not settings.fail_if_unavailable
     assert settings.allow_write == ((tmp_path / "cache").resolve(), (Path.home() / "x").resolve())
-    assert settings.domain_list_unsupported and not settings.network_enabled
+    assert settings.filters_network and not settings.network_enabled
     assert sandbox_settings_from({"network": {"allowedDomains": ["*"]}}, tmp_path).network_enabled
     assert not sandbox_settings_from(None, tmp_path).enabled
     for bad, field in [({"enabled": 1}, "sandbox.enabled"), ({"excludedCommands": "git"}, "sandbox.excludedCommands"),

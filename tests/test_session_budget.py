@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from catui import CatuiOptions, query
-from catui.errors import ConfigurationError
+from catui.errors import ConfigurationError, ResultError
 from catui.models.pricing import cost_usd
 from catui.session.budget import SessionBudget
 from tests.support.anthropic_server import AnthropicTestServer
@@ -193,7 +193,11 @@ async def test_sdk_max_budget_usd_ends_the_query(tmp_path: Path) -> None:
     with AnthropicTestServer(script) as server:
         options = CatuiOptions(cwd=tmp_path, env=server.env(), model=SONNET, max_budget_usd=0.01,
                                allowed_tools=["Bash"])
-        messages = [m async for m in query("spend", options)]
+        messages: list[Any] = []
+        # As claude-agent-sdk: a one-shot query raises ResultError after yielding an error result.
+        with pytest.raises(ResultError, match="error_max_budget_usd"):
+            async for message in query("spend", options):
+                messages.append(message)
         assert len(server.bodies()) == 1
     result = messages[-1]
     assert getattr(result, "subtype", None) == "error_max_budget_usd" and result.is_error

@@ -22,6 +22,7 @@ from catui.subagents.result import (
 )
 from catui.subagents.tool_filter import (
     NoToolsLeftError,
+    ToolFilterMemo,
     filter_tools_for_agent,
     matches_tool_spec,
     tool_summary,
@@ -78,6 +79,26 @@ def test_general_purpose_gets_16_tools_and_never_the_parent_only_ones() -> None:
     for forbidden in ("Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop"):
         assert forbidden not in got
     assert {"Edit", "Write", "NotebookEdit"} <= set(got)
+
+
+def test_the_tool_filter_memo_answers_as_the_filter_and_notices_new_inputs() -> None:
+    memo, pool = ToolFilterMemo(), tools_named(MAIN_TOOLS)
+    first = memo.filter(explore_agent(), pool, PermissionContext())
+    definition = explore_agent()
+    again = memo.filter(definition, pool, PermissionContext())
+    assert names(first) == names(filter_tools_for_agent(explore_agent(), pool, PermissionContext()))
+    second = memo.filter(definition, pool, PermissionContext())
+    assert names(second) == names(again) and second is not again  # each caller gets a list of its own
+    second.clear()
+    assert names(memo.filter(definition, pool, PermissionContext())) == names(again)
+    # A deny rule, plan mode, a pool with a new tool: each a new question.
+    denied = PermissionContext().with_rules(PermissionRule(tool_name="Bash", content=None, behavior="deny", source="session"))
+    assert "Bash" not in names(memo.filter(definition, pool, denied))
+    assert "Bash" not in names(memo.filter(definition, pool, PermissionContext(mode="plan")))
+    wider = [*pool, make_tool("mcp__srv__lookup")]
+    assert "mcp__srv__lookup" in names(memo.filter(definition, wider, PermissionContext()))
+    with pytest.raises(NoToolsLeftError):
+        memo.filter(AgentDefinition(agent_type="x", tools=["Nothing"]), pool, PermissionContext())
 
 
 def test_allow_list_then_deny_list() -> None:

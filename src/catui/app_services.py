@@ -87,4 +87,6 @@ class AgentApp:
             await mcp.aclose()
         if self.services.subagents is not None:
             await self.services.subagents.aclose()
+        if self.session.ctx.services.sandbox is not None:
+            self.session.ctx.services.sandbox.close()  # the allow-list proxy's thread and socket
         await self.session.config.provider.aclose()

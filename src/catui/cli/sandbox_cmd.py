@@ -73,9 +73,9 @@ def describe(sandbox: BashSandbox, cwd: Path) -> list[str]:
 def _network_line(settings: SandboxSettings) -> str:
     if settings.network_enabled:
         return "network: shared with the host (allowedDomains contains \"*\")"
-    if settings.domain_list_unsupported:
-        return ("network: off — catui cannot filter by domain yet, so allowedDomains "
-                f"({', '.join(settings.allowed_domains)}) is not honoured; use [\"*\"] for full access")
+    if settings.filters_network:
+        return ("network: only through catui's proxy, to hosts matching allowedDomains: "
+                f"{', '.join(settings.allowed_domains)} (HTTP, HTTPS via CONNECT, SOCKS5)")
     return "network: off (no connections, not even to 127.0.0.1)"
 
 

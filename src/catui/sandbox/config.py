@@ -12,11 +12,13 @@
 ```
 
 Fields catui does not act on (``allowUnixSockets``, proxy ports, ``allowLocalBinding``, ...) are accepted and
-ignored, so one settings file serves both programs.
+ignored, so one settings file serves both programs. A bad pattern in ``allowedDomains`` (a URL, a path, a
+port, a ``*`` inside a name) is an error naming it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +35,8 @@ class SandboxSettings:
 
     ``fail_if_unavailable``: when bwrap is missing or cannot create namespaces, refuse Bash (True) or run
     commands unsandboxed after saying so (False, Claude Code's default). ``allowed_domains`` empty means no
-    network; ``["*"]`` means the host's network; any other list is a domain allow-list, which catui cannot
-    enforce yet, so the network stays off (see docs/sandbox.md).
+    network; ``["*"]`` means the host's network; any other list is a domain allow-list, enforced by a proxy
+    outside the sandbox (``proxy.py``), the command's only way out (see docs/sandbox.md).
     """
 
     enabled: bool = False
@@ -51,8 +53,8 @@ class SandboxSettings:
         return ALL_DOMAINS in self.allowed_domains
 
     @property
-    def domain_list_unsupported(self) -> bool:
-        """A per-domain allow-list was asked for; catui keeps the network off instead (documented gap)."""
+    def filters_network(self) -> bool:
+        """A per-domain allow-list: commands reach the listed hosts through catui's proxy, nothing else."""
         return bool(self.allowed_domains) and not self.network_enabled
 
 
@@ -80,6 +82,28 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
+def _domains(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Check allowedDomains patterns: ``*``, a host name or address, or ``*.`` and a host name."""
+    for value in values:
+        name = value[2:] if value.startswith("*.") else value
+        if value == ALL_DOMAINS:
+            continue
+        if not name or "*" in name or (any(c in name for c in "/:@ ") and not _is_ipv6(name)):
+            raise ConfigurationError(
+                f"sandbox.network.allowedDomains: {value!r} is not a host name pattern; write a bare host "
+                "(example.com), a subdomain wildcard (*.example.com) or \"*\", without scheme, path or port"
+            )
+    return values
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        ipaddress.IPv6Address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
 def _paths(values: tuple[str, ...], base: Path) -> tuple[Path, ...]:
     """``~`` expands to the home folder; relative paths are read from ``base`` (the working directory)."""
     return tuple((base / Path(v).expanduser()).resolve() for v in values)
@@ -99,7 +123,7 @@ def sandbox_settings_from(value: Any, base: Path) -> SandboxSettings:
         fail_if_unavailable=_bool(raw.get("failIfUnavailable"), "sandbox.failIfUnavailable", False),
         allow_write=_paths(_strings(filesystem.get("allowWrite"), "sandbox.filesystem.allowWrite"), base),
         deny_write=_paths(_strings(filesystem.get("denyWrite"), "sandbox.filesystem.denyWrite"), base),
-        allowed_domains=_strings(network.get("allowedDomains"), "sandbox.network.allowedDomains"),
+        allowed_domains=_domains(_strings(network.get("allowedDomains"), "sandbox.network.allowedDomains")),
     )
 
 

@@ -55,7 +55,13 @@ def _git_metadata(root: Path) -> list[Mount]:
     if (top / ".git").is_dir():
         # A plain checkout: its .git folder is writable with it, except hooks, which git runs later outside
         # the sandbox (a planted hook would be a way out); git itself never writes there.
+        # A missing hooks folder is created (empty, as `git init` would), so that a command cannot create it
+        # and plant a hook in one go.
         hooks = top / ".git" / "hooks"
+        try:
+            hooks.mkdir(exist_ok=True)
+        except OSError:
+            return []
         return [Mount(_real(hooks), False)] if hooks.is_dir() else []
     dirs = git_dirs(top)
     if dirs is None:
@@ -116,6 +122,18 @@ def build_layout(
         mounts=tuple(ordered),
         share_network=share_network,
         writable=tuple(dict.fromkeys([*roots, *extras])),
+    )
+
+
+def with_scratch(layout: SandboxLayout, scratch: Iterable[Path]) -> SandboxLayout:
+    """``layout`` plus per-command scratch folders (fresh, unique temporary folders: writable, mounted last)."""
+    extras = [_real(p) for p in scratch if p.exists()]
+    if not extras:
+        return layout
+    return SandboxLayout(
+        mounts=(*layout.mounts, *(Mount(p, True) for p in extras)),
+        share_network=layout.share_network,
+        writable=(*layout.writable, *extras),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -11,14 +12,18 @@ from pathlib import Path
 
 from catui.permissions.sandbox_rules import is_excluded_command
 from catui.sandbox.config import SandboxSettings
-from catui.sandbox.layout import SandboxLayout, build_layout, bwrap_argv
+from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv, with_scratch
+from catui.sandbox.layout_cache import LayoutCache, fingerprint
+from catui.sandbox.network import ProxyRoute
 from catui.sandbox.probe import Availability, probe_bwrap
+from catui.sandbox.proxy import DomainProxy
 
 # What a refusal by the sandbox looks like in a command's output (EROFS, EPERM, no network).
 _DENIAL_PATTERNS = re.compile(
     r"Read-only file system|Operation not permitted|Network is unreachable|Could not resolve host|"
     r"Temporary failure in name resolution|Connection refused|Name or service not known|"
-    r"/tmp/\S*: No such file or directory",
+    r"/tmp/\S*: No such file or directory|not in sandbox\.network\.allowedDomains|CONNECT tunnel failed|"
+    r"Tunnel connection failed|403 Forbidden|returned error: 403|Can't complete SOCKS5 connection",
     re.IGNORECASE,
 )
 
@@ -27,23 +32,33 @@ _DENIAL_PATTERNS = re.compile(
 class LaunchPlan:
     """How to start one command: inside bwrap (``layout`` set), unsandboxed, or not at all (``refusal``).
 
-    ``notice``: say this in the command's result (the one-time "cannot sandbox" notice).
+    ``notice``: say this in the command's result (the one-time "cannot sandbox" notice). ``route``: the way to
+    the allow-list proxy, when ``allowedDomains`` lists domains.
     """
 
     layout: SandboxLayout | None = None
     binary: str = "bwrap"
     refusal: str | None = None
     notice: str | None = None
+    route: ProxyRoute | None = None
 
     @property
     def sandboxed(self) -> bool:
         return self.layout is not None
 
     def wrap(self, command: list[str], cwd: Path) -> list[str]:
-        """``command`` as it is started: under bwrap when sandboxed, else unchanged."""
+        """``command`` as it is started: under bwrap when sandboxed (behind the proxy bridge), else unchanged."""
         if self.layout is None:
             return command
+        if self.route is not None:
+            command = self.route.wrap(command)
         return bwrap_argv(self.binary, self.layout, Path(os.path.realpath(cwd)), command)
+
+    def env(self) -> dict[str, str]:
+        """Variables the command needs on top of the agent's: the private /tmp, the proxy's address."""
+        if self.layout is None:
+            return {}
+        return {"TMPDIR": "/tmp", **(self.route.env() if self.route is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -59,7 +74,8 @@ class BashSandbox:
     """One per app, shared by every agent's Bash tool (sub-agents get the same object through ToolServices).
 
     ``probe`` checks bwrap (once, lazily, at the first command); ``report`` receives the one-time notice
-    when bwrap cannot be used (the CLI prints it on stderr).
+    when bwrap cannot be used (the CLI prints it on stderr). ``proxy`` serves an ``allowedDomains`` list
+    (started at the first command that needs it; default: a ``DomainProxy`` of the settings' list).
     """
 
     def __init__(
@@ -69,8 +85,13 @@ class BashSandbox:
         probe: Callable[[], Availability] = probe_bwrap,
         report: Callable[[str], None] | None = None,
         home: Path | None = None,
+        proxy: DomainProxy | None = None,
     ) -> None:
         self.settings = settings
+        if proxy is None and settings.filters_network:
+            proxy = DomainProxy(settings.allowed_domains)
+        self._proxy = proxy
+        self._layouts = LayoutCache()
         self._probe = probe
         self._report = report or _print_stderr
         self._home = home
@@ -88,16 +109,23 @@ class BashSandbox:
         return is_excluded_command(command, self.settings.excluded_commands)
 
     def layout_for(self, folders: AgentFolders, scratch: Iterable[Path] = ()) -> SandboxLayout:
-        """What a command of this agent may write."""
-        roots = folders.working_directories or (folders.project_root,)
+        """What a command of this agent may write (the folders' part reused while they are unchanged)."""
+        roots = tuple(folders.working_directories or (folders.project_root,))
         home = self._home or Path(os.environ.get("HOME") or Path.home())
-        return build_layout(
-            writable_roots=roots,
-            readable=[folders.project_root, home, folders.cwd],
-            extra_writable=[*self.settings.allow_write, *scratch],
-            deny_write=self.settings.deny_write,
-            share_network=self.settings.network_enabled,
-        )
+        settings = self.settings
+
+        def build() -> SandboxLayout:
+            return build_layout(
+                writable_roots=roots,
+                readable=[folders.project_root, home, folders.cwd],
+                extra_writable=settings.allow_write,
+                deny_write=settings.deny_write,
+                share_network=settings.network_enabled,
+            )
+
+        key = (roots, folders.project_root, home, folders.cwd)
+        layout = self._layouts.get(key, fingerprint(roots, settings.allow_write, settings.deny_write), build)
+        return with_scratch(layout, scratch)
 
     def plan(self, command: str, folders: AgentFolders, scratch: Iterable[Path] = ()) -> LaunchPlan:
         """How to start ``command`` for the agent with ``folders``."""
@@ -117,7 +145,19 @@ class BashSandbox:
             return LaunchPlan(notice=notice)
         assert availability.binary is not None
         layout = self.layout_for(folders, scratch)
-        return LaunchPlan(layout=layout, binary=availability.binary)
+        route = None
+        if self._proxy is not None:
+            route = ProxyRoute(self._proxy.start(), self.settings.allowed_domains)
+            # The socket's folder usually lives in the host's /tmp, which the private /tmp hides: mount it back
+            # (and the bridge's script and interpreter, when a checkout or venv lives there too).
+            extra = tuple(Mount(path, False) for path in route.mounts_needed())
+            layout = dataclasses.replace(layout, mounts=(*layout.mounts, *extra))
+        return LaunchPlan(layout=layout, binary=availability.binary, route=route)
+
+    def close(self) -> None:
+        """Stop the allow-list proxy, if one was started (the app calls this when it closes)."""
+        if self._proxy is not None:
+            self._proxy.close()
 
     def _announce(self, availability: Availability) -> str | None:
         """The unavailability notice, the first time only (in a result and on the report channel)."""
@@ -133,13 +173,22 @@ class BashSandbox:
         """A note for a failed sandboxed command whose output looks like a refusal by the sandbox."""
         if not _DENIAL_PATTERNS.search(output):
             return None
-        network = "shared with the host" if layout.share_network else "off (no connections, not even to 127.0.0.1)"
+        if layout.share_network:
+            network = "shared with the host"
+        elif self.settings.filters_network:
+            network = (
+                "reachable only through catui's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; no direct "
+                "connections, no DNS) and only for hosts matching sandbox.network.allowedDomains: "
+                + ", ".join(self.settings.allowed_domains)
+            )
+        else:
+            network = "off (no connections, not even to 127.0.0.1)"
         return (
             "This command ran in catui's sandbox, which may have refused it: only "
             f"{layout.describe_writable()} are writable (the host's /tmp is not visible), and the network is "
             f"{network}. Work inside those "
-            "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite) "
-            "or command (sandbox.excludedCommands) to allow."
+            "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite), "
+            "host (sandbox.network.allowedDomains) or command (sandbox.excludedCommands) to allow."
         )
 
 

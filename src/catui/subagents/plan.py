@@ -46,7 +46,7 @@ from catui.subagents.structured_output import (
     StructuredOutputTool,
     output_instructions,
 )
-from catui.subagents.tool_filter import NoToolsLeftError, filter_tools_for_agent
+from catui.subagents.tool_filter import NoToolsLeftError, ToolFilterMemo
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import AGENT_MEMORY_LOADED
 from catui.tools.ask_user_question import AskUserQuestionTool
@@ -124,6 +124,7 @@ class ChildPlanner:
         self.caches = caches
         self.worktrees = worktrees
         self.background_available = background_available
+        self._tool_filter = ToolFilterMemo()
 
     async def plan_child(
         self, request: SpawnRequest, parent_ctx: ToolContext, *, agent_id: str | None = None,
@@ -155,7 +156,7 @@ class ChildPlanner:
         try:
             depth = parent_ctx.agent_depth + 1
             never = tools_never_given(definition, depth, deps.max_spawn_depth)
-            tools = filter_tools_for_agent(definition, pool, permissions, never=never)
+            tools = self._tool_filter.filter(definition, pool, permissions, never=never)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
         tools, permissions = grant_memory_tools(

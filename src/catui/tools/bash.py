@@ -205,8 +205,7 @@ async def _start_bash(
     can kill everything it started, and no stdin, so that a command waiting for input ends instead of hanging.
     """
     env = _child_env(ctx)
-    if launch.sandboxed:
-        env["TMPDIR"] = "/tmp"  # the sandbox's private /tmp is the writable one
+    env.update(launch.env())  # sandboxed: the private /tmp, and the allow-list proxy's address
     argv = launch.wrap(["bash", "-c", script], ctx.cwd)
     with output_file.open("wb") as out:
         return await asyncio.create_subprocess_exec(
