@@ -66,7 +66,8 @@ class SessionConfig:
     context_policy: ContextPolicy | None = None
     """Window sizes and auto-compaction (catui.session.compaction); None never compacts."""
     budget: SessionBudget | None = None
-    """The session-wide spending limit (the main session only): once it trips, runs end with its subtype."""
+    """The session-wide spending limit, shared by the main session and its sub-agents: once it trips, their runs
+    end with its subtype (a turn that crossed it runs no tools)."""
 
 
 @dataclass

@@ -92,6 +92,9 @@ def build_child_session(
         request_metadata={"query_source": plan.query_source},
         max_tool_use_concurrency=parent.config.max_tool_use_concurrency,  # a child keeps its parent's window
         context_policy=parent.config.context_policy,  # sub-agents compact by the same table and thresholds
+        # The session-wide budget: the child's own turn that crosses it is its last (its tool calls do not run),
+        # without waiting for the parent's abort to reach it.
+        budget=parent.config.budget,
         # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
         hooks=child_hooks(parent_ctx.services.hooks, definition, plan.agent_id, definition.agent_type,
                           cwd=plan.cwd, agent_transcript_path=transcript_path),
