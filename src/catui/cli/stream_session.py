@@ -36,7 +36,7 @@ from catui.cli.stream_input import StreamInputError, UserInput, read_messages, u
 from catui.cli.stream_json import StreamJsonWriter
 from catui.errors import CatuiError, ConfigurationError
 from catui.sdk_output_format import StructuredResult
-from catui.session.events import Event, ResultEvent
+from catui.session.events import Event, ResultEvent, UsageEvent
 
 
 class StreamSession:
@@ -58,6 +58,8 @@ class StreamSession:
         self.writer: StreamJsonWriter | None = None
         self.handler: ControlRequestHandler | None = None
         self.last_result: ResultEvent | None = None
+        self.main_usage: dict[str, Any] | None = None
+        """The main agent's last model usage (``get_context_usage`` measures the context with it)."""
         self._initialize: asyncio.Future[dict[str, Any]] | None = None
         self._answering: dict[str, asyncio.Task[None]] = {}
         self._early_requests: list[tuple[str, dict[str, Any]]] = []
@@ -171,7 +173,7 @@ class StreamSession:
             self.warn(f"warning: {warning}")
         self.app = app
         self.writer = StreamJsonWriter(app, self.out)
-        self.handler = ControlRequestHandler(app, interrupt=self._interrupt)
+        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage)
         mcp = app.services.mcp
         if mcp is not None:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
@@ -285,6 +287,8 @@ class StreamSession:
             async for event in app.session.run(content):
                 if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
                     event = self.structured.finish(event, required=isinstance(prompt, UserInput))
+                if isinstance(event, UsageEvent) and event.agent_id is None:
+                    self.main_usage = dict(event.usage)
                 self.writer.write(event)
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     self.last_result = event
