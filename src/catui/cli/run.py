@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import signal
 import sys
 import time
@@ -233,6 +234,7 @@ async def stream_input_main(
 ) -> int:
     """``--input-format stream-json``: serve a driven conversation (catui.cli.stream_session)."""
     # lazy: the control protocol's modules are needed only when a program drives catui
+    from catui.cli.session_state import reporter_from_env
     from catui.cli.stream_session import StreamSession
 
     def warn(line: str) -> None:
@@ -241,7 +243,8 @@ async def stream_input_main(
     for note in partial_flag_notes(options):
         warn(f"warning: {note}")
     session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
-                            out=sys.stdout, warn=warn, structured=structured)
+                            out=sys.stdout, warn=warn, structured=structured,
+                            report_state=lambda write_line: reporter_from_env(os.environ, write_line))
     return await session.run()
 
 

@@ -32,6 +32,7 @@ from catui.cli.control_bridges import control_mcp_transport, initialize_hooks, s
 from catui.cli.control_channel import ControlChannel
 from catui.cli.control_requests import ControlRequestHandler, initialize_response
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
+from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
 from catui.errors import CatuiError, ConfigurationError
@@ -44,7 +45,9 @@ class StreamSession:
 
     def __init__(self, run_options: RunOptions, *, permission_prompt_tool: str | None, out: TextIO,
                  warn: Callable[[str], None], stdin: BinaryIO | None = None,
-                 structured: StructuredResult | None = None) -> None:
+                 structured: StructuredResult | None = None,
+                 report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
+                 = lambda _write: None) -> None:
         self.run_options = run_options
         self.structured = structured
         """``--json-schema``: each prompt's result carries the object the agent handed back."""
@@ -53,6 +56,10 @@ class StreamSession:
         self.warn = warn
         self.stdin = stdin
         self.channel = ControlChannel(self._write_line)
+        self.state = report_state(self._write_line)
+        """``session_state_changed`` frames, when the driver asked for them (see :mod:`.session_state`)."""
+        if self.state is not None:
+            self.state.session_id = lambda: self.app.session.session_id if self.app is not None else None
         self.prompts: asyncio.Queue[UserInput | None] = asyncio.Queue()
         self.app: AgentApp | None = None
         self.writer: StreamJsonWriter | None = None
@@ -226,6 +233,8 @@ class StreamSession:
             if first is not None:
                 await self._turn(app, first)
                 notification = self._watch_notifications(app)
+                if notification is None and self.state is not None:
+                    self.state.set("idle")
             while True:
                 waiting: set[asyncio.Future[Any]] = set()
                 if not eof:
@@ -241,6 +250,8 @@ class StreamSession:
                     if content is not None:
                         await self._turn(app, content)
                         notification = self._watch_notifications(app)
+                    if notification is None and self.state is not None:
+                        self.state.set("idle")  # no background agent left: no turn is owed
                 if prompt_wait is not None and prompt_wait in done:
                     prompt, prompt_wait = prompt_wait.result(), None
                     if prompt is None:
@@ -249,6 +260,8 @@ class StreamSession:
                         await self._turn(app, prompt)
                         if notification is None:
                             notification = self._watch_notifications(app)
+                        if notification is None and self.state is not None:
+                            self.state.set("idle")
         finally:
             for task in (prompt_wait, notification, idle_writer):
                 if task is not None and not task.done():
@@ -281,6 +294,8 @@ class StreamSession:
         else:
             content = prompt
         self._running = True
+        if self.state is not None:
+            self.state.set("running")
         if self.structured is not None:
             self.structured.start_turn()
         try:
