@@ -127,7 +127,8 @@ def system_message(event: SystemEvent, session_id: str) -> SystemMessage:
             uuid=data["uuid"],
         )
     if event.subtype == "task_updated":
-        patch = data.get("patch") if isinstance(data.get("patch"), dict) else {}
+        raw_patch = data.get("patch")
+        patch: dict[str, Any] = raw_patch if isinstance(raw_patch, dict) else {}
         return TaskUpdatedMessage(
             "task_updated",
             data,
