@@ -1,4 +1,5 @@
-"""claude-agent-sdk's session controls against the real ``catui`` CLI: context usage, MCP reconnect and toggle.
+"""claude-agent-sdk's session controls against the real ``catui`` CLI: context usage, MCP reconnect and toggle,
+``include_hook_events``.
 
 The official SDK starts catui (``cli_path``) on the loopback Anthropic server with a real stdio MCP
 server (tests/support/mcp_servers/tools_server.py); the controls are answered by the same code that
@@ -17,7 +18,7 @@ import pytest
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
 
-from claude_agent_sdk import ClaudeSDKClient, ResultMessage, UserMessage  # noqa: E402
+from claude_agent_sdk import ClaudeSDKClient, HookEventMessage, HookMatcher, ResultMessage, UserMessage  # noqa: E402
 from claude_agent_sdk import ToolResultBlock as SdkToolResultBlock  # noqa: E402
 
 from tests.test_cli_sdk_protocol import (  # noqa: E402
@@ -27,6 +28,7 @@ from tests.test_cli_sdk_protocol import (  # noqa: E402
     isolated_home,
     loopback,
     options_for,
+    run_query,
 )
 
 TOOLS_SERVER = Path(__file__).parent / "support" / "mcp_servers" / "tools_server.py"
@@ -96,3 +98,38 @@ async def test_rewind_files_is_refused_with_a_reason(loopback: ServerFactory, tm
     async with ClaudeSDKClient(options_for(server, tmp_path)) as client:
         with pytest.raises(Exception, match="catui keeps no file checkpoints"):
             await client.rewind_files("some-message-id")
+
+
+async def test_include_hook_events_reports_every_hook_run_of_parent_and_child(
+    loopback: ServerFactory, tmp_path: Path
+) -> None:
+    async def allow(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {}
+
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "CHILD-TASK", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_child_ls", "name": "Bash", "input": {"command": "ls"}}], "repeat": True},
+        {"match": {"first_user_contains": "CHILD-TASK", "last_is_tool_result": True},
+         "content": [{"type": "text", "text": "child finished"}], "repeat": True},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+         "input": {"description": "look around", "prompt": "CHILD-TASK: list the files",
+                   "subagent_type": "general-purpose"}}], "repeat": True},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "parent done"}], "repeat": True},
+    ]})
+
+    async def hook_events(include: bool) -> list[Any]:
+        options = options_for(server, tmp_path, permission_mode="bypassPermissions", include_hook_events=include,
+                              hooks={"PreToolUse": [HookMatcher(matcher="Bash|Agent", hooks=[allow])]})
+        messages = await run_query("Delegate", options)
+        assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "parent done"
+        return [m for m in messages if isinstance(m, HookEventMessage)]
+
+    assert await hook_events(False) == []
+    events = await hook_events(True)
+    assert [(e.subtype, e.hook_event_name) for e in events] == [
+        ("hook_started", "PreToolUse"), ("hook_response", "PreToolUse")] * 2
+    parent_started, parent_done, child_started, child_done = (e.data for e in events)
+    assert parent_started["hook_id"] == parent_done["hook_id"] != child_started["hook_id"] == child_done["hook_id"]
+    assert parent_done["outcome"] == child_done["outcome"] == "success" and parent_done["exit_code"] == 0
+    assert parent_started["hook_name"] == "callback" and "agent_id" not in parent_started
+    assert child_started["agent_type"] == "general-purpose" and child_started["agent_id"]

@@ -152,6 +152,7 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         or thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
         agent=options.get("agent") or None,
         max_budget_usd=_budget_option(options.get("max_budget_usd")),
+        include_hook_events=bool(options.get("include_hook_events")),
     )
 
 

@@ -68,10 +68,7 @@ def json_schema_result(raw: str | None) -> StructuredResult | None:
 
 def partial_flag_notes(options: Mapping[str, Any]) -> list[str]:
     """Warnings for flags catui honours only in part (the run goes on)."""
-    notes = []
-    if options.get("include_hook_events"):
-        notes.append("--include-hook-events: catui reports a hook only when it failed, printed a message or "
-                     "stopped work (system/hook_response); there are no hook_started events")
+    notes: list[str] = []
     return notes
 
 
