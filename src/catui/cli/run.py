@@ -24,7 +24,6 @@ from catui.cli.sdk_flags import (
     builtin_tool_names,
     json_schema_result,
     mcp_config_servers,
-    partial_flag_notes,
     refuse_unsupported,
     setting_sources,
     system_prompt,
@@ -241,8 +240,6 @@ async def stream_input_main(
     def warn(line: str) -> None:
         click.echo(f"catui: {line}", err=True)
 
-    for note in partial_flag_notes(options):
-        warn(f"warning: {note}")
     session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
                             out=sys.stdout, warn=warn, structured=structured,
                             report_state=lambda write_line: reporter_from_env(os.environ, write_line))

@@ -66,12 +66,6 @@ def json_schema_result(raw: str | None) -> StructuredResult | None:
     return StructuredResult(checked) if checked is not None else None
 
 
-def partial_flag_notes(options: Mapping[str, Any]) -> list[str]:
-    """Warnings for flags catui honours only in part (the run goes on)."""
-    notes: list[str] = []
-    return notes
-
-
 def system_prompt(options: Mapping[str, Any]) -> str | None:
     """The replacement system prompt of ``--system-prompt`` or ``--system-prompt-file`` (None: catui's own)."""
     text, file = options.get("system_prompt"), options.get("system_prompt_file")
