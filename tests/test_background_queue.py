@@ -99,6 +99,11 @@ def test_background_agents_past_the_cap_queue_then_run_and_each_notifies_once(tm
     assert sorted(now_running) == sorted(queued_ids)
     notified = [e["task_id"] for e in system if e["subtype"] == "task_notification"]
     assert sorted(notified) == sorted(e["task_id"] for e in started)  # exactly once each
+    # Each status change is a task_updated too: queued → running, then running → completed, once each.
+    updates = [(e["task_id"], e["patch"]["status"]) for e in system if e["subtype"] == "task_updated"]
+    assert sorted(t for t, status in updates if status == "running") == sorted(queued_ids)
+    assert sorted(t for t, status in updates if status == "completed") == sorted(notified)
+    assert len(updates) == len(queued_ids) + len(notified)
     notes = [e for e in server.bodies() if "<task-notification>" in json.dumps(e["messages"][-1])]
     told = "".join(json.dumps(body["messages"]) for body in notes[-1:])
     assert all(f"toolu_q{i}" in told for i in range(5))  # the last request carries every notification
@@ -140,6 +145,8 @@ def test_a_queued_agent_can_be_stopped_and_notifies_once(tmp_path: Path) -> None
     events = [json.loads(line) for line in out.splitlines() if line.strip()]
     notified = [e["task_id"] for e in events if e.get("type") == "system" and e["subtype"] == "task_notification"]
     assert sorted(notified) == sorted({*notified}) and queued["id"] in notified and len(notified) == 2
+    updates = {e["task_id"]: e["patch"]["status"] for e in events if e.get("subtype") == "task_updated"}
+    assert updates[queued["id"]] == "killed"  # a stopped task is "killed" in task_updated, as in Claude Code
 
 
 def test_a_bad_cap_warns_and_keeps_the_default(tmp_path: Path) -> None:

@@ -150,8 +150,12 @@ async def test_a_failing_hook_is_reported_and_the_call_goes_on(backend: Backend,
         hooks={"PreToolUse": [HookMatcher(hooks=[broken, wrong_answer])]})
     messages = await collect("list", options)
 
-    notices = [m.data for m in messages if isinstance(m, catui.SystemMessage) and m.subtype == "hook_response"]
+    notices = [m.data for m in messages if isinstance(m, catui.SystemMessage) and m.subtype == "hook_response"
+               and "message" in m.data]  # the notices, not the runs' own responses
     joined = " | ".join(n["message"] for n in notices)
+    runs = [m.data for m in messages if isinstance(m, catui.HookEventMessage) and "outcome" in m.data
+            and "message" not in m.data]
+    assert [r["outcome"] for r in runs] == ["error", "error"] and "hook bug" in runs[0]["stderr"]
     assert "raised RuntimeError: hook bug" in joined and "returned str" in joined
     assert isinstance(messages[-1], catui.ResultMessage) and messages[-1].result == "listed"
 
@@ -172,7 +176,7 @@ async def test_a_slow_hook_times_out_and_an_async_answer_decides_nothing(backend
     messages = await collect("list", options)
 
     notices = [m.data["message"] for m in messages if isinstance(m, catui.SystemMessage)
-               and m.subtype == "hook_response"]
+               and m.subtype == "hook_response" and "message" in m.data]
     assert any("did not answer within 0.2s" in n for n in notices)
     assert "keep.txt" in tool_result_texts(messages)["toolu_ls"]
 

@@ -253,8 +253,14 @@ async def test_hook_events_show_only_with_include_hook_events(project: Path, tmp
 
     assert await hook_messages(False) == []
     shown = await hook_messages(True)
-    assert [(m.subtype, m.hook_event_name, m.data["message"]) for m in shown] == [
-        ("hook_response", "PreToolUse", "glob checked")]
+    # The run itself (started, then its response with the command's output), then the notice of its message.
+    assert [(m.subtype, m.hook_event_name) for m in shown] == [
+        ("hook_started", "PreToolUse"), ("hook_response", "PreToolUse"), ("hook_response", "PreToolUse")]
+    started, finished, notice = (m.data for m in shown)
+    assert started["hook_id"] == finished["hook_id"] and started["hook_name"] == hook["command"]
+    assert finished["outcome"] == "success" and finished["exit_code"] == 0
+    assert json.loads(finished["stdout"]) == {"systemMessage": "glob checked"}
+    assert notice["message"] == "glob checked"
 
 
 async def test_local_plugins_load_their_agents_and_appear_in_the_init_message(project: Path, tmp_path: Path) -> None:

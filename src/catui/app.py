@@ -14,7 +14,9 @@ message (``app_prompt``), effort/thinking/sandbox/model-origin settings
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
@@ -44,6 +46,7 @@ from catui.paths import find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
 from catui.session.context_window import context_policy
+from catui.session.events import SystemEvent
 from catui.session.prompt import context_block
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import Session, SessionConfig, new_session_id
@@ -227,7 +230,8 @@ def build_app(options: RunOptions) -> AgentApp:
     if resumed.source is not None:  # the old session's finished background tasks come back as history
         restore_session_tasks(tasks, resumed.source.stem, session_id)
 
-    install_hooks(app, _extra_hooks(options, main_agent))
+    install_hooks(app, _extra_hooks(options, main_agent),
+                  report_runs=hook_run_reporter(session) if options.include_hook_events else None)
     mcp = install_mcp(
         app,
         extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
@@ -238,6 +242,16 @@ def build_app(options: RunOptions) -> AgentApp:
     if main_agent is not None:
         hold_to_agent_tools(app, main_agent, mcp)
     return app
+
+
+def hook_run_reporter(session: Session) -> Callable[[str, dict[str, Any]], None]:
+    """Hook runs (catui.hooks.lifecycle) as ``system`` events of the main stream; a sub-agent's name it in
+    their data (``agent_id``), so they stay out of its parent's child messages."""
+
+    def report(subtype: str, data: dict[str, Any]) -> None:
+        session.emit(SystemEvent(subtype=subtype, data=data))
+
+    return report
 
 
 def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> HooksConfig | None:

@@ -67,6 +67,9 @@ class RunOptions:
     """The time source of scheduled prompts (CronCreate); None is the real local clock."""
     callback_hooks: HooksConfig | None = None
     """Hooks that are Python callables (the SDK's ``hooks=``, the control protocol's); after the settings' hooks."""
+    include_hook_events: bool = False
+    """Report every hook run as ``system/hook_started`` and ``system/hook_response`` events
+    (``--include-hook-events``, the SDK's ``include_hook_events``)."""
     mcp_servers: Mapping[str, Any] | None = None
     """More MCP servers, ``{name: config}`` (``--mcp-config``); they win over the configuration files."""
     strict_mcp_config: bool = False

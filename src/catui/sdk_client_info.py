@@ -159,6 +159,32 @@ def require_mcp_server(app: Any, name: Any) -> Any:
     return manager
 
 
+async def reconnect_mcp_server(app: Any, server_name: Any) -> None:
+    """Disconnect a configured MCP server and connect it again; the main agent is offered its tools again.
+
+    Shared by ``CatuiClient.reconnect_mcp_server()`` and the ``mcp_reconnect`` control request.
+    """
+    manager = require_mcp_server(app, server_name)
+    await manager.reconnect(server_name)
+    refresh_mcp_tools(app)
+
+
+async def toggle_mcp_server(app: Any, server_name: Any, enabled: Any) -> None:
+    """Turn a configured MCP server off (disconnected, its tools gone) or on again for this session.
+
+    Shared by ``CatuiClient.toggle_mcp_server()`` and the ``mcp_toggle`` control request.
+    """
+    manager = require_mcp_server(app, server_name)
+    if not isinstance(enabled, bool):
+        raise ConfigurationError(f"toggling MCP server {server_name!r} needs enabled true or false, not {enabled!r}")
+    if enabled:
+        if server_name in manager.disabled or manager.connections[server_name].status != "connected":
+            await manager.reconnect(server_name)
+    else:
+        await manager.disable(server_name)
+    refresh_mcp_tools(app)
+
+
 def refresh_mcp_tools(app: Any) -> None:
     """Give the main session the MCP tools of the servers connected now (after a reconnect or a toggle)."""
     manager = app.services.mcp

@@ -16,9 +16,9 @@ from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_client_info import (
     context_usage,
     mcp_status,
-    refresh_mcp_tools,
-    require_mcp_server,
+    reconnect_mcp_server,
     server_info,
+    toggle_mcp_server,
 )
 from catui.sdk_permissions import apply_permission_updates
 from catui.sdk_shapes import ContextUsageResponse, McpStatusResponse
@@ -163,20 +163,8 @@ class ClientControls:
 
     async def reconnect_mcp_server(self, server_name: str) -> None:
         """Disconnect an MCP server and connect it again; its tools are offered again if it connects."""
-        app = self._require_app()
-        manager = require_mcp_server(app, server_name)
-        await manager.reconnect(server_name)
-        refresh_mcp_tools(app)
+        await reconnect_mcp_server(self._require_app(), server_name)
 
     async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
         """Turn an MCP server off (disconnected, its tools gone) or on again for this session."""
-        app = self._require_app()
-        manager = require_mcp_server(app, server_name)
-        if not isinstance(enabled, bool):
-            raise ConfigurationError(f"toggle_mcp_server() needs enabled=True or False, not {enabled!r}")
-        if enabled:
-            if server_name in manager.disabled or manager.connections[server_name].status != "connected":
-                await manager.reconnect(server_name)
-        else:
-            await manager.disable(server_name)
-        refresh_mcp_tools(app)
+        await toggle_mcp_server(self._require_app(), server_name, enabled)

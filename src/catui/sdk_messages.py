@@ -2,9 +2,9 @@
 
 :func:`message_from_event` converts one event; :class:`MessageView` is what a
 client applies on top: which sub-agent blocks and hook events are shown
-(``forward_subagent_text``, ``include_hook_events``), the ``task_updated``
-messages that accompany task notifications, and the rate-limit event before a
-result refused with HTTP 429.
+(``forward_subagent_text``, ``include_hook_events``) and the rate-limit event
+before a result refused with HTTP 429. (``task_updated`` messages come from the
+sub-agent runtime itself, as stream-json's do.)
 """
 
 from __future__ import annotations
@@ -51,9 +51,6 @@ HOOK_SUBTYPES = frozenset({"hook_started", "hook_response"})
 
 # The blocks a sub-agent's messages keep when its text is not forwarded (claude-agent-sdk's default).
 _CALL_BLOCKS = (ToolUseBlock, ToolResultBlock, ServerToolUseBlock, ServerToolResultBlock)
-
-# task_notification's status → task_updated's (a stopped task is "killed" there, as in Claude Code).
-_UPDATED_STATUS = {"completed": "completed", "failed": "failed", "stopped": "killed"}
 
 
 def content_blocks(content: Any) -> list[ContentBlock | dict[str, Any]]:
@@ -126,6 +123,19 @@ def system_message(event: SystemEvent, session_id: str) -> SystemMessage:
             data,
             parent_tool_use_id=event.parent_tool_use_id,
             hook_event_name=str(data.get("hook_event") or data.get("hook_event_name") or ""),
+            session_id=data["session_id"],
+            uuid=data["uuid"],
+        )
+    if event.subtype == "task_updated":
+        raw_patch = data.get("patch")
+        patch: dict[str, Any] = raw_patch if isinstance(raw_patch, dict) else {}
+        return TaskUpdatedMessage(
+            "task_updated",
+            data,
+            parent_tool_use_id=event.parent_tool_use_id,
+            task_id=str(data.get("task_id") or ""),
+            patch=patch,
+            status=patch.get("status"),
             session_id=data["session_id"],
             uuid=data["uuid"],
         )
@@ -221,25 +231,6 @@ def message_from_event(
     return None
 
 
-def task_updated_for(message: TaskNotificationMessage) -> TaskUpdatedMessage:
-    """The ``task_updated`` message that accompanies a task's notification (its terminal status)."""
-    status = _UPDATED_STATUS.get(message.status, message.status)
-    patch: dict[str, Any] = {"status": status}
-    uuid = _new_uuid()
-    data: dict[str, Any] = {"type": "system", "subtype": "task_updated", "task_id": message.task_id,
-                            "patch": patch, "session_id": message.session_id, "uuid": uuid}
-    return TaskUpdatedMessage(
-        "task_updated",
-        data,
-        parent_tool_use_id=message.parent_tool_use_id,
-        task_id=message.task_id,
-        patch=patch,
-        status=status,
-        session_id=message.session_id,
-        uuid=uuid,
-    )
-
-
 def rate_limit_rejected(result: ResultMessage) -> RateLimitEvent:
     """The rate-limit event for a run whose API call was finally refused with HTTP 429."""
     raw = {"status": "rejected", "api_error_status": result.api_error_status}
@@ -263,8 +254,6 @@ class MessageView:
             and not self.forward_subagent_text
         ):
             return _calls_only(message)
-        if isinstance(message, TaskNotificationMessage):
-            return [message, task_updated_for(message)]
         if isinstance(message, ResultMessage) and message.api_error_status == 429:
             return [rate_limit_rejected(message), message]
         return [message]

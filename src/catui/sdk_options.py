@@ -222,6 +222,7 @@ def run_options_from(
         agent=options.agent,
         agent_origin="CatuiOptions.agent",
         callback_hooks=hooks_option_config(options.hooks),
+        include_hook_events=options.include_hook_events is True,
         executor=options.executor,
         max_budget_usd=check_budget_amount(options.max_budget_usd, "CatuiOptions.max_budget_usd"),
     )

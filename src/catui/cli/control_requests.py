@@ -1,4 +1,5 @@
-"""Answering the driver's control requests (``--input-format stream-json``): interrupt, mode, model, status.
+"""Answering the driver's control requests (``--input-format stream-json``): interrupt, mode, model, status,
+context usage, MCP reconnect and toggle.
 
 ``initialize`` is handled by the stream session itself, because its hooks,
 agents and SDK MCP servers shape the application it builds;
@@ -16,13 +17,12 @@ from typing import Any
 from catui.app import AgentApp
 from catui.app_controls import stop_task, switch_model, switch_permission_mode
 from catui.errors import CatuiError
+from catui.sdk_client_info import context_usage, mcp_status, reconnect_mcp_server, toggle_mcp_server
 
 # Requests of claude-agent-sdk that catui has no counterpart for yet.
 UNSUPPORTED = {
-    "rewind_files": "file checkpoints (rewind_files) are not kept by catui",
-    "mcp_reconnect": "catui cannot reconnect an MCP server during a session yet",
-    "mcp_toggle": "catui cannot turn an MCP server on or off during a session yet",
-    "get_context_usage": "catui does not report a context-usage breakdown yet",
+    "rewind_files": "catui keeps no file checkpoints, so rewind_files cannot restore files; "
+                    "use git (or a worktree) to undo an agent's edits",
 }
 
 
@@ -43,11 +43,17 @@ def initialize_response(app: AgentApp) -> dict[str, Any]:
 
 
 class ControlRequestHandler:
-    """Carries out one control request on a running application; ``interrupt`` stops the current turn."""
+    """Carries out one control request on a running application.
 
-    def __init__(self, app: AgentApp, interrupt: Callable[[], None]) -> None:
+    ``interrupt`` stops the current turn; ``main_usage`` gives the main agent's last model usage
+    (None before its first request), which ``get_context_usage`` reports against the context window.
+    """
+
+    def __init__(self, app: AgentApp, interrupt: Callable[[], None],
+                 main_usage: Callable[[], dict[str, Any] | None]) -> None:
         self.app = app
         self.interrupt = interrupt
+        self.main_usage = main_usage
 
     async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The success ``response`` object for ``request``; raises CatuiError with the reason otherwise."""
@@ -64,8 +70,15 @@ class ControlRequestHandler:
             await stop_task(self.app, request.get("task_id"))
             return {}
         if subtype == "mcp_status":
-            mcp = self.app.services.mcp
-            return {"mcpServers": mcp.server_statuses() if mcp is not None else []}
+            return mcp_status(self.app)
+        if subtype == "get_context_usage":
+            return context_usage(self.app, self.main_usage())
+        if subtype == "mcp_reconnect":
+            await reconnect_mcp_server(self.app, request.get("serverName"))
+            return {}
+        if subtype == "mcp_toggle":
+            await toggle_mcp_server(self.app, request.get("serverName"), request.get("enabled"))
+            return {}
         if subtype == "initialize":
             raise CatuiError("catui is already initialized; send initialize once, before the first prompt")
         if isinstance(subtype, str) and subtype in UNSUPPORTED:

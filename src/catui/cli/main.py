@@ -95,7 +95,7 @@ class RootCommand(click.Command):
 @click.option("--strict-mcp-config", is_flag=True, help="Use only the --mcp-config servers.")
 @click.option("--permission-prompt-tool", help="stdio: ask the driving program (control protocol) for approvals.")
 @click.option("--thinking", help="Extended thinking: adaptive or disabled.")
-@click.option("--include-hook-events", is_flag=True, help="stream-json: catui's hook notices are always included (no hook_started events).")
+@click.option("--include-hook-events", is_flag=True, help="stream-json: report every hook run (system/hook_started and hook_response events).")
 @click.option("--task-budget", hidden=True)
 @click.option("--betas", hidden=True)
 @click.option("--json-schema", hidden=True)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import signal
 import sys
 import time
@@ -23,7 +24,6 @@ from catui.cli.sdk_flags import (
     builtin_tool_names,
     json_schema_result,
     mcp_config_servers,
-    partial_flag_notes,
     refuse_unsupported,
     setting_sources,
     system_prompt,
@@ -151,6 +151,7 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         or thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
         agent=options.get("agent") or None,
         max_budget_usd=_budget_option(options.get("max_budget_usd")),
+        include_hook_events=bool(options.get("include_hook_events")),
     )
 
 
@@ -233,15 +234,15 @@ async def stream_input_main(
 ) -> int:
     """``--input-format stream-json``: serve a driven conversation (catui.cli.stream_session)."""
     # lazy: the control protocol's modules are needed only when a program drives catui
+    from catui.cli.session_state import reporter_from_env
     from catui.cli.stream_session import StreamSession
 
     def warn(line: str) -> None:
         click.echo(f"catui: {line}", err=True)
 
-    for note in partial_flag_notes(options):
-        warn(f"warning: {note}")
     session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
-                            out=sys.stdout, warn=warn, structured=structured)
+                            out=sys.stdout, warn=warn, structured=structured,
+                            report_state=lambda write_line: reporter_from_env(os.environ, write_line))
     return await session.run()
 
 

@@ -66,15 +66,6 @@ def json_schema_result(raw: str | None) -> StructuredResult | None:
     return StructuredResult(checked) if checked is not None else None
 
 
-def partial_flag_notes(options: Mapping[str, Any]) -> list[str]:
-    """Warnings for flags catui honours only in part (the run goes on)."""
-    notes = []
-    if options.get("include_hook_events"):
-        notes.append("--include-hook-events: catui reports a hook only when it failed, printed a message or "
-                     "stopped work (system/hook_response); there are no hook_started events")
-    return notes
-
-
 def system_prompt(options: Mapping[str, Any]) -> str | None:
     """The replacement system prompt of ``--system-prompt`` or ``--system-prompt-file`` (None: catui's own)."""
     text, file = options.get("system_prompt"), options.get("system_prompt_file")

@@ -32,11 +32,12 @@ from catui.cli.control_bridges import control_mcp_transport, initialize_hooks, s
 from catui.cli.control_channel import ControlChannel
 from catui.cli.control_requests import ControlRequestHandler, initialize_response
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
+from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
 from catui.errors import CatuiError, ConfigurationError
 from catui.sdk_output_format import StructuredResult
-from catui.session.events import Event, ResultEvent
+from catui.session.events import Event, ResultEvent, UsageEvent
 
 
 class StreamSession:
@@ -44,7 +45,9 @@ class StreamSession:
 
     def __init__(self, run_options: RunOptions, *, permission_prompt_tool: str | None, out: TextIO,
                  warn: Callable[[str], None], stdin: BinaryIO | None = None,
-                 structured: StructuredResult | None = None) -> None:
+                 structured: StructuredResult | None = None,
+                 report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
+                 = lambda _write: None) -> None:
         self.run_options = run_options
         self.structured = structured
         """``--json-schema``: each prompt's result carries the object the agent handed back."""
@@ -53,11 +56,17 @@ class StreamSession:
         self.warn = warn
         self.stdin = stdin
         self.channel = ControlChannel(self._write_line)
+        self.state = report_state(self._write_line)
+        """``session_state_changed`` frames, when the driver asked for them (see :mod:`.session_state`)."""
+        if self.state is not None:
+            self.state.session_id = lambda: self.app.session.session_id if self.app is not None else None
         self.prompts: asyncio.Queue[UserInput | None] = asyncio.Queue()
         self.app: AgentApp | None = None
         self.writer: StreamJsonWriter | None = None
         self.handler: ControlRequestHandler | None = None
         self.last_result: ResultEvent | None = None
+        self.main_usage: dict[str, Any] | None = None
+        """The main agent's last model usage (``get_context_usage`` measures the context with it)."""
         self._initialize: asyncio.Future[dict[str, Any]] | None = None
         self._answering: dict[str, asyncio.Task[None]] = {}
         self._early_requests: list[tuple[str, dict[str, Any]]] = []
@@ -171,7 +180,7 @@ class StreamSession:
             self.warn(f"warning: {warning}")
         self.app = app
         self.writer = StreamJsonWriter(app, self.out)
-        self.handler = ControlRequestHandler(app, interrupt=self._interrupt)
+        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage)
         mcp = app.services.mcp
         if mcp is not None:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
@@ -224,6 +233,8 @@ class StreamSession:
             if first is not None:
                 await self._turn(app, first)
                 notification = self._watch_notifications(app)
+                if notification is None and self.state is not None:
+                    self.state.set("idle")
             while True:
                 waiting: set[asyncio.Future[Any]] = set()
                 if not eof:
@@ -239,6 +250,8 @@ class StreamSession:
                     if content is not None:
                         await self._turn(app, content)
                         notification = self._watch_notifications(app)
+                    if notification is None and self.state is not None:
+                        self.state.set("idle")  # no background agent left: no turn is owed
                 if prompt_wait is not None and prompt_wait in done:
                     prompt, prompt_wait = prompt_wait.result(), None
                     if prompt is None:
@@ -247,6 +260,8 @@ class StreamSession:
                         await self._turn(app, prompt)
                         if notification is None:
                             notification = self._watch_notifications(app)
+                        if notification is None and self.state is not None:
+                            self.state.set("idle")
         finally:
             for task in (prompt_wait, notification, idle_writer):
                 if task is not None and not task.done():
@@ -279,12 +294,16 @@ class StreamSession:
         else:
             content = prompt
         self._running = True
+        if self.state is not None:
+            self.state.set("running")
         if self.structured is not None:
             self.structured.start_turn()
         try:
             async for event in app.session.run(content):
                 if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
                     event = self.structured.finish(event, required=isinstance(prompt, UserInput))
+                if isinstance(event, UsageEvent) and event.agent_id is None:
+                    self.main_usage = dict(event.usage)
                 self.writer.write(event)
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     self.last_result = event

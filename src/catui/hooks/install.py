@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from catui.hooks.config import HooksConfig, hooks_from_agent, hooks_from_settings
+from catui.hooks.lifecycle import HookRunReport
 from catui.hooks.runner import HookRunner
 
 
-def install_hooks(app: Any, extra: HooksConfig | None = None) -> HookRunner:
+def install_hooks(app: Any, extra: HooksConfig | None = None, report_runs: HookRunReport | None = None) -> HookRunner:
     """Create the main session's runner from ``app.settings``; returns it (also in ``app.services.hooks``).
 
-    ``extra`` hooks run after the settings' (those of the ``--agent`` definition).
+    ``extra`` hooks run after the settings' (those of the ``--agent`` definition). ``report_runs`` is told
+    of every hook run (``include_hook_events``); sub-agents' runners inherit it.
     Calling it again returns the runner already installed.
     """
     existing = app.services.hooks
@@ -41,6 +43,7 @@ def install_hooks(app: Any, extra: HooksConfig | None = None) -> HookRunner:
         cwd=Path(session.ctx.cwd),
         project_dir=Path(getattr(app, "project_root", session.ctx.project_root)),
         env=env,
+        report_runs=report_runs,
     )
     runner.tool_aliases = lambda name: next((t.aliases for t in session.tools if t.name == name), ())
     session.ctx.services.hooks = runner
@@ -103,6 +106,7 @@ def _child_runner(
             agent_type=agent_type,
             agent_transcript_path=agent_transcript_path,
             settings_config=inherited,
+            report_runs=parent_runner.report_runs,
         )
     folder = Path(cwd) if cwd is not None else Path.cwd()
     return HookRunner(

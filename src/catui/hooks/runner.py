@@ -20,7 +20,8 @@ from typing import Any
 
 from catui.hooks.callback import run_callback_hook
 from catui.hooks.config import CallbackHook, CommandHook, HooksConfig
-from catui.hooks.execute import hook_environment, run_command_hook
+from catui.hooks.execute import HookExecution, hook_environment, run_command_hook
+from catui.hooks.lifecycle import HookRunReport, HookRunReporter, reported_callback, reported_command
 from catui.hooks.output import Decision, HookResponse, interpret
 from catui.messages import Block, Message, blocks_of
 
@@ -148,8 +149,11 @@ class HookRunner:
         agent_type: str | None = None,
         agent_transcript_path: Path | str | None = None,
         settings_config: HooksConfig | None = None,
+        report_runs: HookRunReport | None = None,
     ) -> None:
         self.config = hooks_config
+        self.report_runs = report_runs
+        """Told of every hook run as it starts and ends (``include_hook_events``); sub-agents' runners share it."""
         self.settings_config = settings_config if settings_config is not None else hooks_config
         """The hooks that sub-agents inherit (the settings', without any agent's own)."""
         self.session_id = session_id
@@ -204,9 +208,11 @@ class HookRunner:
         waited: list[Awaitable[HookResponse]] = []
         for hook in hooks:
             if isinstance(hook, CallbackHook):
-                waited.append(run_callback_hook(hook, payload, event))
+                answer = run_callback_hook(hook, payload, event)
+                reporter = self._reporter(event, "callback")
+                waited.append(reported_callback(reporter, answer) if reporter is not None else answer)
             elif hook.run_async:  # fire and forget: its answer is never read
-                task = asyncio.ensure_future(run_command_hook(hook, payload, cwd=cwd, env=self.env))
+                task = asyncio.ensure_future(self._execution(hook, payload, cwd, event))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
             else:
@@ -214,9 +220,21 @@ class HookRunner:
         responses = await _unless_aborted(asyncio.gather(*waited), getattr(ctx, "abort", None))
         return combine(event, responses)
 
+    def _reporter(self, event: str, name: str) -> HookRunReporter | None:
+        if self.report_runs is None:
+            return None
+        agent = {"agent_id": self.agent_id, "agent_type": self.agent_type} if self.agent_id is not None else {}
+        return HookRunReporter(self.report_runs, event=event, name=name, agent=agent)
+
+    async def _execution(self, hook: CommandHook, payload: Mapping[str, Any], cwd: Path,
+                         event: str) -> HookExecution:
+        run = run_command_hook(hook, payload, cwd=cwd, env=self.env)
+        reporter = self._reporter(event, hook.command)
+        return await (reported_command(reporter, run) if reporter is not None else run)
+
     async def _command_response(self, hook: CommandHook, payload: Mapping[str, Any], cwd: Path,
                                 event: str) -> HookResponse:
-        return interpret(await run_command_hook(hook, payload, cwd=cwd, env=self.env), event)
+        return interpret(await self._execution(hook, payload, cwd, event), event)
 
     # -- one method per event -------------------------------------------------------------------
 

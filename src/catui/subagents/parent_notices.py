@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from catui.session.events import SystemEvent
 from catui.session.session import Session
+from catui.subagents import task_events
 from catui.subagents.run import SubagentRun
 from catui.tasks.registry import TaskRegistry
 
@@ -36,11 +37,14 @@ class ParentNotices:
         config.before_turn = _chain_before_turn(config.before_turn, self.before_parent_turn)
 
     def announce(self, run: SubagentRun, event: SystemEvent) -> None:
-        """Emit ``event`` now if the parent is mid-turn, else at the start of its next turn."""
+        """Emit ``event`` (and the ``task_updated`` it implies) now if the parent is mid-turn, else at the
+        start of its next turn."""
+        events = task_events.with_status_update(run, event)
         if self.session.is_running() and run.parent_ctx.emit is not None:
-            run.parent_ctx.emit(event)
+            for each in events:
+                run.parent_ctx.emit(each)
         else:
-            self._unannounced.append(event)
+            self._unannounced.extend(events)
 
     def notifications_for_round(self) -> list[str]:
         return [n.text for n in self.tasks.drain_notifications()]

@@ -12,10 +12,36 @@ def _event(run: SubagentRun, subtype: str, data: dict[str, Any]) -> SystemEvent:
     return SystemEvent(subtype=subtype, data=data, agent_id=run.parent_ctx.agent_id)
 
 
+# task_notification's status → task_updated's (a stopped task is "killed" there, as in Claude Code).
+_UPDATED_STATUS = {"completed": "completed", "failed": "failed", "stopped": "killed"}
+
+
 def emit(run: SubagentRun, event: SystemEvent) -> None:
-    """Push ``event`` into the parent's stream (when it has one)."""
-    if run.parent_ctx.emit is not None:
-        run.parent_ctx.emit(event)
+    """Push ``event`` into the parent's stream (when it has one), with the ``task_updated`` it implies."""
+    if run.parent_ctx.emit is None:
+        return
+    for each in with_status_update(run, event):
+        run.parent_ctx.emit(each)
+
+
+def with_status_update(run: SubagentRun, event: SystemEvent) -> list[SystemEvent]:
+    """``event`` and, when it changes the task's status, the ``system/task_updated`` that follows it.
+
+    A queued agent starting to run (``task_progress`` with ``status: running``) and an agent ending
+    (``task_notification``) change the status; claude-agent-sdk reads the ``task_updated`` as
+    TaskUpdatedMessage and uses it to know which agents are still in flight.
+    """
+    status = event.data.get("status")
+    if event.subtype == "task_notification" and isinstance(status, str):
+        return [event, task_updated(run, _UPDATED_STATUS.get(status, status))]
+    if event.subtype == "task_progress" and status == "running":
+        return [event, task_updated(run, "running")]
+    return [event]
+
+
+def task_updated(run: SubagentRun, status: str) -> SystemEvent:
+    """``system/task_updated``: the task's status changed (``running``, ``completed``, ``failed``, ``killed``)."""
+    return _event(run, "task_updated", {"task_id": run.agent_id, "patch": {"status": status}})
 
 
 def task_started(run: SubagentRun, *, status: str | None = None, task_type: str = "local_agent") -> SystemEvent:
