@@ -352,3 +352,55 @@ def processes_mentioning(text: str) -> list[int]:
             except OSError:
                 continue
     return [pid for pid in found if pid != os.getpid()]
+
+
+# -- a foreground agent moved to the background continues on the cluster -------------------------------------
+
+
+def foreground_call(key: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": "Agent", "input": {
+        "description": f"Job {key}", "prompt": f"Do {key}", "subagent_type": "worker", **extra}}
+
+
+def moving_worker_turns(key: str, release: Path) -> list[dict[str, Any]]:
+    """A worker whose first tool round (in process) waits for ``release``, then works on the worker."""
+    match = {"system_contains": "You are the worker agent", "first_user_contains": f"Do {key}"}
+    return [
+        {"match": {**match, "last_is_tool_result": False},
+         "content": [bash(f"while [ ! -e {release} ]; do sleep 0.05; done; echo local-step >> notes.txt; "
+                          "echo local-pid=$PPID")]},
+        {"match": {**match, "last_user_contains": "local-pid="},
+         "content": [bash("echo remote-step >> notes.txt; echo remote-done")]},
+        {"match": {**match, "last_user_contains": "remote-done"},
+         "content": [{"type": "text", "text": f"Moved and finished {key}."}]},
+    ]
+
+
+async def test_auto_backgrounded_agent_continues_on_a_worker(tmp_path: Path, project: Path) -> None:
+    release = tmp_path / "release"
+    turns = parent_turns(foreground_call("move")) + moving_worker_turns("move", release)
+    app = make_app(tmp_path, project, turns, CATUI_AUTO_BACKGROUND_MS="50")
+    driver = asyncio.ensure_future(drive(app))
+    # Moved to the background (a task now) while its tool call still runs in this process.
+    await until(lambda: bool(task_rows(project)))
+    assert not placement_of(task_rows(project)[0]).get("pid")  # the running tool round is not cut off
+    release.write_text("go", encoding="utf-8")
+    await driver
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed"
+    placement = placement_of(row)
+    assert placement["executor"] == "ray" and placement["pid"] != os.getpid()
+    texts = notifications(app)
+    assert len(texts) == 1 and "Moved and finished move." in texts[0]
+    # The first tool round ran here, in the caller's tree; the rest on the worker, back as a kept worktree.
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "hello\nuncommitted line\nlocal-step\n"
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "notes.txt").read_text(encoding="utf-8") == \
+        "hello\nuncommitted line\nlocal-step\nremote-step\n"
+    # One conversation: the local tool result once, then the remote turns, in the output file.
+    lines = app.tasks.output_path(row["id"]).read_text(encoding="utf-8").splitlines()
+    results = [json.loads(line)["message"] for line in lines if '"tool_result"' in line]
+    assert [blocks_of(m)[0]["content"] for m in results] == [f"local-pid={os.getpid()}", "remote-done"]
+    meta = json.loads(app.tasks.output_path(row["id"]).with_name(f"{row['id']}.meta.json").read_text(encoding="utf-8"))
+    assert meta["placement"]["pid"] == placement["pid"]
