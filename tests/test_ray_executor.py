@@ -404,3 +404,26 @@ async def test_auto_backgrounded_agent_continues_on_a_worker(tmp_path: Path, pro
     assert [blocks_of(m)[0]["content"] for m in results] == [f"local-pid={os.getpid()}", "remote-done"]
     meta = json.loads(app.tasks.output_path(row["id"]).with_name(f"{row['id']}.meta.json").read_text(encoding="utf-8"))
     assert meta["placement"]["pid"] == placement["pid"]
+
+
+async def test_worktree_agent_moved_by_request_continues_from_its_worktree(tmp_path: Path, project: Path) -> None:
+    release = tmp_path / "release"
+    turns = parent_turns(foreground_call("iso", isolation="worktree")) + moving_worker_turns("iso", release)
+    app = make_app(tmp_path, project, turns)
+    driver = asyncio.ensure_future(drive(app))
+    await until(lambda: bool(processes_mentioning(str(release))))  # its first tool call runs here
+    runtime = app.services.subagents.runtime
+    moved = asyncio.ensure_future(runtime.background_all_foreground())  # Ctrl-B / the SDK's control
+    await until(lambda: bool(task_rows(project)))
+    release.write_text("go", encoding="utf-8")
+    assert len(await asyncio.wait_for(moved, GUARD_S)) == 1
+    await driver
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed" and placement_of(row)["pid"] != os.getpid()
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "hello\nuncommitted line\n"  # caller untouched
+    # Its work so far (in its worktree) travelled with it; its new commits went back onto that worktree.
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "notes.txt").read_text(encoding="utf-8") == "hello\nlocal-step\nremote-step\n"
+    texts = notifications(app)
+    assert len(texts) == 1 and "Moved and finished iso." in texts[0] and kept in texts[0]
