@@ -28,6 +28,7 @@ from catui.cli.run import conversation_events
 from catui.errors import ConfigurationError
 from catui.messages import blocks_of
 from catui.models.resolve import clear_provider_cache
+from catui.sandbox.probe import probe_bwrap
 from catui.session.events import Event
 from catui.state.db import StateDB
 from catui.subagents.executors.choice import RayOptions, executor_name, ray_options
@@ -79,12 +80,14 @@ def project(tmp_path: Path) -> Path:
     return repo
 
 
-def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], **env: str) -> AgentApp:
+def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], settings: dict[str, Any] | None = None,
+             **env: str) -> AgentApp:
     script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
     options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": WORKER},
                          env={"ANTHROPIC_API_KEY": "sk-test-secret-123", **env}, executor="ray",
-                         permission_mode="bypassPermissions")
+                         permission_mode="bypassPermissions",
+                         settings_arg=json.dumps(settings) if settings is not None else None)
     app = build_app(options)
     OPEN_APPS.append(app)
     return app
@@ -427,3 +430,34 @@ async def test_worktree_agent_moved_by_request_continues_from_its_worktree(tmp_p
     assert (Path(kept) / "notes.txt").read_text(encoding="utf-8") == "hello\nlocal-step\nremote-step\n"
     texts = notifications(app)
     assert len(texts) == 1 and "Moved and finished iso." in texts[0] and kept in texts[0]
+
+
+# -- the sandbox and hooks of the caller's settings apply on the worker --------------------------------------
+
+
+@pytest.mark.skipif(not probe_bwrap().usable, reason="bubblewrap cannot create namespaces on this machine")
+async def test_sandbox_and_hooks_of_the_settings_apply_on_the_worker(tmp_path: Path, project: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    hook_log = tmp_path / "hooks.jsonl"
+    hook = {"type": "command", "command": f"cat >> {hook_log}; echo >> {hook_log}"}
+    settings = {"sandbox": {"enabled": True},
+                "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}], "SubagentStart": [{"hooks": [hook]}]}}
+    work = bash(f"echo escaped > {outside}; echo outside-exit=$?; echo inside > inside.txt; echo inside-exit=$?")
+    app = make_app(tmp_path, project, parent_turns(agent_call("box")) + worker_turns("box", work, "Boxed."),
+                   settings=settings)
+    await drive(app)
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed" and placement_of(row)["pid"] != os.getpid()
+    lines = app.tasks.output_path(row["id"]).read_text(encoding="utf-8").splitlines()
+    [result] = [blocks_of(json.loads(line)["message"])[0]["content"] for line in lines if '"tool_result"' in line]
+    assert "inside-exit=0" in result
+    # The write to /tmp succeeded in the sandbox's private /tmp and never reached this machine's.
+    assert not outside.exists()
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "inside.txt").read_text(encoding="utf-8") == "inside\n"
+    # The hooks ran on the worker, in its checkout, once each (not also in this process).
+    payloads = [json.loads(line) for line in hook_log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = sorted(p["hook_event_name"] for p in payloads if p.get("agent_id") == row["id"])
+    assert events == ["PreToolUse", "SubagentStart"]
+    assert all("catui-agent-" in p["cwd"] for p in payloads if p.get("agent_id") == row["id"])

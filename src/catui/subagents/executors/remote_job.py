@@ -18,6 +18,8 @@ from typing import Any
 from catui.messages import Message
 from catui.models.resolve import ResolvedModel
 from catui.permissions.context import PermissionContext
+from catui.sandbox.config import SandboxSettings
+from catui.subagents.executors.remote_extras import ShippedHooks, shippable_hooks
 from catui.subagents.run import SubagentRun
 
 WORKER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_CODE_")
@@ -54,6 +56,11 @@ class RemoteJob:
     parent_tool_use_id: str | None = None
     request_metadata: dict[str, Any] = field(default_factory=dict)
     max_tool_use_concurrency: int = 10
+    agent_type: str = ""
+    sandbox: SandboxSettings | None = None
+    """The caller's Bash sandbox settings when the ``sandbox`` setting is on (the worker applies them)."""
+    hooks: ShippedHooks | None = None
+    """The child's command hooks (the settings' and its definition's)."""
 
 
 def job_from_run(
@@ -101,6 +108,9 @@ def job_from_run(
         parent_tool_use_id=config.parent_tool_use_id,
         request_metadata=dict(config.request_metadata),
         max_tool_use_concurrency=config.max_tool_use_concurrency,
+        agent_type=run.agent_type,
+        sandbox=sandbox.settings if (sandbox := run.session.ctx.services.sandbox) is not None else None,
+        hooks=shippable_hooks(config.hooks),
     )
 
 

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from catui.models.resolve import create_provider
-from catui.session.events import Event
+from catui.sandbox.policy import BashSandbox
+from catui.session.events import ErrorEvent, Event
 from catui.session.session import Session, SessionConfig
+from catui.subagents.executors.remote_extras import sandbox_on_worker, worker_hook_runner
 from catui.subagents.executors.remote_job import RemoteJob
 from catui.subagents.executors.repo_bundle import bundle_changes, open_checkout
 from catui.tools.base import ToolContext
@@ -76,10 +78,20 @@ class AgentWorker:
             raise RuntimeError("a remote agent needs a model given by name (--model or settings), not a provider object")
         provider = create_provider(job.resolved, job.settings, dict(os.environ))
         tools = [tool for tool in builtin_tools(interactive=False) if tool.name in job.tool_names]
+        sandbox = None
+        if job.sandbox is not None:
+            sandbox = BashSandbox(sandbox_on_worker(job.sandbox, Path(job.caller_root), self._checkout),
+                                  report=self._notice)
+        hooks = None
+        if job.hooks is not None:
+            for dropped in job.hooks.dropped:
+                self._notice(f"hook {dropped} is a Python callback and does not run on the Ray worker")
+            hooks = worker_hook_runner(job.hooks, session_id=job.session_id, cwd=cwd, checkout=self._checkout,
+                                       env=dict(os.environ), agent_id=job.agent_id, agent_type=job.agent_type)
         ctx = ToolContext(
             cwd=cwd, project_root=self._checkout,
             permissions=job.permissions.with_working_directories(self._checkout),
-            agent_id=job.agent_id, services=ToolServices(),
+            agent_id=job.agent_id, services=ToolServices(sandbox=sandbox),
         )
         config = SessionConfig(
             provider=provider, model=job.model_id, tools=tools, tool_context=ctx,
@@ -89,8 +101,15 @@ class AgentWorker:
             agent_id=job.agent_id, parent_tool_use_id=job.parent_tool_use_id,
             request_metadata=dict(job.request_metadata), history=list(job.history),
             max_tool_use_concurrency=job.max_tool_use_concurrency, pending_messages=self._take_inbox,
+            hooks=hooks,
         )
         return Session(config)
+
+    def _notice(self, text: str) -> None:
+        """A one-time notice for the caller (the sandbox cannot run here, a hook cannot travel)."""
+        self._events.append(ErrorEvent(message=f"[ray worker] {text}", agent_id=self.job.agent_id,
+                                       parent_tool_use_id=self.job.parent_tool_use_id))
+        self._arrived.set()
 
     async def _run_loop(self, session: Session) -> None:
         try:
