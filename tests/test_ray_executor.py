@@ -29,7 +29,7 @@ from catui.errors import ConfigurationError
 from catui.messages import blocks_of
 from catui.models.resolve import clear_provider_cache
 from catui.sandbox.probe import probe_bwrap
-from catui.session.events import Event
+from catui.session.events import ErrorEvent, Event
 from catui.state.db import StateDB
 from catui.subagents.executors.choice import RayOptions, executor_name, ray_options
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
@@ -81,10 +81,10 @@ def project(tmp_path: Path) -> Path:
 
 
 def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], settings: dict[str, Any] | None = None,
-             **env: str) -> AgentApp:
+             agent: dict[str, Any] | None = None, **env: str) -> AgentApp:
     script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": WORKER},
+    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": agent or WORKER},
                          env={"ANTHROPIC_API_KEY": "sk-test-secret-123", **env}, executor="ray",
                          permission_mode="bypassPermissions",
                          settings_arg=json.dumps(settings) if settings is not None else None)
@@ -461,3 +461,35 @@ async def test_sandbox_and_hooks_of_the_settings_apply_on_the_worker(tmp_path: P
     events = sorted(p["hook_event_name"] for p in payloads if p.get("agent_id") == row["id"])
     assert events == ["PreToolUse", "SubagentStart"]
     assert all("catui-agent-" in p["cwd"] for p in payloads if p.get("agent_id") == row["id"])
+
+
+MCP_SERVER = Path(__file__).parent / "support" / "mcp_servers" / "tools_server.py"
+
+
+async def test_project_mcp_servers_start_on_the_worker_when_their_command_exists_there(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `ghost-mcp` is on this process's PATH only: the cluster's workers were started without it.
+    local_bin = tmp_path / "local-bin"
+    local_bin.mkdir()
+    ghost = local_bin / "ghost-mcp"
+    ghost.write_text(f"#!/bin/sh\nexec {sys.executable} {MCP_SERVER}\n", encoding="utf-8")
+    ghost.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{local_bin}:{os.environ['PATH']}")
+    servers = {"tools": {"command": sys.executable, "args": [str(MCP_SERVER)]}, "ghost": {"command": "ghost-mcp"}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    agent = {**WORKER, "tools": ["Bash", "mcp__tools__echo", "mcp__ghost__echo"]}
+    echo = {"type": "tool_use", "name": "mcp__tools__echo", "input": {"text": "echoed on the worker"}}
+    turns = parent_turns(agent_call("mcp")) + worker_turns("mcp", echo, "Echoed.")
+    app = make_app(tmp_path, project, turns, settings={"enableAllProjectMcpServers": True}, agent=agent)
+    events = await drive(app)
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed" and placement_of(row)["pid"] != os.getpid()
+    lines = app.tasks.output_path(row["id"]).read_text(encoding="utf-8").splitlines()
+    [result] = [blocks_of(json.loads(line)["message"])[0] for line in lines if '"tool_result"' in line]
+    assert not result.get("is_error") and "echoed on the worker" in json.dumps(result["content"])
+    notices = [e.message for e in events if isinstance(e, ErrorEvent) and e.agent_id == row["id"]]
+    assert notices == ["[ray worker] MCP server 'ghost' is not started on the Ray worker: its command 'ghost-mcp' "
+                       "is not found there (install it on the nodes); its tools are left out"]
+    assert len(notifications(app)) == 1

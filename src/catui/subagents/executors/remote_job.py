@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catui.mcp.config import McpServerConfig
 from catui.messages import Message
 from catui.models.resolve import ResolvedModel
 from catui.permissions.context import PermissionContext
 from catui.sandbox.config import SandboxSettings
-from catui.subagents.executors.remote_extras import ShippedHooks, shippable_hooks
+from catui.subagents.executors.remote_extras import ShippedHooks, shippable_hooks, shippable_mcp_servers
 from catui.subagents.run import SubagentRun
 
 WORKER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_CODE_")
@@ -61,6 +62,8 @@ class RemoteJob:
     """The caller's Bash sandbox settings when the ``sandbox`` setting is on (the worker applies them)."""
     hooks: ShippedHooks | None = None
     """The child's command hooks (the settings' and its definition's)."""
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+    """The caller's MCP servers the child has tools of (started on the worker when their command exists there)."""
 
 
 def job_from_run(
@@ -111,6 +114,7 @@ def job_from_run(
         agent_type=run.agent_type,
         sandbox=sandbox.settings if (sandbox := run.session.ctx.services.sandbox) is not None else None,
         hooks=shippable_hooks(config.hooks),
+        mcp_servers=shippable_mcp_servers(run.session.ctx.services.mcp, (tool.name for tool in config.tools)),
     )
 
 
