@@ -90,10 +90,11 @@ def shippable_mcp_servers(manager: McpManager | None, tool_names: Iterable[str])
     if manager is None:
         return ()
     names = tuple(tool_names)
-    return tuple(
-        connection.config for name, connection in manager.connections.items()
-        if any(tool.startswith(f"mcp__{normalize_name(name)}__") for tool in names)
-    )
+    wanted = [connection.config for name, connection in manager.connections.items()
+              if any(tool.startswith(f"mcp__{normalize_name(name)}__") for tool in names)]
+    # Only stdio servers are started there: the others go as their name and kind, without URL headers (tokens).
+    return tuple(config if config.transport == "stdio" else McpServerConfig(config.name, config.transport)
+                 for config in wanted)
 
 
 async def start_mcp_on_worker(
