@@ -28,7 +28,8 @@ from catui.cli.run import conversation_events
 from catui.errors import ConfigurationError
 from catui.messages import blocks_of
 from catui.models.resolve import clear_provider_cache
-from catui.session.events import Event
+from catui.sandbox.probe import probe_bwrap
+from catui.session.events import ErrorEvent, Event
 from catui.state.db import StateDB
 from catui.subagents.executors.choice import RayOptions, executor_name, ray_options
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
@@ -79,12 +80,14 @@ def project(tmp_path: Path) -> Path:
     return repo
 
 
-def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], **env: str) -> AgentApp:
+def make_app(tmp_path: Path, project: Path, turns: list[dict[str, Any]], settings: dict[str, Any] | None = None,
+             agent: dict[str, Any] | None = None, **env: str) -> AgentApp:
     script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
-    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": WORKER},
+    options = RunOptions(cwd=project, model=f"scripted:{script}", flag_agents={"worker": agent or WORKER},
                          env={"ANTHROPIC_API_KEY": "sk-test-secret-123", **env}, executor="ray",
-                         permission_mode="bypassPermissions")
+                         permission_mode="bypassPermissions",
+                         settings_arg=json.dumps(settings) if settings is not None else None)
     app = build_app(options)
     OPEN_APPS.append(app)
     return app
@@ -352,3 +355,141 @@ def processes_mentioning(text: str) -> list[int]:
             except OSError:
                 continue
     return [pid for pid in found if pid != os.getpid()]
+
+
+# -- a foreground agent moved to the background continues on the cluster -------------------------------------
+
+
+def foreground_call(key: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": "Agent", "input": {
+        "description": f"Job {key}", "prompt": f"Do {key}", "subagent_type": "worker", **extra}}
+
+
+def moving_worker_turns(key: str, release: Path) -> list[dict[str, Any]]:
+    """A worker whose first tool round (in process) waits for ``release``, then works on the worker."""
+    match = {"system_contains": "You are the worker agent", "first_user_contains": f"Do {key}"}
+    return [
+        {"match": {**match, "last_is_tool_result": False},
+         "content": [bash(f"while [ ! -e {release} ]; do sleep 0.05; done; echo local-step >> notes.txt; "
+                          "echo local-pid=$PPID")]},
+        {"match": {**match, "last_user_contains": "local-pid="},
+         "content": [bash("echo remote-step >> notes.txt; echo remote-done")]},
+        {"match": {**match, "last_user_contains": "remote-done"},
+         "content": [{"type": "text", "text": f"Moved and finished {key}."}]},
+    ]
+
+
+async def test_auto_backgrounded_agent_continues_on_a_worker(tmp_path: Path, project: Path) -> None:
+    release = tmp_path / "release"
+    turns = parent_turns(foreground_call("move")) + moving_worker_turns("move", release)
+    app = make_app(tmp_path, project, turns, CATUI_AUTO_BACKGROUND_MS="50")
+    driver = asyncio.ensure_future(drive(app))
+    # Moved to the background (a task now) while its tool call still runs in this process.
+    await until(lambda: bool(task_rows(project)))
+    assert not placement_of(task_rows(project)[0]).get("pid")  # the running tool round is not cut off
+    release.write_text("go", encoding="utf-8")
+    await driver
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed"
+    placement = placement_of(row)
+    assert placement["executor"] == "ray" and placement["pid"] != os.getpid()
+    texts = notifications(app)
+    assert len(texts) == 1 and "Moved and finished move." in texts[0]
+    # The first tool round ran here, in the caller's tree; the rest on the worker, back as a kept worktree.
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "hello\nuncommitted line\nlocal-step\n"
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "notes.txt").read_text(encoding="utf-8") == \
+        "hello\nuncommitted line\nlocal-step\nremote-step\n"
+    # One conversation: the local tool result once, then the remote turns, in the output file.
+    lines = app.tasks.output_path(row["id"]).read_text(encoding="utf-8").splitlines()
+    results = [json.loads(line)["message"] for line in lines if '"tool_result"' in line]
+    assert [blocks_of(m)[0]["content"] for m in results] == [f"local-pid={os.getpid()}", "remote-done"]
+    meta = json.loads(app.tasks.output_path(row["id"]).with_name(f"{row['id']}.meta.json").read_text(encoding="utf-8"))
+    assert meta["placement"]["pid"] == placement["pid"]
+
+
+async def test_worktree_agent_moved_by_request_continues_from_its_worktree(tmp_path: Path, project: Path) -> None:
+    release = tmp_path / "release"
+    turns = parent_turns(foreground_call("iso", isolation="worktree")) + moving_worker_turns("iso", release)
+    app = make_app(tmp_path, project, turns)
+    driver = asyncio.ensure_future(drive(app))
+    await until(lambda: bool(processes_mentioning(str(release))))  # its first tool call runs here
+    runtime = app.services.subagents.runtime
+    moved = asyncio.ensure_future(runtime.background_all_foreground())  # Ctrl-B / the SDK's control
+    await until(lambda: bool(task_rows(project)))
+    release.write_text("go", encoding="utf-8")
+    assert len(await asyncio.wait_for(moved, GUARD_S)) == 1
+    await driver
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed" and placement_of(row)["pid"] != os.getpid()
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "hello\nuncommitted line\n"  # caller untouched
+    # Its work so far (in its worktree) travelled with it; its new commits went back onto that worktree.
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "notes.txt").read_text(encoding="utf-8") == "hello\nlocal-step\nremote-step\n"
+    texts = notifications(app)
+    assert len(texts) == 1 and "Moved and finished iso." in texts[0] and kept in texts[0]
+
+
+# -- the sandbox and hooks of the caller's settings apply on the worker --------------------------------------
+
+
+@pytest.mark.skipif(not probe_bwrap().usable, reason="bubblewrap cannot create namespaces on this machine")
+async def test_sandbox_and_hooks_of_the_settings_apply_on_the_worker(tmp_path: Path, project: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    hook_log = tmp_path / "hooks.jsonl"
+    hook = {"type": "command", "command": f"cat >> {hook_log}; echo >> {hook_log}"}
+    settings = {"sandbox": {"enabled": True},
+                "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}], "SubagentStart": [{"hooks": [hook]}]}}
+    work = bash(f"echo escaped > {outside}; echo outside-exit=$?; echo inside > inside.txt; echo inside-exit=$?")
+    app = make_app(tmp_path, project, parent_turns(agent_call("box")) + worker_turns("box", work, "Boxed."),
+                   settings=settings)
+    await drive(app)
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed" and placement_of(row)["pid"] != os.getpid()
+    lines = app.tasks.output_path(row["id"]).read_text(encoding="utf-8").splitlines()
+    [result] = [blocks_of(json.loads(line)["message"])[0]["content"] for line in lines if '"tool_result"' in line]
+    assert "inside-exit=0" in result
+    # The write to /tmp succeeded in the sandbox's private /tmp and never reached this machine's.
+    assert not outside.exists()
+    [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
+    assert (Path(kept) / "inside.txt").read_text(encoding="utf-8") == "inside\n"
+    # The hooks ran on the worker, in its checkout, once each (not also in this process).
+    payloads = [json.loads(line) for line in hook_log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = sorted(p["hook_event_name"] for p in payloads if p.get("agent_id") == row["id"])
+    assert events == ["PreToolUse", "SubagentStart"]
+    assert all("catui-agent-" in p["cwd"] for p in payloads if p.get("agent_id") == row["id"])
+
+
+MCP_SERVER = Path(__file__).parent / "support" / "mcp_servers" / "tools_server.py"
+
+
+async def test_project_mcp_servers_start_on_the_worker_when_their_command_exists_there(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `ghost-mcp` is on this process's PATH only: the cluster's workers were started without it.
+    local_bin = tmp_path / "local-bin"
+    local_bin.mkdir()
+    ghost = local_bin / "ghost-mcp"
+    ghost.write_text(f"#!/bin/sh\nexec {sys.executable} {MCP_SERVER}\n", encoding="utf-8")
+    ghost.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{local_bin}:{os.environ['PATH']}")
+    servers = {"tools": {"command": sys.executable, "args": [str(MCP_SERVER)]}, "ghost": {"command": "ghost-mcp"}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    agent = {**WORKER, "tools": ["Bash", "mcp__tools__echo", "mcp__ghost__echo"]}
+    echo = {"type": "tool_use", "name": "mcp__tools__echo", "input": {"text": "echoed on the worker"}}
+    turns = parent_turns(agent_call("mcp")) + worker_turns("mcp", echo, "Echoed.")
+    app = make_app(tmp_path, project, turns, settings={"enableAllProjectMcpServers": True}, agent=agent)
+    events = await drive(app)
+
+    [row] = task_rows(project)
+    assert row["status"] == "completed" and placement_of(row)["pid"] != os.getpid()
+    lines = app.tasks.output_path(row["id"]).read_text(encoding="utf-8").splitlines()
+    [result] = [blocks_of(json.loads(line)["message"])[0] for line in lines if '"tool_result"' in line]
+    assert not result.get("is_error") and "echoed on the worker" in json.dumps(result["content"])
+    notices = [e.message for e in events if isinstance(e, ErrorEvent) and e.agent_id == row["id"]]
+    assert notices == ["[ray worker] MCP server 'ghost' is not started on the Ray worker: its command 'ghost-mcp' "
+                       "is not found there (install it on the nodes); its tools are left out"]
+    assert len(notifications(app)) == 1

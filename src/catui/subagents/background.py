@@ -90,6 +90,8 @@ class BackgroundAgents:
         run.is_async = True
         task = self._start_task(run, copy_existing=True)
         self._start_driver(run, task, handoff)
+        # A remote executor continues it on a worker from its next clean point (the stream stays the same).
+        self.executor.moved_to_background(run)
         return launched_result(run, task)
 
     def relaunch(

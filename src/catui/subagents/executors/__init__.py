@@ -35,6 +35,14 @@ class AgentExecutor(Protocol):
         """Start (or continue) ``run`` with its ``first_message`` and stream its events."""
         ...
 
+    def moved_to_background(self, run: SubagentRun) -> None:
+        """``run``, started in the foreground, now belongs to a background task (auto-background, Ctrl-B).
+
+        An executor that runs background children elsewhere may move it there at its next clean point;
+        the stream ``execute`` returned keeps yielding its events either way.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release what the executor holds beyond single runs (a remote one's worker processes)."""
         ...

@@ -56,7 +56,8 @@ class InProcessExecutor:
             if run.mcp_servers is not None:
                 with contextlib.suppress(Exception):
                     await run.mcp_servers.aclose()
-
+    def moved_to_background(self, run: SubagentRun) -> None:
+        """A moved child keeps running here: background children run in this process too."""
 
     async def aclose(self) -> None:
         """Nothing outlives a run here."""

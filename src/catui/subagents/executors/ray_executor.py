@@ -19,6 +19,11 @@ One remote run, step by step (docs/ray.md):
    worktree; nothing changed leaves nothing;
 5. a worker that dies fails the run with the reason (after ``ray.maxRetries``
    fresh attempts), never leaving a task that looks alive.
+
+A foreground child runs in process; when it moves to the background
+(:meth:`RayExecutor.moved_to_background`), its loop is held at its next clean
+point (:mod:`.handoff_gate`: before the next model turn) and the same run
+continues on a worker from its conversation so far, through the same stream.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from catui.errors import CatuiError
 from catui.models.resolve import ResolvedModel
 from catui.session.events import AssistantMessageEvent, Event, UserMessageEvent
 from catui.subagents.executors import AgentExecutor
+from catui.subagents.executors.handoff_gate import HandoffGate, HandoffPoint
 from catui.subagents.executors.ray_hosts import HostPool
 from catui.subagents.executors.remote_job import job_from_run, worker_env
 from catui.subagents.executors.remote_worker import WorkerOutcome
@@ -90,12 +96,45 @@ class RayExecutor:
         self.hosts = hosts
         self.cpus_per_host = cpus_per_host
         self._pool: HostPool | None = None
+        self._gates: dict[str, HandoffGate] = {}
 
     def execute(self, run: SubagentRun) -> AsyncIterator[Event]:
-        """Run ``run`` on the cluster when it is a background run (or every run with ``remote_foreground``)."""
+        """Run ``run`` on the cluster when it is a background run (or every run with ``remote_foreground``).
+
+        A foreground run starts in process and moves to the cluster if it is moved to the background.
+        """
         if run.is_async or self.remote_foreground:
             return self._execute_remote(run)
-        return self.local.execute(run)
+        return self._local_until_moved(run)
+
+    def moved_to_background(self, run: SubagentRun) -> None:
+        """Continue ``run`` on the cluster once its current model turn and tool round have ended."""
+        gate = self._gates.get(run.agent_id)
+        if gate is not None:
+            gate.request()
+
+    async def _local_until_moved(self, run: SubagentRun) -> AsyncIterator[Event]:
+        """The in-process stream of ``run``; when it is held at a handoff point, the rest runs remotely."""
+        gate = HandoffGate(run.session)
+        gate.install()
+        self._gates[run.agent_id] = gate
+        turns_before = run.session.totals.num_turns
+        stream = self.local.execute(run)
+        moved = False
+        try:
+            async for event in stream:
+                if isinstance(event, HandoffPoint):
+                    moved = True
+                    break
+                yield event
+        finally:
+            self._gates.pop(run.agent_id, None)
+            closer = getattr(stream, "aclose", None)  # cancels the held loop; releases its timers and MCP servers
+            if closer is not None:
+                await closer()
+        if moved:
+            async for event in self._execute_remote(run, turns_done=run.session.totals.num_turns - turns_before):
+                yield event
 
     async def aclose(self) -> None:
         """End the host actors this executor started (agents still on them are cut off)."""
@@ -109,12 +148,14 @@ class RayExecutor:
             self._pool = HostPool(worker_env(self.env), size=self.hosts, cpus_per_host=self.cpus_per_host)
         return self._pool
 
-    async def _execute_remote(self, run: SubagentRun) -> AsyncIterator[Event]:
+    async def _execute_remote(self, run: SubagentRun, turns_done: int | None = None) -> AsyncIterator[Event]:
+        """Run ``run`` on a host; ``turns_done``: it was moved mid-run after that many turns in process."""
         first_index = len(run.session.messages)
         pool = self._hosts()
         source = self.worktrees.project_root
-        if run.worktree is not None and run.is_resume and run.worktree.path.is_dir():
-            # A resumed agent continues from the worktree it kept, and its new commits go back there.
+        moved = turns_done is not None
+        if run.worktree is not None and (run.is_resume or moved) and run.worktree.path.is_dir():
+            # A resumed or moved agent continues from its worktree (its work so far), and its new commits go back there.
             source = run.worktree.path
         elif run.worktree is not None:
             # The agent gets its own checkout on the worker; the local worktree made for it is unused.
@@ -123,7 +164,7 @@ class RayExecutor:
         snapshot = await asyncio.to_thread(snapshot_repository, source, run.agent_id)
         caller_root = snapshot.git_root if snapshot is not None else source
         job = job_from_run(run, caller_root=caller_root, parent_resolved=self.parent_resolved,
-                           settings=self.settings)
+                           settings=self.settings, turns_done=turns_done)
         start_args = (job, snapshot.bundle if snapshot else None, snapshot.ref if snapshot else None,
                       snapshot.commit if snapshot else None)
         run.start_limits()
@@ -135,7 +176,7 @@ class RayExecutor:
                 finished = False
                 try:
                     outcome = None
-                    async for item in self._attempt(run, slot.actor, start_args, attempt):
+                    async for item in self._attempt(run, slot.actor, start_args, attempt, echoed=moved):
                         if isinstance(item, WorkerOutcome):
                             outcome, finished = item, True
                         else:
@@ -162,9 +203,13 @@ class RayExecutor:
             if snapshot is not None:
                 await asyncio.to_thread(drop_snapshot_ref, snapshot)
 
-    async def _attempt(self, run: SubagentRun, host: Any, start_args: tuple[Any, ...], attempt: int
-                       ) -> AsyncIterator[Any]:
-        """One attempt on ``host``: start, stream, forward messages, stop on request; yields events, then the outcome."""
+    async def _attempt(self, run: SubagentRun, host: Any, start_args: tuple[Any, ...], attempt: int, *,
+                       echoed: bool = False) -> AsyncIterator[Any]:
+        """One attempt on ``host``: start, stream, forward messages, stop on request; yields events, then the outcome.
+
+        ``echoed``: the worker's first message is already in the local conversation (a moved run continues
+        from its last message), so the worker's echo of it is dropped.
+        """
         stop = run.stop_signal()
         agent_id = run.agent_id
         try:
@@ -189,6 +234,9 @@ class RayExecutor:
                         continue
                     events, done = fetched
                 for event in events:
+                    if echoed and event.agent_id == agent_id and isinstance(event, UserMessageEvent):
+                        echoed = False
+                        continue
                     self._mirror(run, event)
                     run.observe(event)
                     yield event

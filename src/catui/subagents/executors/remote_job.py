@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catui.mcp.config import McpServerConfig
 from catui.messages import Message
 from catui.models.resolve import ResolvedModel
 from catui.permissions.context import PermissionContext
+from catui.sandbox.config import SandboxSettings
+from catui.subagents.executors.remote_extras import ShippedHooks, shippable_hooks, shippable_mcp_servers
 from catui.subagents.run import SubagentRun
 
 WORKER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_CODE_")
@@ -54,12 +57,24 @@ class RemoteJob:
     parent_tool_use_id: str | None = None
     request_metadata: dict[str, Any] = field(default_factory=dict)
     max_tool_use_concurrency: int = 10
+    agent_type: str = ""
+    sandbox: SandboxSettings | None = None
+    """The caller's Bash sandbox settings when the ``sandbox`` setting is on (the worker applies them)."""
+    hooks: ShippedHooks | None = None
+    """The child's command hooks (the settings' and its definition's)."""
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+    """The caller's MCP servers the child has tools of (started on the worker when their command exists there)."""
 
 
 def job_from_run(
     run: SubagentRun, *, caller_root: Path, parent_resolved: ResolvedModel | None, settings: Mapping[str, Any],
+    turns_done: int | None = None,
 ) -> RemoteJob:
-    """The worker's copy of ``run`` (tools it cannot rebuild there are named in docs/ray.md)."""
+    """The worker's copy of ``run`` (tools it cannot rebuild there are named in docs/ray.md).
+
+    ``turns_done``: the run was moved here mid-run after that many model turns in process; the worker
+    continues from its last message (the current tool round's results), with the turns it has left.
+    """
     config = run.session.config
     cwd = Path(run.session.ctx.cwd)
     try:
@@ -68,12 +83,18 @@ def job_from_run(
         cwd_in_repo = "."
     # The settings' `env` block may hold keys; the worker gets variables only through worker_env.
     safe_settings = {k: v for k, v in settings.items() if k != "env"}
+    first_message, history = run.first_message, list(run.session.messages)
+    max_turns = config.max_turns
+    if turns_done is not None and history:
+        first_message, history = history[-1], history[:-1]
+        if max_turns is not None:
+            max_turns = max(1, max_turns - turns_done)  # it stopped before a turn, so at least one is left
     return RemoteJob(
         agent_id=run.agent_id,
         description=run.description,
         session_id=run.session.session_id,
-        first_message=run.first_message,
-        history=list(run.session.messages),
+        first_message=first_message,
+        history=history,
         system_prompt=[dict(block) for block in config.system_prompt],
         tool_names=tuple(tool.name for tool in config.tools),
         permissions=run.session.ctx.permissions,
@@ -82,7 +103,7 @@ def job_from_run(
         settings=safe_settings,
         cwd_in_repo=cwd_in_repo,
         caller_root=str(caller_root),
-        max_turns=config.max_turns,
+        max_turns=max_turns,
         max_tokens=config.max_tokens,
         temperature=config.temperature,
         thinking=config.thinking,
@@ -90,6 +111,10 @@ def job_from_run(
         parent_tool_use_id=config.parent_tool_use_id,
         request_metadata=dict(config.request_metadata),
         max_tool_use_concurrency=config.max_tool_use_concurrency,
+        agent_type=run.agent_type,
+        sandbox=sandbox.settings if (sandbox := run.session.ctx.services.sandbox) is not None else None,
+        hooks=shippable_hooks(config.hooks),
+        mcp_servers=shippable_mcp_servers(run.session.ctx.services.mcp, (tool.name for tool in config.tools)),
     )
 
 

@@ -21,9 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catui.mcp.manager import McpManager
 from catui.models.resolve import create_provider
-from catui.session.events import Event
+from catui.sandbox.policy import BashSandbox
+from catui.session.events import ErrorEvent, Event
 from catui.session.session import Session, SessionConfig
+from catui.subagents.executors.remote_extras import sandbox_on_worker, start_mcp_on_worker, worker_hook_runner
 from catui.subagents.executors.remote_job import RemoteJob
 from catui.subagents.executors.repo_bundle import bundle_changes, open_checkout
 from catui.tools.base import ToolContext
@@ -55,6 +58,7 @@ class AgentWorker:
         self._error: str | None = None
         self._scratch = Path(tempfile.mkdtemp(prefix=f"catui-agent-{job.agent_id}-"))
         self._checkout = self._scratch / "checkout"
+        self._mcp: McpManager | None = None
 
     async def start(self) -> dict[str, Any]:
         """Open the checkout, build the session and start its loop; returns where it runs."""
@@ -63,23 +67,40 @@ class AgentWorker:
         else:
             self._checkout.mkdir(parents=True, exist_ok=True)
         self._bundle = None  # the checkout holds it now; free the memory
+        if self.job.mcp_servers:
+            self._mcp = await start_mcp_on_worker(self.job.mcp_servers, cwd=self._agent_cwd(), env=dict(os.environ),
+                                                  notice=self._notice)
         self._session = self._build_session()
         self._loop_task = asyncio.get_running_loop().create_task(self._run_loop(self._session))
         return {"pid": os.getpid(), "host": socket.gethostname(), "node": _node_id()}
 
+    def _agent_cwd(self) -> Path:
+        cwd = (self._checkout / self.job.cwd_in_repo).resolve()
+        return cwd if cwd.is_dir() else self._checkout
+
     def _build_session(self) -> Session:
         job = self.job
-        cwd = (self._checkout / job.cwd_in_repo).resolve()
-        if not cwd.is_dir():
-            cwd = self._checkout
+        cwd = self._agent_cwd()
         if job.resolved is None:
             raise RuntimeError("a remote agent needs a model given by name (--model or settings), not a provider object")
         provider = create_provider(job.resolved, job.settings, dict(os.environ))
         tools = [tool for tool in builtin_tools(interactive=False) if tool.name in job.tool_names]
+        if self._mcp is not None:
+            tools += [tool for tool in self._mcp.tools() if tool.name in job.tool_names]
+        sandbox = None
+        if job.sandbox is not None:
+            sandbox = BashSandbox(sandbox_on_worker(job.sandbox, Path(job.caller_root), self._checkout),
+                                  report=self._notice)
+        hooks = None
+        if job.hooks is not None:
+            for dropped in job.hooks.dropped:
+                self._notice(f"hook {dropped} is a Python callback and does not run on the Ray worker")
+            hooks = worker_hook_runner(job.hooks, session_id=job.session_id, cwd=cwd, checkout=self._checkout,
+                                       env=dict(os.environ), agent_id=job.agent_id, agent_type=job.agent_type)
         ctx = ToolContext(
             cwd=cwd, project_root=self._checkout,
             permissions=job.permissions.with_working_directories(self._checkout),
-            agent_id=job.agent_id, services=ToolServices(),
+            agent_id=job.agent_id, services=ToolServices(sandbox=sandbox),
         )
         config = SessionConfig(
             provider=provider, model=job.model_id, tools=tools, tool_context=ctx,
@@ -89,8 +110,15 @@ class AgentWorker:
             agent_id=job.agent_id, parent_tool_use_id=job.parent_tool_use_id,
             request_metadata=dict(job.request_metadata), history=list(job.history),
             max_tool_use_concurrency=job.max_tool_use_concurrency, pending_messages=self._take_inbox,
+            hooks=hooks,
         )
         return Session(config)
+
+    def _notice(self, text: str) -> None:
+        """A one-time notice for the caller (the sandbox cannot run here, a hook cannot travel)."""
+        self._events.append(ErrorEvent(message=f"[ray worker] {text}", agent_id=self.job.agent_id,
+                                       parent_tool_use_id=self.job.parent_tool_use_id))
+        self._arrived.set()
 
     async def _run_loop(self, session: Session) -> None:
         try:
@@ -141,6 +169,9 @@ class AgentWorker:
                 message = f"catui agent {self.job.agent_id}: {self.job.description}"
                 outcome.changes = await asyncio.to_thread(bundle_changes, self._checkout, self._base, message)
         finally:
+            if self._mcp is not None:
+                with contextlib.suppress(Exception):
+                    await self._mcp.aclose()
             shutil.rmtree(self._scratch, ignore_errors=True)
         return outcome
 
