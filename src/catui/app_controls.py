@@ -11,7 +11,7 @@ from typing import Any
 
 from catui import model_switch
 from catui.app import AgentApp
-from catui.errors import CatuiError, ConfigurationError
+from catui.errors import ConfigurationError
 from catui.permissions.context import PERMISSION_MODES
 
 
@@ -49,4 +49,5 @@ async def stop_task(app: AgentApp, task_id: Any) -> None:
         return
     running = runtime.foreground_ids() if runtime is not None else []
     known = ", ".join([t.id for t in app.tasks.list()] + running) or "none"
-    raise CatuiError(f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})")
+    raise ConfigurationError(
+        f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})")

@@ -93,20 +93,11 @@ class ClientControls:
         ``stopped`` follows, and the parent (and the agent's siblings) carry on.
         """
         app = self._require_app()
-        tasks = getattr(app, "tasks", None)
+        # Imported here: the control module loads the app, which creating a client does not need.
+        from catui.app_controls import stop_task
+
         try:
-            if tasks is None:
-                raise KeyError(task_id)
-            await tasks.stop(task_id)
-        except KeyError:
-            runtime = app.session.ctx.services.subagents
-            if isinstance(task_id, str) and runtime is not None and await runtime.stop_foreground(task_id):
-                return
-            running = runtime.foreground_ids() if runtime is not None else []
-            known = ", ".join([t.id for t in (tasks.list() if tasks is not None else [])] + running) or "none"
-            raise ConfigurationError(
-                f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})"
-            ) from None
+            await stop_task(app, task_id)
         except CatuiError:
             raise
         except Exception as exc:
