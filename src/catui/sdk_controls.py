@@ -12,7 +12,6 @@ import inspect
 from typing import Any, cast
 
 from catui.errors import CatuiError, ConfigurationError
-from catui.permissions.context import PERMISSION_MODES
 from catui.sdk_client_info import (
     context_usage,
     mcp_status,
@@ -57,12 +56,9 @@ class ClientControls:
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode for the following tool calls (default, acceptEdits, plan, …)."""
         app = self._require_app()
-        if mode not in PERMISSION_MODES:
-            raise ConfigurationError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
-        ctx = app.session.ctx
-        if mode == "plan" and ctx.permissions.mode != "plan":
-            ctx.plan.mode_before_plan = ctx.permissions.mode  # approving the plan returns to it
-        ctx.permissions = ctx.permissions.with_mode(mode)
+        from catui.app_controls import switch_permission_mode
+
+        switch_permission_mode(app, mode)
 
     async def set_model(self, model: str | None = None) -> None:
         """Switch the main agent's model (an alias, an id or provider:model); None means the default."""
