@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,7 +48,7 @@ class StateConnection:
             )
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.Error as exc:
             raise StateError(f"cannot open the state database {self.path}: {exc}") from exc
@@ -131,3 +132,23 @@ class StateConnection:
             except sqlite3.Error:
                 pass
         self._local = threading.local()
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode (kept in the file, so usually already done).
+
+    Switching the mode needs an exclusive lock for which SQLite does not always wait on the busy
+    timeout: several threads opening a new database at once could see "database is locked". Only
+    switch when needed, and retry that briefly.
+    """
+    if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
