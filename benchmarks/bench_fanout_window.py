@@ -97,7 +97,11 @@ def make_repo(base: Path) -> Path:
 def one_run(
     base: Path, count: int, delay_ms: int, window: int, *, backlog: int | None, accept_delay_s: float,
     extra_env: dict[str, str] | None = None, peak_rss: list[int] | None = None,
+    cpu: list[tuple[float, float]] | None = None,
 ) -> float:
+    # The previous run's thousands of files are still being written back; let that finish first so
+    # one run's disk work does not land in the next one's figure.
+    os.sync()
     server = RoundTimer(script(count, delay_ms))
     server.listen_backlog = backlog
     server.accept_delay_s = accept_delay_s
@@ -113,6 +117,7 @@ def one_run(
         **(extra_env or {}),
     }
     out_path, err_path = base / "stdout.txt", base / "stderr.txt"
+    server_cpu_start = time.process_time()
     try:
         with out_path.open("w") as out, err_path.open("w") as err:
             profile = ["-m", "cProfile", "-o", PROFILE_TO[0]] if PROFILE_TO and count > 1 else []
@@ -128,6 +133,10 @@ def one_run(
         raise SystemExit(f"the benchmark run failed:\n{stdout[-2000:]}\n{stderr[-2000:]}")
     if peak_rss is not None:
         peak_rss.append(usage.ru_maxrss * 1024)  # kilobytes on Linux
+    if cpu is not None:
+        # On a two-core machine the loopback server (this process) and the CLI share the cores,
+        # so the CPU each used says which side bounds the tool round.
+        cpu.append((usage.ru_utime + usage.ru_stime, time.process_time() - server_cpu_start))
     return server.tool_round_s()
 
 
@@ -141,11 +150,12 @@ def scale(args: argparse.Namespace) -> None:
     prompt = {"backlog": 1024, "accept_delay_s": 0.0}
     trivial_rss: list[int] = []
     wide_rss: list[int] = []
+    wide_cpu: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         make_repo(base)
         one_child = median_of(args.runs, base, 1, delay, window, **prompt, peak_rss=trivial_rss)
-        wide = median_of(args.runs, base, n, delay, window, **prompt, peak_rss=wide_rss)
+        wide = median_of(args.runs, base, n, delay, window, **prompt, peak_rss=wide_rss, cpu=wide_cpu)
     trivial_mb = statistics.median(trivial_rss) / 2**20
     wide_mb = statistics.median(wide_rss) / 2**20
     print(f"{n} Explore children from one message at window {window}, each answering after {delay} ms, "
@@ -155,6 +165,10 @@ def scale(args: argparse.Namespace) -> None:
           f"(goal <= 3000 ms; {n / window:.0f} waves x one child = {n / window * one_child * 1000:.0f} ms)")
     print(f"                       peak RSS {wide_mb:6.1f} MB = +{wide_mb - trivial_mb:.1f} MB over one child "
           f"= {wide_mb / trivial_mb:.2f}x (goal <= +150 MB)")
+    cli_cpu = statistics.median(c for c, _ in wide_cpu)
+    server_cpu = statistics.median(s for _, s in wide_cpu)
+    print(f"                       CPU: CLI {cli_cpu:.2f} s (whole run, start-up included), "
+          f"loopback server {server_cpu:.2f} s; {os.cpu_count()} cores")
 
 
 def main() -> None:

@@ -47,7 +47,14 @@ from catui.models.lean_connection import (
     LeanConnection,
     LeanResponse,
 )
-from catui.models.lean_wire import Origin, RequestTarget, encode_request, is_ip_literal, parse_url
+from catui.models.lean_wire import (
+    Origin,
+    RequestTarget,
+    encode_request,
+    is_ip_literal,
+    parse_url,
+    request_head,
+)
 from catui.models.transport import (
     ConnectError,
     ConnectTimeout,
@@ -143,7 +150,7 @@ class LeanPool:
             raise RuntimeError("the lean HTTP pool was closed")
         target = parse_url(url)
         # Checked before a connection is taken: a header HTTP cannot carry must not cost one.
-        encode_request(h11.Connection(h11.CLIENT), target, headers, body)
+        request_head(target, headers, len(body))
         origin: Origin = (target.scheme, target.host, target.port, (ca_file, ca_dir))
         if self._slots is None:
             self._slots = asyncio.Semaphore(MAX_CONNECTIONS)

@@ -74,22 +74,27 @@ def encode_request(
     connection: h11.Connection, target: RequestTarget, headers: Mapping[str, str], body: bytes
 ) -> bytes:
     """The request's bytes, as h11 frames them; a header HTTP cannot carry is refused before sending."""
+    request = request_head(target, headers, len(body))
+    return (
+        connection.send(request) + connection.send(h11.Data(data=body)) + connection.send(h11.EndOfMessage())
+    )
+
+
+def request_head(target: RequestTarget, headers: Mapping[str, str], body_length: int) -> h11.Request:
+    """The request line and headers; raises :class:`TransportError` naming a header HTTP cannot carry."""
     fields = [(b"host", target.host_header.encode("ascii"))]
     fields += [
         (header_bytes(name), header_bytes(value))
         for name, value in headers.items()
         if name.lower() not in OWN_HEADERS
     ]
-    fields.append((b"content-length", str(len(body)).encode("ascii")))
+    fields.append((b"content-length", str(body_length).encode("ascii")))
     # Compression buys nothing for small, latency-bound event streams and costs CPU to undo.
     fields.append((b"accept-encoding", b"identity"))
     try:
-        request = h11.Request(method=b"POST", target=header_bytes(target.target), headers=fields)
+        return h11.Request(method=b"POST", target=header_bytes(target.target), headers=fields)
     except h11.LocalProtocolError as err:
         raise refused_header(headers, err) from err
-    return (
-        connection.send(request) + connection.send(h11.Data(data=body)) + connection.send(h11.EndOfMessage())
-    )
 
 
 def refused_header(headers: Mapping[str, str], err: h11.LocalProtocolError) -> TransportError:

@@ -90,7 +90,8 @@ def conversation_tokens(session: Session) -> int:
     if mark is not None and mark[0] <= len(messages):
         return mark[1] + estimate_tokens(messages[mark[0]:])
     config = session.config
-    return estimate_tokens([*messages, *config.system_prompt, *(tool.to_api() for tool in config.tools)])
+    tool_chars = sum(tool.api_chars() for tool in config.tools)
+    return estimate_tokens([*messages, *config.system_prompt]) + tool_chars // 4
 
 
 def is_prompt_too_long(exc: ProviderError) -> bool:

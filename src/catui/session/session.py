@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 _DONE = object()
+_STOP_NOW = object()
 
 
 class Session:
@@ -62,6 +63,7 @@ class Session:
         self.run_state = RunState()
         """What the current run's tool calls leave for its loop (a hook's halt, follow-ups, run-only rules)."""
         self._queue: asyncio.Queue[Any] | None = None
+        self._held: list[Event] = []
         self._tools_by_name: dict[str, Tool] = {}
         if config.agent_id is not None:
             # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
@@ -119,14 +121,38 @@ class Session:
         """Stop the current run as soon as possible; the run still ends with a ResultEvent."""
         self.ctx.abort.set()
 
+    def stop_now(self) -> None:
+        """Abort the current run and end its stream at once, cancelling a model request in flight.
+
+        The consumer's ``async for`` over :meth:`run` ends without waiting for the loop to notice the
+        abort, and without a ResultEvent (the caller reports the stop). Nothing happens between runs.
+        """
+        self.ctx.abort.set()
+        if self._queue is not None:
+            self._queue.put_nowait(_STOP_NOW)
+
     def emit(self, event: Event) -> None:
         """Push an event (typically a sub-agent's) into the stream of the current run."""
         if self._queue is not None:
             self._queue.put_nowait(event)
 
+    def emit_or_hold(self, event: Event) -> None:
+        """Push an event into the current run's stream or, between runs, into the next run's (first).
+
+        For agents that live across this session's turns (teammates): what they do while it waits
+        for its next prompt is shown when that turn starts rather than lost.
+        """
+        if self._queue is not None:
+            self._queue.put_nowait(event)
+        else:
+            self._held.append(event)
+
     async def run(self, prompt: str | list[Block] | Message) -> AsyncIterator[Event]:
         """Send ``prompt`` and drive the loop; yields events, the last being a ResultEvent."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
+        for held in self._held:
+            queue.put_nowait(held)
+        self._held.clear()
         self._queue = queue
         self.ctx.emit = self.emit
         self.ctx.abort.clear()
@@ -143,16 +169,19 @@ class Session:
         try:
             while True:
                 item = await queue.get()
-                if item is _DONE:
+                if item is _DONE or item is _STOP_NOW:
                     break
                 yield item
-            producer.result()
+            if item is _DONE:
+                producer.result()
         finally:
             if not producer.done():
                 self.ctx.abort.set()
                 producer.cancel()
                 with contextlib.suppress(BaseException):
                     await producer
+            elif not producer.cancelled():
+                producer.exception()  # read, so a stopped run's late failure is not logged as unretrieved
             self._queue = None
 
     # -- the loop -------------------------------------------------------------------------------

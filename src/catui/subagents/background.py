@@ -205,23 +205,14 @@ class BackgroundAgents:
         emit = run.parent_ctx.emit
         crash: BaseException | None = None
         events: AsyncIterator[Event]
-        pending: asyncio.Future[Event] | None
         holds_place = placed
         try:
             if handoff is None and not placed:
                 holds_place = await self._wait_for_place(run, task)
                 if not holds_place:  # stopped while queued: it never ran
                     raise asyncio.CancelledError
-            if handoff is None:
-                events, pending = self.executor.execute(run), None
-            else:
-                events, pending = handoff
-            while True:
-                try:
-                    event = await pending if pending is not None else await anext(events)
-                except StopAsyncIteration:
-                    break
-                pending = None
+            events = self.executor.execute(run) if handoff is None else handoff
+            async for event in events:
                 if emit is not None:
                     emit(event)
                 if isinstance(event, AssistantMessageEvent) and event.agent_id == run.agent_id:

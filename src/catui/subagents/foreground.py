@@ -15,10 +15,11 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
+from catui.subagents.event_pump import INTERRUPTED, EventPump
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, end_status
@@ -29,8 +30,8 @@ from catui.tools.base import ToolResult
 
 CANCEL_GRACE_S = 2.0
 
-Handoff = tuple[AsyncIterator[Event], "asyncio.Future[Event]"]
-"""A moving run's event stream and the step in flight when it moved: the new driver continues from there."""
+Handoff = EventPump
+"""A moving run's events, read on by the new driver from where the foreground stopped reading."""
 
 
 class Handover(Protocol):
@@ -46,9 +47,16 @@ class Handover(Protocol):
 @dataclass
 class _Movable:
     run: SubagentRun
-    move: asyncio.Event = field(default_factory=asyncio.Event)
     outcome: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     handoff: Handoff | None = None
+    pump: EventPump | None = None
+    moving: bool = False
+
+    def move(self) -> None:
+        """Ask for the move: the foreground reader stops waiting and hands the run over."""
+        self.moving = True
+        if self.pump is not None:
+            self.pump.interrupt()
 
 
 class ForegroundDriver:
@@ -140,35 +148,30 @@ class ForegroundDriver:
         link = asyncio.ensure_future(_relay(run.parent_ctx.abort, relay))
         self._movable[run.agent_id] = entry
         self.live.attach_inbox(run)
+        pump = entry.pump = EventPump(self.executor.execute(run))
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(self.auto_background_ms / 1000, entry.move.set) if self.auto_background_ms > 0 else None
-        stream = self.executor.execute(run)
+        timer = loop.call_later(self.auto_background_ms / 1000, entry.move) if self.auto_background_ms > 0 else None
         handed_off = False
-        # One waiter on the move for the whole run, not one per event: a fan-out of a thousand children
-        # passes about a dozen events each through here.
-        mover: asyncio.Future[Any] = asyncio.ensure_future(entry.move.wait())
         try:
             while True:
-                step: asyncio.Future[Event] = asyncio.ensure_future(anext(stream))
                 try:
-                    await asyncio.wait({step, mover}, return_when=asyncio.FIRST_COMPLETED)
+                    event = await pump.next()
+                except StopAsyncIteration:
+                    return
                 except asyncio.CancelledError:
                     relay.set()  # stop the child properly before giving up on it
-                    await asyncio.wait({step}, timeout=CANCEL_GRACE_S)
-                    step.cancel()
+                    await asyncio.wait({pump.task}, timeout=CANCEL_GRACE_S)
+                    pump.task.cancel()
                     raise
-                if step.done():
-                    try:
-                        event = step.result()
-                    except StopAsyncIteration:
-                        return
+                if event is not INTERRUPTED:
                     yield event
                     continue
-                entry.handoff = (stream, step)
+                if not entry.moving:
+                    continue
+                entry.handoff = pump
                 handed_off = True
                 return
         finally:
-            mover.cancel()
             if timer is not None:
                 timer.cancel()
             link.cancel()
@@ -185,10 +188,9 @@ class ForegroundDriver:
                     asyncio.get_running_loop().call_soon(self.handover.continue_with_unread, run.agent_id, unread)
                 if not entry.outcome.done():
                     entry.outcome.set_result(False)
-                closer = getattr(stream, "aclose", None)
-                if closer is not None:
+                if not pump.task.done():
                     with contextlib.suppress(BaseException):
-                        await closer()
+                        await pump.cancel()
 
     async def stop(self, agent_id: str, *, wait_s: float = 10.0) -> SubagentRun | None:
         """Stop a running foreground child by id; None if there is none.
@@ -211,7 +213,7 @@ class ForegroundDriver:
         """Move every movable foreground child to the background; returns the ids of those moved."""
         entries = list(self._movable.values())
         for entry in entries:
-            entry.move.set()
+            entry.move()
         moved: list[str] = []
         for entry in entries:
             if await entry.outcome:

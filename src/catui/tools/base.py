@@ -129,6 +129,7 @@ class Tool(ABC):
     input_model: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
     aliases: ClassVar[tuple[str, ...]] = ()
+    _api_cache: tuple[str, dict[str, Any], int] | None = None
 
     @property
     @abstractmethod
@@ -138,8 +139,24 @@ class Tool(ABC):
         return schema_from_model(self.input_model)
 
     def to_api(self) -> dict[str, Any]:
-        """The tool as it is sent to the model."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
+        """The tool as it is sent to the model.
+
+        Built once per description and shared by every request that sends this tool (a fan-out of a
+        thousand children sends the same few tools thousands of times): callers must not change it.
+        """
+        return self._api_memo()[1]
+
+    def api_chars(self) -> int:
+        """The length of :meth:`to_api` as JSON, for estimates of a request's size."""
+        return self._api_memo()[2]
+
+    def _api_memo(self) -> tuple[str, dict[str, Any], int]:
+        description = self.description
+        memo = self._api_cache
+        if memo is None or memo[0] != description:
+            api = {"name": self.name, "description": description, "input_schema": self.input_schema()}
+            memo = self._api_cache = (description, api, len(json.dumps(api, ensure_ascii=False)))
+        return memo
 
     def is_enabled(self) -> bool:
         return True

@@ -17,35 +17,31 @@ class InProcessExecutor:
         """Run the child to its end, yielding its events.
 
         A stop (the parent's abort, the run's own stop event or stop request) aborts the child at
-        once, even in the middle of a model request: its run is closed, which cancels its work.
+        once, even in the middle of a model request: the session ends its stream and cancels its work.
         """
         first_index, tools_before = len(run.session.messages), run.tool_use_count
         run.start_limits()
         stream = run.session.run(run.first_message)
+        # One waiter per run, not one per event: the session's stream ends the moment a stop comes
+        # (stop_now), so the loop below reads events without racing each one against the stop.
         stop = asyncio.ensure_future(_first_set(run.stop_signal(), run.stop_request))
-        # The child's own loop runs ahead of this consumer, so abort it the moment a stop comes,
-        # not when this loop next looks: otherwise a child whose tool just finished starts another turn.
-        stop.add_done_callback(lambda f: None if f.cancelled() else run.session.abort())
+        stop.add_done_callback(lambda f: None if f.cancelled() else run.session.stop_now())
         try:
-            while True:
-                step = asyncio.ensure_future(anext(stream))
-                await asyncio.wait({step, stop}, return_when=asyncio.FIRST_COMPLETED)
-                if stop.done():
-                    run.session.abort()
-                    if not step.done():
-                        step.cancel()
-                    with contextlib.suppress(BaseException):
-                        await step
-                    run.aborted = True
-                    # Tool calls of messages not read yet still count (the stopped agent's result reports them).
-                    run.catch_up_tool_calls(first_index, tools_before)
-                    return
-                try:
-                    event = step.result()
-                except StopAsyncIteration:
-                    return
-                run.observe(event)
-                yield event
+            try:
+                async for event in stream:
+                    run.observe(event)
+                    yield event
+                    if stop.done():
+                        break
+            except asyncio.CancelledError:
+                # The session's stream has already aborted and cancelled the child's work on its way out.
+                run.aborted = True
+                run.catch_up_tool_calls(first_index, tools_before)
+                raise
+            if stop.done():
+                run.aborted = True
+                # Tool calls of messages not read yet still count (the stopped agent's result reports them).
+                run.catch_up_tool_calls(first_index, tools_before)
         finally:
             run.stop_limits()
             stop.cancel()
@@ -56,6 +52,7 @@ class InProcessExecutor:
             if run.mcp_servers is not None:
                 with contextlib.suppress(Exception):
                     await run.mcp_servers.aclose()
+
     def moved_to_background(self, run: SubagentRun) -> None:
         """A moved child keeps running here: background children run in this process too."""
 

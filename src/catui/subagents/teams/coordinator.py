@@ -266,7 +266,8 @@ class TeamCoordinator:
             self.team.notify_change()
 
     def _emit(self, event: Event) -> None:
-        self.lead.emit(event)
+        # Teammates work on while the lead waits for its next turn; their events come with that turn.
+        self.lead.emit_or_hold(event)
 
     # -- the end of a print-mode run --------------------------------------------------------------
 
