@@ -150,7 +150,7 @@ class LeanPool:
             raise RuntimeError("the lean HTTP pool was closed")
         target = parse_url(url)
         # Checked before a connection is taken: a header HTTP cannot carry must not cost one.
-        request_head(target, headers, len(body))
+        head = request_head(target, headers, len(body))
         origin: Origin = (target.scheme, target.host, target.port, (ca_file, ca_dir))
         if self._slots is None:
             self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
@@ -188,7 +188,7 @@ class LeanPool:
                 else:
                     self._limits.connected(origin, max_per_host)
             self._active.add(connection)
-            await connection.send(encode_request(connection.h11, target, headers, body), timeouts.write)
+            await connection.send(encode_request(connection.h11, head, body), timeouts.write)
             return await self._read_head(connection, timeouts.read)
         except BaseException:
             if connection is not None:

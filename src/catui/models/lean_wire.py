@@ -70,11 +70,8 @@ def header_bytes(value: str) -> bytes:
         return value.encode("utf-8")
 
 
-def encode_request(
-    connection: h11.Connection, target: RequestTarget, headers: Mapping[str, str], body: bytes
-) -> bytes:
-    """The request's bytes, as h11 frames them; a header HTTP cannot carry is refused before sending."""
-    request = request_head(target, headers, len(body))
+def encode_request(connection: h11.Connection, request: h11.Request, body: bytes) -> bytes:
+    """The request's bytes (its :func:`request_head` and ``body``), as h11 frames them."""
     return (
         connection.send(request) + connection.send(h11.Data(data=body)) + connection.send(h11.EndOfMessage())
     )
