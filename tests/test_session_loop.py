@@ -293,3 +293,36 @@ async def test_abort_lands_while_the_model_has_not_answered_yet(tmp_path: Path) 
     await aborter
     assert result.is_error and result.subtype == "error_during_execution"
     assert time.monotonic() - started < 10, "the abort did not wait for the model's answer"
+
+
+async def test_stop_now_ends_the_stream_at_once_and_cancels_the_request(tmp_path: Path) -> None:
+    script = {"turns": [{"delay_ms": 30_000, "content": [{"type": "text", "text": "too late"}]}]}
+    session = make_session(tmp_path, script)
+    events: list[Event] = []
+
+    async def consume() -> None:
+        async for event in session.run("hello"):
+            events.append(event)
+
+    consumer = asyncio.create_task(consume())
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    session.stop_now()
+    await asyncio.wait_for(consumer, 5)
+    assert time.monotonic() - started < 2
+    assert not any(isinstance(e, ResultEvent) for e in events)  # the caller reports a stop
+    assert not session.is_running()
+    assert session.ctx.abort.is_set()
+
+
+async def test_events_emitted_between_runs_are_held_for_the_next_run(tmp_path: Path) -> None:
+    script = {"turns": [{"content": [{"type": "text", "text": "hi"}], "repeat": True}]}
+    session = make_session(tmp_path, script)
+    await collect(session, "first")
+    early = TextDelta(text="from a teammate", agent_id="mate@team")
+    session.emit(TextDelta(text="dropped", agent_id="mate@team"))  # plain emit between runs: nobody to show it
+    session.emit_or_hold(early)
+    events = await collect(session, "second")
+    assert events[0] is early
+    assert not any(isinstance(e, TextDelta) and e.text == "dropped" for e in events)
+    assert not any(e is early for e in await collect(session, "third"))  # held once, shown once
