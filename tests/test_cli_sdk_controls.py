@@ -93,10 +93,54 @@ async def test_the_sdk_reads_the_context_usage_of_the_last_request(loopback: Ser
     assert json.dumps(after)  # plain JSON, as the SDK's TypedDict describes
 
 
-async def test_rewind_files_is_refused_with_a_reason(loopback: ServerFactory, tmp_path: Path) -> None:
+async def sent_prompt_uuid(client: Any, text: str) -> str:
+    """Send ``text``; the uuid of its echo (``--replay-user-messages``), which rewind_files takes."""
+    await client.query(text)
+    messages = await asyncio.wait_for(collect_response(client), GUARD_S)
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, messages[-1]
+    echoed = [m for m in messages if isinstance(m, UserMessage) and m.parent_tool_use_id is None
+              and text in str(m.content)]
+    assert echoed and echoed[0].uuid
+    return str(echoed[0].uuid)
+
+
+async def test_the_sdk_rewinds_files_to_a_prompt(loopback: ServerFactory, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "kept.txt").write_text("original\n")
+
+    def write(name: str, content: str) -> dict[str, Any]:
+        return {"type": "tool_use", "name": "Write", "input": {"file_path": str(work / name), "content": content}}
+
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "FIRST"}, "content": [write("new.txt", "made\n")]},
+        {"match": {"last_user_contains": "SECOND"}, "content": [
+            {"type": "tool_use", "name": "Read", "input": {"file_path": str(work / "kept.txt")}},
+            write("kept.txt", "changed\n")]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}], "repeat": True},
+    ]})
+    options = options_for(server, tmp_path, permission_mode="bypassPermissions", enable_file_checkpointing=True,
+                          extra_args={"replay-user-messages": None})
+    async with ClaudeSDKClient(options) as client:
+        first = await sent_prompt_uuid(client, "FIRST")
+        second = await sent_prompt_uuid(client, "SECOND")
+        assert (work / "kept.txt").read_text() == "changed\n" and (work / "new.txt").exists()
+        await client.rewind_files(second)
+        after_second = ((work / "kept.txt").read_text(), (work / "new.txt").exists())
+        await client.rewind_files(first)
+        after_first = ((work / "kept.txt").read_text(), (work / "new.txt").exists())
+        with pytest.raises(Exception, match="no file checkpoint for user message 'nope'"):
+            await client.rewind_files("nope")
+    assert after_second == ("original\n", True)
+    assert after_first == ("original\n", False)
+
+
+async def test_rewind_files_without_checkpointing_says_how_to_turn_it_on(
+    loopback: ServerFactory, tmp_path: Path
+) -> None:
     server = loopback({"turns": [{"content": [{"type": "text", "text": "ok"}]}]})
     async with ClaudeSDKClient(options_for(server, tmp_path)) as client:
-        with pytest.raises(Exception, match="catui keeps no file checkpoints"):
+        with pytest.raises(Exception, match="file checkpointing is off"):
             await client.rewind_files("some-message-id")
 
 

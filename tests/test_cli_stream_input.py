@@ -89,7 +89,7 @@ def test_control_requests_are_answered_or_refused_by_name(loopback: ServerFactor
     assert answers["status"]["response"] == {"mcpServers": []}
     assert answers["mode"]["subtype"] == "success"
     assert answers["bad-mode"]["subtype"] == "error" and "unknown permission mode 'yolo'" in answers["bad-mode"]["error"]
-    assert answers["rewind"]["subtype"] == "error" and "rewind_files" in answers["rewind"]["error"]
+    assert answers["rewind"]["subtype"] == "error" and "file checkpointing is off" in answers["rewind"]["error"]
     assert "already initialized" in answers["again"]["error"]
     assert "unknown control request subtype 'teleport'" in answers["what"]["error"]
     assert "no background task with id 'nope'" in answers["stop"]["error"]

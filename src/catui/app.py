@@ -42,11 +42,12 @@ from catui.main_agent import (
 from catui.mcp.install import install_mcp
 from catui.models.reasoning import effort_level, thinking_is_on
 from catui.models.resolve import create_provider, default_max_tokens, resolve_model
-from catui.paths import find_project_root, sessions_dir
+from catui.paths import catui_home, find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
 from catui.session.context_window import context_policy
 from catui.session.events import SystemEvent
+from catui.session.file_history import FileHistory, checkpointing_enabled
 from catui.session.prompt import context_block
 from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import Session, SessionConfig, new_session_id
@@ -148,8 +149,10 @@ def build_app(options: RunOptions) -> AgentApp:
     schedule = CronSchedule(project_root / SCHEDULE_FILE, clock=options.clock)
     if options.interactive:  # durable prompts come back in the next interactive session (docs/scheduled-prompts.md)
         schedule.restore()
+    history = FileHistory(catui_home() / "file-history" / session_id) if checkpointing_enabled(env) else None
     services = ToolServices(
-        env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule
+        env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule,
+        file_history=history,
     )
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,

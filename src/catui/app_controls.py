@@ -1,7 +1,8 @@
-"""Changing a running application from outside the conversation: permission mode, model, stopping a task.
+"""Changing a running application from outside the conversation: permission mode, model, stopping a task,
+rewinding files.
 
-What claude-agent-sdk's ``set_permission_mode``, ``set_model`` and
-``stop_task`` do, for any driver: the CLI's control protocol
+What claude-agent-sdk's ``set_permission_mode``, ``set_model``,
+``stop_task`` and ``rewind_files`` do, for any driver: the CLI's control protocol
 (``catui.cli.control_requests``) calls these.
 """
 
@@ -13,6 +14,7 @@ from catui import model_switch
 from catui.app import AgentApp
 from catui.errors import ConfigurationError
 from catui.permissions.context import PERMISSION_MODES
+from catui.session.file_history import RewindError, RewindOutcome
 
 
 def switch_permission_mode(app: AgentApp, mode: Any) -> None:
@@ -51,3 +53,19 @@ async def stop_task(app: AgentApp, task_id: Any) -> None:
     known = ", ".join([t.id for t in app.tasks.list()] + running) or "none"
     raise ConfigurationError(
         f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})")
+
+
+def rewind_files(app: AgentApp, user_message_id: Any) -> RewindOutcome:
+    """Put the files the agents changed since ``user_message_id`` (a prompt's uuid) back as they were before it.
+
+    Raises RewindError when checkpointing is off, the id is not a prompt of this session, or a file
+    could not be restored (all others are restored, and the error names those that were not).
+    """
+    history = app.session.ctx.services.file_history
+    if history is None:
+        raise RewindError(
+            "file checkpointing is off, so there is nothing to rewind: start catui with "
+            "CATUI_FILE_CHECKPOINTING=1 (claude-agent-sdk: enable_file_checkpointing=True)")
+    if not isinstance(user_message_id, str) or not user_message_id:
+        raise RewindError(f"rewind_files needs the uuid of a user message, not {user_message_id!r}")
+    return history.rewind(user_message_id)

@@ -196,6 +196,7 @@ class CatuiClient(ClientDriver, ClientControls):
         self._view = MessageView(
             forward_subagent_text=bool(getattr(self.options, "forward_subagent_text", False)),
             include_hook_events=bool(getattr(self.options, "include_hook_events", False)),
+            replay_user_messages=bool(getattr(self.options, "replay_user_messages", False)),
         )
         self._structured: StructuredResult | None = None
         self._stderr_handler: StderrLines | None = None

@@ -99,6 +99,18 @@ class ClientControls:
         except Exception as exc:
             raise wrap_error(exc) from exc
 
+    async def rewind_files(self, user_message_id: str) -> None:
+        """Put the files the agents changed since a prompt back as they were before it.
+
+        ``user_message_id`` is the ``uuid`` of a :class:`UserMessage` this client received for one of
+        its prompts. Needs ``enable_file_checkpointing=True``; changes made by shell commands are not
+        tracked. Raises :class:`CatuiError` for an unknown id or with checkpointing off.
+        """
+        app = self._require_app()
+        from catui.app_controls import rewind_files
+
+        rewind_files(app, user_message_id)
+
     async def background_tasks(self) -> list[str]:
         """Move the running foreground sub-agents to the background (Claude Code's Ctrl-B).
 

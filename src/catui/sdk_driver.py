@@ -175,7 +175,7 @@ class ClientDriver:
             if mcp is not None:
                 await mcp.ready()  # the tool list is settled before the init message lists it
             self._outbox.put_nowait(init_message(app))
-        skip_prompt_echo = from_user
+        skip_prompt_echo = from_user and not self._view.replay_user_messages
         self._running = True
         instructions = compact_instructions(prompt) if from_user and isinstance(prompt, str) else None
         events = session.run(content) if instructions is None else compact_events(app, instructions)

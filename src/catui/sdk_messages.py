@@ -243,6 +243,8 @@ class MessageView:
 
     forward_subagent_text: bool = False
     include_hook_events: bool = False
+    replay_user_messages: bool = False
+    """Show the caller's own prompts too (with the uuids that ``rewind_files`` takes)."""
 
     def shown(self, message: Message) -> list[Message]:
         """``message`` as the caller sees it: nothing, itself (maybe trimmed), or itself and what follows it."""

@@ -142,6 +142,11 @@ class CatuiOptions:
     None leaves it to ``CATUI_EXECUTOR`` and the ``executor`` setting."""
     max_budget_usd: float | None = None
     """Stop once the session and all its sub-agents have cost this many US dollars (result ``error_max_budget_usd``)."""
+    enable_file_checkpointing: bool = False
+    """Keep the files' state before each prompt's edits, so that :meth:`CatuiClient.rewind_files` can restore them."""
+    replay_user_messages: bool = False
+    """Also yield each prompt as a :class:`UserMessage` whose ``uuid`` ``rewind_files`` takes
+    (claude-agent-sdk: ``extra_args={"replay-user-messages": None}``)."""
 
 
 def run_options_from(
@@ -210,7 +215,9 @@ def run_options_from(
         can_use_tool=(
             permission_bridge(options.can_use_tool, abort_run, on_permission_updates) if options.can_use_tool else None
         ),
-        env=dict(options.env),
+        # The variable claude-agent-sdk sets for its CLI, so both drivers turn checkpointing on the same way.
+        env={**options.env, **({"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "true"}
+                               if options.enable_file_checkpointing is True else {})},
         sandbox=_sandbox_option(options.sandbox),
         session_id=options.session_id,
         write_transcript=options.write_transcript,
@@ -298,7 +305,7 @@ def _check_shapes(options: CatuiOptions) -> None:
             raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
     if options.stderr is not None and not callable(options.stderr):
         raise ConfigurationError("CatuiOptions.stderr must be a function taking one line (str), or None")
-    for name in ("forward_subagent_text", "include_hook_events"):
+    for name in ("forward_subagent_text", "include_hook_events", "enable_file_checkpointing", "replay_user_messages"):
         if not isinstance(getattr(options, name), bool):
             raise ConfigurationError(f"CatuiOptions.{name} must be True or False, not {getattr(options, name)!r}")
     session_id = options.session_id

@@ -1,5 +1,5 @@
 """Answering the driver's control requests (``--input-format stream-json``): interrupt, mode, model, status,
-context usage, MCP reconnect and toggle.
+context usage, MCP reconnect and toggle, rewinding files.
 
 ``initialize`` is handled by the stream session itself, because its hooks,
 agents and SDK MCP servers shape the application it builds;
@@ -15,15 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from catui.app import AgentApp
-from catui.app_controls import stop_task, switch_model, switch_permission_mode
+from catui.app_controls import rewind_files, stop_task, switch_model, switch_permission_mode
 from catui.errors import CatuiError
 from catui.sdk_client_info import context_usage, mcp_status, reconnect_mcp_server, toggle_mcp_server
 
 # Requests of claude-agent-sdk that catui has no counterpart for yet.
-UNSUPPORTED = {
-    "rewind_files": "catui keeps no file checkpoints, so rewind_files cannot restore files; "
-                    "use git (or a worktree) to undo an agent's edits",
-}
+UNSUPPORTED: dict[str, str] = {}
 
 
 def initialize_response(app: AgentApp) -> dict[str, Any]:
@@ -68,6 +65,9 @@ class ControlRequestHandler:
             return {"model": switch_model(self.app, request.get("model"))}
         if subtype == "stop_task":
             await stop_task(self.app, request.get("task_id"))
+            return {}
+        if subtype == "rewind_files":
+            rewind_files(self.app, request.get("user_message_id"))
             return {}
         if subtype == "mcp_status":
             return mcp_status(self.app)

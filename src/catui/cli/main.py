@@ -95,6 +95,8 @@ class RootCommand(click.Command):
 @click.option("--strict-mcp-config", is_flag=True, help="Use only the --mcp-config servers.")
 @click.option("--permission-prompt-tool", help="stdio: ask the driving program (control protocol) for approvals.")
 @click.option("--thinking", help="Extended thinking: adaptive or disabled.")
+@click.option("--replay-user-messages", is_flag=True,
+              help="stream-json input: echo each prompt as a user message with its uuid (for rewind_files).")
 @click.option("--include-hook-events", is_flag=True, help="stream-json: report every hook run (system/hook_started and hook_response events).")
 @click.option("--task-budget", hidden=True)
 @click.option("--betas", hidden=True)

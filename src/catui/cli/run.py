@@ -242,7 +242,8 @@ async def stream_input_main(
 
     session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
                             out=sys.stdout, warn=warn, structured=structured,
-                            report_state=lambda write_line: reporter_from_env(os.environ, write_line))
+                            report_state=lambda write_line: reporter_from_env(os.environ, write_line),
+                            replay_user_messages=bool(options.get("replay_user_messages")))
     return await session.run()
 
 

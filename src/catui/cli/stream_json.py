@@ -83,9 +83,11 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
-    def __init__(self, app: Any, stream: TextIO) -> None:
+    def __init__(self, app: Any, stream: TextIO, *, replay_user_messages: bool = False) -> None:
         self.app = app
         self.stream = stream
+        self.replay_user_messages = replay_user_messages
+        """Echo the main agent's own input too (``--replay-user-messages``): the SDK reads prompts' uuids there."""
 
     def _emit(self, obj: dict[str, Any]) -> None:
         self.stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -126,7 +128,7 @@ class StreamJsonWriter:
             for part in split_tool_results(event, self.app.session.session_id):
                 self._emit(part)
             return
-        if isinstance(event, UserMessageEvent) and event.parent_tool_use_id is None:
+        if isinstance(event, UserMessageEvent) and event.parent_tool_use_id is None and not self.replay_user_messages:
             # The main agent's own input (the prompt, a task notification, stop-hook feedback): Claude Code
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return

@@ -47,8 +47,9 @@ class StreamSession:
                  warn: Callable[[str], None], stdin: BinaryIO | None = None,
                  structured: StructuredResult | None = None,
                  report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
-                 = lambda _write: None) -> None:
+                 = lambda _write: None, replay_user_messages: bool = False) -> None:
         self.run_options = run_options
+        self.replay_user_messages = replay_user_messages
         self.structured = structured
         """``--json-schema``: each prompt's result carries the object the agent handed back."""
         self.permission_prompt_tool = permission_prompt_tool
@@ -179,7 +180,7 @@ class StreamSession:
                         *(f.error for f in getattr(app.registry, "failed_files", []))]:
             self.warn(f"warning: {warning}")
         self.app = app
-        self.writer = StreamJsonWriter(app, self.out)
+        self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages)
         self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage)
         mcp = app.services.mcp
         if mcp is not None:

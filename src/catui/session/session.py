@@ -221,6 +221,9 @@ class Session:
             if not refused:
                 message = with_plan_reminder(self, message)
                 line_uuid = self.append_message(message)
+                history = self.ctx.services.file_history
+                if history is not None and self.config.agent_id is None:
+                    history.begin_prompt(line_uuid)  # the files this prompt's turn changes can be rewound to here
                 self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self.event_fields()))
             while not refused:
                 if self.ctx.abort.is_set():

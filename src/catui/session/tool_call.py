@@ -51,6 +51,9 @@ async def execute_tool(session: Session, name: str, raw_input: dict[str, Any], t
     if isinstance(permitted, ToolResult):
         return permitted
     args, raw_input = permitted
+    history = session.ctx.services.file_history
+    if history is not None:  # the file's state before this prompt's first change to it, for rewind_files
+        history.before_tool(tool.name, raw_input, session.ctx.cwd)
     try:
         result = await tool.call(args, session.ctx)
     except asyncio.CancelledError:

@@ -23,6 +23,7 @@ from catui.tasks.schedule import CronSchedule
 if TYPE_CHECKING:
     from catui.hooks.runner import HookRunner
     from catui.mcp.manager import McpManager
+    from catui.session.file_history import FileHistory
     from catui.session.session import Session
     from catui.subagents.messaging import AgentMessaging
     from catui.subagents.teams.coordinator import TeamCoordinator
@@ -120,6 +121,8 @@ class ToolServices:
     """Where Bash commands run when the ``sandbox`` setting is on (shared by every agent); None when off."""
     schedule: CronSchedule | None = None
     """The session's scheduled prompts (CronCreate / CronDelete / CronList), shared with its sub-agents."""
+    file_history: FileHistory | None = None
+    """File checkpoints for rewind_files (None unless checkpointing is on); sub-agents' edits go in it too."""
 
     def for_child(self, session: Session | None = None) -> ToolServices:
         """A copy for a child agent's context, owned by ``session``."""
