@@ -5,7 +5,7 @@ A line typed at the prompt whose first word is ``/name`` (letters, digits,
 included — goes to the model as typed. Commands run between turns only. The
 commands themselves live in :mod:`catui.cli.slash_session` (``/resume``,
 ``/clear``, ``/compact``, ``/model``, ``/cost``, ``/status``) and
-:mod:`catui.cli.slash_work` (``/agents``, ``/tasks``).
+:mod:`catui.cli.slash_work` (``/agents``, ``/tasks``) and :mod:`catui.cli.slash_rewind` (``/rewind``).
 """
 
 from __future__ import annotations

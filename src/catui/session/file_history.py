@@ -41,6 +41,15 @@ def checkpointing_enabled(env: Any) -> bool:
     return any(str(env.get(name, "")).strip().lower() in {"1", "true", "yes", "on"} for name in CHECKPOINT_ENV)
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A prompt whose turn changed files: its uuid, the start of its text, and the files it changed."""
+
+    prompt_uuid: str
+    preview: str
+    files: tuple[str, ...]
+
+
 @dataclass
 class RewindOutcome:
     """What a rewind did: files written back and files removed (they did not exist at that prompt)."""
@@ -55,6 +64,7 @@ class FileHistory:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._prompts: list[str] = []
+        self._previews: dict[str, str] = {}
         self._current: str | None = None
         self._kept: set[tuple[str, str]] = set()
         self._changes: list[tuple[str, str, str | None]] = []  # (prompt uuid, path, blob or None: absent)
@@ -72,15 +82,25 @@ class FileHistory:
                 continue  # a torn last line from a crash
             if record.get("prompt") and "path" not in record:
                 self._prompts.append(record["prompt"])
+                self._previews[record["prompt"]] = str(record.get("preview", ""))
             elif record.get("prompt") and record.get("path"):
                 self._changes.append((record["prompt"], record["path"], record.get("blob")))
                 self._kept.add((record["prompt"], record["path"]))
 
-    def begin_prompt(self, prompt_uuid: str) -> None:
-        """A new user prompt (its transcript line's uuid): changes from now on belong to it."""
+    def begin_prompt(self, prompt_uuid: str, preview: str = "") -> None:
+        """A new user prompt (its transcript line's uuid; ``preview``: the start of its text, for /rewind)."""
         self._current = prompt_uuid
         self._prompts.append(prompt_uuid)
-        self._append({"prompt": prompt_uuid})
+        self._previews[prompt_uuid] = preview
+        self._append({"prompt": prompt_uuid, "preview": preview})
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """The prompts whose turns changed files, oldest first (rewinding to one undoes it and all after)."""
+        files: dict[str, list[str]] = {}
+        for prompt, path, _blob in self._changes:
+            files.setdefault(prompt, []).append(path)
+        return [Checkpoint(uuid, self._previews.get(uuid, ""), tuple(files[uuid]))
+                for uuid in self._prompts if uuid in files]
 
     def before_tool(self, tool_name: str, raw_input: dict[str, Any], cwd: Path) -> None:
         """Keep the prior state of the file a file tool is about to change (once per prompt and file)."""
@@ -160,3 +180,15 @@ def _write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def prompt_preview(message: Any, width: int = 60) -> str:
+    """The start of a prompt's own text (its last text block that is not a system reminder), on one line."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        texts = [content]
+    else:
+        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+    own = [t for t in texts if t.strip() and not t.lstrip().startswith("<system-reminder>")]
+    line = " ".join((own[-1] if own else "").split())
+    return line if len(line) <= width else line[: width - 1] + "…"

@@ -30,6 +30,7 @@ from catui.session.config import CanUseTool, SessionConfig, TurnTotals, new_sess
 from catui.session.context_window import ContextPolicy
 from catui.session.events import ErrorEvent, Event, ResultEvent, UserMessageEvent
 from catui.session.failures import format_validation_error
+from catui.session.file_history import prompt_preview
 from catui.session.hook_steps import emit_hook_notices, stop_hook_continues
 from catui.session.model_turn import model_turn
 from catui.session.run_state import RunState
@@ -223,7 +224,8 @@ class Session:
                 line_uuid = self.append_message(message)
                 history = self.ctx.services.file_history
                 if history is not None and self.config.agent_id is None:
-                    history.begin_prompt(line_uuid)  # the files this prompt's turn changes can be rewound to here
+                    # The files this prompt's turn changes can be rewound to their state here.
+                    history.begin_prompt(line_uuid, prompt_preview(message))
                 self.emit(UserMessageEvent(message=message, uuid=line_uuid, **self.event_fields()))
             while not refused:
                 if self.ctx.abort.is_set():
