@@ -100,7 +100,13 @@ def test_a_name_survives_a_restart_until_its_agent_ends(tmp_path: Path) -> None:
                 state = StateDB(repo)
                 return bool(state.names(SESSION)) and bool(state.list_tasks(status="running"))
 
-            wait_for(named_and_running, "the named agent running in the first process")
+            def waiting_on_the_model() -> bool:
+                # Running is not enough: the row says running before the agent's transcript holds its prompt,
+                # and a process killed in between leaves nothing to resume (seen under load).
+                return any("SCOUT-JOB" in json.dumps(b["messages"][0]) for b in server.bodies())
+
+            wait_for(lambda: named_and_running() and waiting_on_the_model(),
+                     "the named agent running in the first process, waiting on its model")
             os.kill(first.pid, signal.SIGKILL)
             first.wait(GUARD_S)
         finally:

@@ -12,15 +12,19 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from catui.models.scripted import RequestView
 from catui.state.db import StateDB
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
+from tests.support.loopback import Fault, RecordedRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD_S = 30  # a broken scenario fails here instead of hanging (not a timing assertion)
@@ -58,6 +62,27 @@ def last_user_text(body: dict[str, Any]) -> str:
     return "".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 
+class SecondAgentWaitsServer(AnthropicTestServer):
+    """Answers "Look at main.py" only after the parent was asked about the other agent's notification.
+
+    So the two agents finish one after the other, in a known order, on a machine of any speed (fixed
+    delays of 100 and 300 ms could swap or merge the two notifications on a loaded one).
+    """
+
+    def __init__(self, script: Any) -> None:
+        super().__init__(script)
+        self.first_notified = threading.Event()
+
+    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+        body = request.body if isinstance(request.body, dict) else {}
+        view = RequestView.from_anthropic(body)
+        if "<task-notification>" in view.last_user_text and "toolu_bg2" in view.last_user_text:
+            self.first_notified.set()
+        if "Look at main.py" in view.first_user_text:
+            self.first_notified.wait(GUARD_S)  # a guard against a hang, not a delay
+        super().handle_post(handler, request, fault)
+
+
 def wait_for(predicate: Any, what: str) -> None:
     deadline = time.monotonic() + GUARD_S
     while time.monotonic() < deadline:
@@ -75,10 +100,10 @@ def test_print_mode_waits_then_answers_the_notification(tmp_path: Path, repo: Pa
          "content": [bg_call("toolu_bg1", "Look at main.py"), bg_call("toolu_bg2", "Count the files")]},
         {"match": {"first_user_contains": "Survey", "last_is_tool_result": True},
          "content": text("Two agents are working on it.")},
-        {"match": {"first_user_contains": "Look at main.py"}, "content": text("main.py prints hi."), "delay_ms": 300},
-        {"match": {"first_user_contains": "Count the files"}, "content": text("One file."), "delay_ms": 100},
+        {"match": {"first_user_contains": "Look at main.py"}, "content": text("main.py prints hi.")},
+        {"match": {"first_user_contains": "Count the files"}, "content": text("One file.")},
     ]
-    with AnthropicTestServer({"turns": turns}) as server:
+    with SecondAgentWaitsServer({"turns": turns}) as server:
         env = cli_env(tmp_path, server)
         done = catui(repo, env, "-p", "Survey the repo", "--output-format", "stream-json", "--verbose")
         assert done.returncode == 0, done.stderr
@@ -91,7 +116,7 @@ def test_print_mode_waits_then_answers_the_notification(tmp_path: Path, repo: Pa
     results = [m for m in lines if m.get("type") == "result"]
     assert [r["result"] for r in results] == ["Two agents are working on it.", "Both agents reported.",
                                               "Both agents reported."]
-    # The parent was asked once per notification, in the order the agents finished (the faster first).
+    # The parent was asked once per notification, in the order the agents finished (the counting one first).
     notes = [last_user_text(b) for b in bodies if "<task-notification>" in last_user_text(b)]
     assert len(notes) == 2
     assert "<tool-use-id>toolu_bg2</tool-use-id>" in notes[0] and "<result>One file.</result>" in notes[0]

@@ -11,6 +11,9 @@ import asyncio
 import json
 import subprocess
 import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,12 @@ import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
+from tests.support.loopback import Fault, RecordedRequest
 from tests.test_cli_stream_input import STREAM_FLAGS, ServerFactory, loopback, user
 
 __all__ = ["loopback"]  # fixture used by name
+
+GUARD_S = 60  # a broken scenario fails here instead of hanging (not a timing assertion)
 
 BACKGROUND_SCRIPT: dict[str, Any] = {"turns": [
     {"match": {"first_user_contains": "BG-JOB"}, "content": [{"type": "text", "text": "bg result"}]},
@@ -28,10 +34,64 @@ BACKGROUND_SCRIPT: dict[str, Any] = {"turns": [
     {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_bg", "name": "Agent",
      "input": {"description": "background job", "prompt": "BG-JOB: report", "subagent_type": "general-purpose",
                "run_in_background": True}}]},
-    # The main agent's answer comes late, so the background agent has finished before this turn's result:
-    # the driver must still keep stdin open for the notification turn that follows.
-    {"match": {"last_is_tool_result": True}, "delay_ms": 1500, "content": [{"type": "text", "text": "started it"}]},
+    # The main agent's answer comes late (HeldAnswerServer), so the background agent has finished before this
+    # turn's result: the driver must still keep stdin open for the notification turn that follows.
+    {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "started it"}]},
 ]}
+
+
+class HeldAnswerServer(AnthropicTestServer):
+    """Holds the main agent's answer to its Agent call's result until :meth:`release` (a fixed 1.5 s delay
+    before did not guarantee, on a loaded machine, that the background agent had finished by then)."""
+
+    def __init__(self, script: dict[str, Any]) -> None:
+        super().__init__(script)
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+        body = request.body if isinstance(request.body, dict) else {}
+        last = (body.get("messages") or [{}])[-1]
+        content = last.get("content") if isinstance(last, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == "toolu_bg"
+            for b in content
+        ):
+            self._released.wait(GUARD_S)  # a guard against a hang, not a delay
+        super().handle_post(handler, request, fault)
+
+
+def run_lines_releasing_when_the_task_completes(
+    tmp_path: Path, server: HeldAnswerServer, lines: list[dict[str, Any]], **env: str
+) -> list[dict[str, Any]]:
+    """``run_lines``, releasing the server's held answer once the CLI reported the background task completed."""
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "catui", *STREAM_FLAGS, "--model", "claude-sonnet-4-6"]
+    out: list[dict[str, Any]] = []
+    with tempfile.TemporaryFile("w+") as stderr, subprocess.Popen(
+        command, cwd=project, env=cli_env(tmp_path, server, **env), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=stderr, text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+        proc.stdin.close()
+        try:
+            for text in proc.stdout:  # ends when the CLI exits; the server's hold guards against a hang
+                if not text.strip():
+                    continue
+                out.append(json.loads(text))
+                if out[-1].get("subtype") == "task_updated" and out[-1]["patch"].get("status") == "completed":
+                    server.release()
+            proc.wait(timeout=GUARD_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        stderr.seek(0)
+        assert proc.returncode == 0, stderr.read()
+    return out
 
 
 def run_lines(tmp_path: Path, server: AnthropicTestServer, lines: list[dict[str, Any]], **env: str
@@ -59,11 +119,10 @@ def marks(out: list[dict[str, Any]]) -> list[str]:
     return seen
 
 
-def test_state_frames_stay_running_until_the_background_agents_turn_has_run(
-    loopback: ServerFactory, tmp_path: Path
-) -> None:
-    server = loopback(BACKGROUND_SCRIPT)
-    out = run_lines(tmp_path, server, [user("start a background job")], CLAUDE_CODE_SDK_READS_SESSION_STATE="1")
+def test_state_frames_stay_running_until_the_background_agents_turn_has_run(tmp_path: Path) -> None:
+    with HeldAnswerServer(BACKGROUND_SCRIPT) as server:
+        out = run_lines_releasing_when_the_task_completes(
+            tmp_path, server, [user("start a background job")], CLAUDE_CODE_SDK_READS_SESSION_STATE="1")
     assert marks(out) == ["state:running", "task:completed", "result:started it", "result:bg reported", "state:idle"]
     frames = [o for o in out if o.get("subtype") == "session_state_changed"]
     assert all(f["sdk_host_only"] is True and f["session_id"] == out[-1]["session_id"] for f in frames)
@@ -84,10 +143,10 @@ def test_no_state_frames_unless_asked_and_the_callers_opt_in_has_no_marker(
 
 
 async def test_the_sdk_keeps_stdin_open_for_the_notification_turns_hooks(
-    loopback: ServerFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sdk = pytest.importorskip("claude_agent_sdk")
-    from tests.test_cli_sdk_protocol import GUARD_S, options_for
+    from tests.test_cli_sdk_protocol import options_for
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CATUI_HOME", str(tmp_path / "catui-home"))
@@ -98,13 +157,17 @@ async def test_the_sdk_keeps_stdin_open_for_the_notification_turns_hooks(
         stops.append(input_data["hook_event_name"])
         return {}
 
-    server = loopback(BACKGROUND_SCRIPT)
-    options = options_for(server, tmp_path, hooks={"Stop": [sdk.HookMatcher(hooks=[on_stop])]})
+    async def gather(server: HeldAnswerServer) -> list[Any]:
+        options = options_for(server, tmp_path, hooks={"Stop": [sdk.HookMatcher(hooks=[on_stop])]})
+        messages = []
+        async for message in sdk.query(prompt="start a background job", options=options):
+            messages.append(message)
+            if isinstance(message, sdk.TaskUpdatedMessage) and message.status == "completed":
+                server.release()
+        return messages
 
-    async def gather() -> list[Any]:
-        return [m async for m in sdk.query(prompt="start a background job", options=options)]
-
-    messages = await asyncio.wait_for(gather(), GUARD_S)
+    with HeldAnswerServer(BACKGROUND_SCRIPT) as server:
+        messages = await asyncio.wait_for(gather(server), GUARD_S)
     assert [m.result for m in messages if isinstance(m, sdk.ResultMessage)] == ["started it", "bg reported"]
     assert stops == ["Stop", "Stop"]  # the notification turn's Stop hook was answered too
     updates = [m for m in messages if isinstance(m, sdk.TaskUpdatedMessage)]

@@ -52,7 +52,7 @@ async def test_events_buffered_before_an_interrupt_come_first() -> None:
     gate, log = asyncio.Event(), list[str]()
     gate.set()
     pump = EventPump(gated_stream(gate, 2, 0, log))
-    await asyncio.sleep(0.01)  # the pump has read both events and the end
+    await asyncio.wait({pump.task})  # the pump has read both events and the end
     pump.interrupt()
     assert texts([await pump.next(), await pump.next()]) == ["0", "1"]
     with pytest.raises(StopAsyncIteration):  # after the end an interrupt changes nothing

@@ -170,6 +170,31 @@ async def test_a_response_left_unread_discards_its_connection() -> None:
     assert pool.connections_opened == 2
 
 
+async def test_a_connect_the_loop_saw_late_is_kept_not_abandoned() -> None:
+    """A starved process sees its connect try's timer and the accepted connection in the same loop iteration.
+
+    The timer used to win: the try was abandoned and a second connection opened, although the server had
+    accepted the first at once (a flake of the connection counts on a loaded machine). The stall here is a
+    blocking call longer than the first connect try, as a busy machine makes it.
+    """
+    import time
+
+    from catui.models.connection_limits import CONNECT_ATTEMPT_S
+
+    server = started()
+    try:
+        pool = lean_http.pool()
+        body = json.dumps({"model": "m", "max_tokens": 5, "messages": [], "stream": True}).encode()
+        asyncio.get_running_loop().call_soon(time.sleep, CONNECT_ATTEMPT_S[0] + 0.2)  # runs while the connect waits
+        response = await pool.post(f"{server.url}/v1/messages", headers={"x-api-key": "k"}, body=body,
+                                   timeouts=TIMEOUTS)  # fmt: skip
+        assert b"message_stop" in await response.aread()
+    finally:
+        server.stop()
+    assert pool.connections_opened == 1
+    assert len(server.connections) == 1
+
+
 async def test_closing_the_shared_clients_closes_the_lean_pool() -> None:
     server = started()
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from catui.models.pricing import cost_usd
 from catui.session.budget import SessionBudget
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
+from tests.support.inflight_server import InFlightServer
 from tests.support.sdk_backend import isolated_sdk_home  # noqa: F401 (autouse fixture)
 
 GUARD_S = 60  # a broken scenario fails here instead of hanging (not a timing assertion)
@@ -128,7 +130,7 @@ def test_a_background_agent_crossing_the_budget_while_the_parent_waits_ends_the_
     script = {"turns": [
         {"match": {"system_contains": "You are WORKER", "last_is_tool_result": False},
          "content": [{"type": "text", "text": "Background spending."}, bash_call("touch bg_ran.txt")],
-         "usage": {"input_tokens": 10_000, "output_tokens": 10}, "delay_ms": 300},
+         "usage": {"input_tokens": 10_000, "output_tokens": 10}},
         {"match": {"system_contains": "You are WORKER"}, "content": text("CHILD SHOULD NOT GO ON")},
         {"match": {"first_user_contains": "PARENT", "last_user_contains": "<task-notification>"},
          "content": text("PARENT SHOULD NOT BE ASKED AGAIN")},
@@ -138,9 +140,14 @@ def test_a_background_agent_crossing_the_budget_while_the_parent_waits_ends_the_
         {"match": {"first_user_contains": "PARENT", "last_is_tool_result": True}, "content": text("waiting"),
          "usage": {"input_tokens": 10, "output_tokens": 10}},
     ]}
-    with AnthropicTestServer(script) as server:
-        done = run_cli(repo, cli_env(tmp_path, server), "PARENT go", "--max-budget-usd", "0.01",
-                       "--allowedTools", "Bash")
+    # The child's crossing answer is held until the parent's turn has ended (its result line is out): the
+    # parent then waits for its background agent, whatever the machine's speed. (A fixed delay here let a
+    # slow parent still be in its turn when the child crossed, and that turn became the last.)
+    with InFlightServer(script, marker="CHILD", hold_until=2, hold_timeout_s=GUARD_S) as server:
+        done = run_cli_releasing_after_first_result(
+            repo, cli_env(tmp_path, server), server, "PARENT go", "--max-budget-usd", "0.01",
+            "--allowedTools", "Bash",
+        )
         assert len(requests_with(server, "You are WORKER")) == 1
         assert not requests_with(server, "<task-notification>")
     lines = lines_of(done)
@@ -149,6 +156,29 @@ def test_a_background_agent_crossing_the_budget_while_the_parent_waits_ends_the_
     assert "CHILD SHOULD NOT GO ON" not in done.stdout and "PARENT SHOULD NOT" not in done.stdout
     assert not (repo / "bg_ran.txt").exists()
     assert done.returncode == 1
+
+
+def run_cli_releasing_after_first_result(
+    repo: Path, env: dict[str, str], server: InFlightServer, prompt: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``run_cli`` in stream-json, releasing the server's held requests once the first result line is printed."""
+    command = [sys.executable, "-m", "catui", "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
+    with tempfile.TemporaryFile("w+") as stderr, subprocess.Popen(
+        command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        out: list[str] = []
+        try:
+            for line in proc.stdout:  # ends when the CLI exits; the server's hold guards against a hang
+                out.append(line)
+                if line.strip() and json.loads(line).get("type") == "result":
+                    server.release()
+            proc.wait(timeout=GUARD_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        stderr.seek(0)
+        return subprocess.CompletedProcess(command, proc.returncode, "".join(out), stderr.read())
 
 
 def test_models_without_a_price_count_tokens_and_say_so(tmp_path: Path) -> None:

@@ -308,8 +308,8 @@ async def test_stop_now_ends_the_stream_at_once_and_cancels_the_request(tmp_path
     await asyncio.sleep(0.05)
     started = time.monotonic()
     session.stop_now()
-    await asyncio.wait_for(consumer, 5)
-    assert time.monotonic() - started < 2
+    await asyncio.wait_for(consumer, 20)
+    assert time.monotonic() - started < 10, "the stream waited for the model's 30 s answer"
     assert not any(isinstance(e, ResultEvent) for e in events)  # the caller reports a stop
     assert not session.is_running()
     assert session.ctx.abort.is_set()

@@ -248,6 +248,33 @@ async def test_cancelled_creation_leaves_nothing(tmp_path: Path, monkeypatch: py
     state.close()
 
 
+async def test_a_git_cancelled_while_it_starts_is_left_to_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel landing while the subprocess's pipes are being connected must not kill the running git.
+
+    asyncio kills such a child; a `worktree add` killed that way left its entry locked
+    ("initializing") and the rollback could not remove it (test_cancelled_creation_leaves_nothing
+    failed that way under load).
+    """
+    import asyncio
+
+    from catui.worktree.gitcmd import run_git
+
+    isolate_git(monkeypatch, tmp_path / "home")
+    repo = make_repo(tmp_path / "proj")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nsleep 0.3\n", encoding="utf-8")  # git is still running when the cancel lands
+    hook.chmod(0o755)
+    task = asyncio.ensure_future(run_git("commit", "-q", "--allow-empty", "-m", "second", cwd=repo))
+    await asyncio.sleep(0)  # the task has started git and waits for its pipes to connect
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert git(repo, "log", "--format=%s").split() == ["second", "initial"], "git was left to finish"
+
+
 async def test_a_failing_second_create_hook_undoes_what_the_first_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

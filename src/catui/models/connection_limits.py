@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from typing import Generic, TypeVar
 
 DEFAULT_MAX_CONNECTIONS_PER_HOST = 32
@@ -58,6 +58,47 @@ def connect_attempts(total_s: float) -> Iterator[float]:
         yield attempt
         left -= attempt
         index += 1
+
+
+CATCH_UP_STEPS = 8
+"""Loop iterations a connect try gets after its timer fired, to finish a handshake the kernel already completed
+(a completed connect needs about four: the socket's readiness, the transport, ``connection_made``, the return)."""
+
+ResultT = TypeVar("ResultT")
+
+
+async def within_attempt(connect: Awaitable[ResultT], attempt_s: float) -> ResultT:
+    """Await ``connect`` for one try of the connect schedule; raises :class:`TimeoutError` when it was not accepted.
+
+    When the process was starved (a loaded machine), the try's timer and the
+    connection's readiness are seen in the same loop iteration and the timer
+    would win, abandoning a connection the server had accepted long before
+    (the server then counts one connection more). So a try whose timer fired
+    gets :data:`CATCH_UP_STEPS` loop iterations, no wall time, to finish what
+    is already ready; a SYN the server really did not accept cannot finish in them.
+    """
+    attempt = asyncio.ensure_future(connect)
+    try:
+        await asyncio.wait({attempt}, timeout=attempt_s)
+        for _ in range(CATCH_UP_STEPS):
+            if attempt.done():
+                break
+            await asyncio.sleep(0)
+    except BaseException:
+        attempt.cancel()
+        raise
+    if attempt.done():
+        return attempt.result()
+    attempt.cancel()
+    try:
+        await attempt
+    except asyncio.CancelledError:
+        pass
+    except Exception:  # the try failed while it was being abandoned: it timed out all the same
+        pass
+    else:  # it connected while being abandoned: take it after all
+        return attempt.result()
+    raise TimeoutError(f"connect try not accepted within {attempt_s:g} s")
 
 
 class OriginLimits(Generic[ConnectionT]):

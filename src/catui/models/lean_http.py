@@ -39,7 +39,12 @@ from typing import TYPE_CHECKING
 
 import h11
 
-from catui.models.connection_limits import DEFAULT_MAX_CONNECTIONS_PER_HOST, OriginLimits, connect_attempts
+from catui.models.connection_limits import (
+    DEFAULT_MAX_CONNECTIONS_PER_HOST,
+    OriginLimits,
+    connect_attempts,
+    within_attempt,
+)
 from catui.models.lean_connection import (
     KEEPALIVE_EXPIRY_S,
     MAX_HEAD_BYTES,
@@ -265,15 +270,17 @@ class LeanPool:
         fresh one (or reuses a connection that came free) rather than wait on the kernel's SYN back-off.
         """
         try:
-            async with asyncio.timeout(attempt_s):
-                return await asyncio.open_connection(
+            return await within_attempt(
+                asyncio.open_connection(
                     target.host,
                     target.port,
                     limit=READ_SIZE,
                     # A name may resolve to an unreachable IPv6 address first: race the addresses
                     # (RFC 8305) as httpx2 does, rather than wait out the connect timeout on it.
                     happy_eyeballs_delay=None if is_ip_literal(target.host) else HAPPY_EYEBALLS_DELAY_S,
-                )
+                ),
+                attempt_s,
+            )
         except TimeoutError as err:
             raise _AttemptTimedOut from err
 

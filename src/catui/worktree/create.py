@@ -257,7 +257,10 @@ async def _remove_git_worktree(info: WorktreeInfo) -> None:
     except OSError:
         pass
     if info.path.exists():
-        await run_git("worktree", "remove", "--force", str(info.path), cwd=info.git_root, retry_on_lock=True)
+        # Twice --force: a `worktree add` killed half-way (it outlasted the cancel grace) leaves its
+        # entry locked "initializing", and the lock is ours to override.
+        await run_git("worktree", "remove", "--force", "--force", str(info.path), cwd=info.git_root,
+                      retry_on_lock=True)  # fmt: skip
     if os.path.lexists(info.path):
         shutil.rmtree(info.path, ignore_errors=True)
     await run_git("worktree", "prune", cwd=info.git_root, retry_on_lock=True)

@@ -92,31 +92,11 @@ async def run_git(
     git = git_executable()
     attempt = 0
     while True:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                git,
-                *args,
-                cwd=str(cwd),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=_git_env(env),
-            )
-        except FileNotFoundError as exc:
-            if not Path(cwd).is_dir():
-                raise WorktreeError(f"cannot run git in {cwd}: the folder does not exist") from exc
-            raise WorktreeError(f"cannot run git ({git}): {exc}") from exc
-        except OSError as exc:
-            raise WorktreeError(f"cannot run git in {cwd}: {exc}") from exc
+        proc = await _start_git(git, args, cwd, env)
         try:
             out, err = await proc.communicate()
         except asyncio.CancelledError:
-            # Let git finish rather than kill it half-way (a killed `worktree add` leaves a locked
-            # entry behind); the caller's rollback then undoes a complete result.
-            try:
-                await asyncio.wait_for(proc.wait(), timeout=CANCEL_GRACE_S)
-            except (TimeoutError, asyncio.CancelledError):
-                proc.kill()
+            await _let_git_finish(proc)
             raise
         result = GitResult(
             args=tuple(args),
@@ -129,3 +109,61 @@ async def run_git(
             await asyncio.sleep(random.uniform(0.01, 0.05) * attempt)
             continue
         return result
+
+
+async def _start_git(
+    git: str, args: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None
+) -> asyncio.subprocess.Process:
+    """Start git; a cancellation that arrives meanwhile waits for the started git to finish, then propagates.
+
+    The start is shielded because asyncio kills a child whose pipes were still being connected when the
+    awaiting task was cancelled, and git is running by then: a `worktree add` killed that way leaves
+    its admin entry locked ("initializing"), which neither `worktree remove --force` nor `prune` clears.
+    """
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            git,
+            *args,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=_git_env(env),
+        )
+    )
+    try:
+        return await _started(asyncio.shield(starting), git, cwd)
+    except asyncio.CancelledError:
+        if not starting.cancelled():
+            try:
+                proc = await _started(starting, git, cwd)
+            except (WorktreeError, asyncio.CancelledError):
+                raise asyncio.CancelledError from None
+            await _let_git_finish(proc)
+        raise
+
+
+async def _started(
+    starting: asyncio.Future[asyncio.subprocess.Process], git: str, cwd: Path
+) -> asyncio.subprocess.Process:
+    try:
+        return await starting
+    except FileNotFoundError as exc:
+        if not Path(cwd).is_dir():
+            raise WorktreeError(f"cannot run git in {cwd}: the folder does not exist") from exc
+        raise WorktreeError(f"cannot run git ({git}): {exc}") from exc
+    except OSError as exc:
+        raise WorktreeError(f"cannot run git in {cwd}: {exc}") from exc
+
+
+async def _let_git_finish(proc: asyncio.subprocess.Process) -> None:
+    """After a cancellation: let git finish rather than kill it half-way.
+
+    A killed `worktree add` leaves a locked entry behind; the caller's rollback then undoes a complete
+    result instead. Only a git that outlasts the grace period (or a second cancellation) is killed.
+    """
+    try:
+        await asyncio.wait_for(proc.wait(), timeout=CANCEL_GRACE_S)
+    except (TimeoutError, asyncio.CancelledError):
+        if proc.returncode is None:
+            proc.kill()
