@@ -860,3 +860,31 @@ async def test_a_message_queued_during_the_last_request_is_not_lost(tmp_path: Pa
     assert [(n["id"], n["result"]) for n in notes] == [(agent_id, "Finished late."),
                                                       (agent_id, "Took the late news into account.")]
     await app.aclose()
+
+
+async def test_an_agent_that_died_before_its_first_line_starts_over_on_its_task(tmp_path: Path, project: Path) -> None:
+    started = {"match": {"first_user_contains": "Count the ghosts", "last_is_tool_result": False},
+               "content": [{"type": "text", "text": "Three ghosts, and hello back."}]}
+    app = make_app(tmp_path, project, [started, NOTED], Gates())
+    ghost = "a00112233445566ff"
+    tasks = project / ".catui" / "tasks"
+    tasks.mkdir(parents=True, exist_ok=True)
+    (tasks / f"{ghost}.output").write_text("", encoding="utf-8")  # created, then the process died
+    (tasks / f"{ghost}.meta.json").write_text(json.dumps(
+        {"agentType": "worker", "description": "count", "prompt": "Count the ghosts"}))
+    from catui.tools.base import CURRENT_TOOL_USE_ID
+
+    token = CURRENT_TOOL_USE_ID.set("toolu_send")
+    try:
+        reply = await SendMessageTool().call(SendMessageInput(to=ghost, message="hello"), app.session.ctx)
+    finally:
+        CURRENT_TOOL_USE_ID.reset(token)
+    assert not reply.is_error, reply.content
+    content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
+    assert content is not None
+    note = NOTIFICATION_RE.match(content[0]["text"])
+    assert note is not None and note["status"] == "completed" and note["result"] == "Three ghosts, and hello back."
+    first = jsonl(tasks / f"{ghost}.output")[0]
+    text = json.dumps(first["message"])
+    assert text.index("Count the ghosts") < text.index("hello")  # its task, then the message
+    await app.aclose()

@@ -47,6 +47,9 @@ class ChildTranscripts:
         # The resolved model and why it was chosen are part of the run's metadata (also in telemetry).
         meta["model"] = plan.model.model_id
         meta["modelReason"] = plan.model.reason
+        # Written before the transcript's first line: an agent whose process died before that line can
+        # still be resumed, from its task (see SubagentResumer.resume_from_transcript).
+        meta["prompt"] = plan.request.prompt
         write_json_atomic(folder / f"agent-{plan.agent_id}.meta.json", meta)
         return writer, path
 

@@ -70,9 +70,13 @@ class AgentResumer:
                 return (f"Agent {agent_id} is still running in another catui process (pid {pid}); message it "
                         "from there, or stop it with `catui tasks stop` first.")
         history = resumable_history(read_transcript(transcript))
-        if not history:
-            return f"Agent {agent_id} cannot be resumed: its transcript {transcript} holds no messages."
         meta = read_meta(transcript, agent_id)
+        if not history:
+            original = meta.get("prompt")
+            if not isinstance(original, str) or not original:
+                return f"Agent {agent_id} cannot be resumed: its transcript {transcript} holds no messages."
+            # Its process died before the agent's first line was written: it starts on its task now.
+            text = f"{original}\n\n{text}"
         agent_type = meta.get("agentType") or (row or {}).get("agent_type")
         if not isinstance(agent_type, str) or not agent_type:
             return (f"Agent {agent_id} cannot be resumed: its agent type is not recorded (no meta.json beside "
