@@ -82,9 +82,7 @@ class AgentTaskRecords:
             self._carried.pop(run.agent_id, None)
         self._attach_output(run, output, copy_existing=copy_existing)
         worktree_path = str(run.worktree.path) if run.worktree is not None else None
-        # The task too: an agent whose process died before its first transcript line starts over from it.
-        meta: dict[str, Any] = {"agentType": run.agent_type, "description": run.description,
-                                "prompt": run.request.prompt}
+        meta: dict[str, Any] = {"agentType": run.agent_type, "description": run.description}
         if worktree_path:
             meta["worktreePath"] = worktree_path
         write_json_atomic(output.with_name(f"{run.agent_id}.meta.json"), meta)

@@ -59,6 +59,17 @@ class AgentResumer:
                 return found
         return None
 
+    def _recorded_prompt(self, agent_id: str) -> str | None:
+        """The task an agent was given, from the meta.json beside its session transcript (catui writes it there)."""
+        sessions = self.transcripts.sessions_dir
+        if sessions is None:
+            return None
+        for found in sorted(Path(sessions).glob(f"*/subagents/agent-{agent_id}.meta.json")):
+            prompt = read_meta(found.with_name(f"agent-{agent_id}.jsonl"), agent_id).get("prompt")
+            if isinstance(prompt, str) and prompt:
+                return prompt
+        return None
+
     async def resume_from_transcript(self, agent_id: str, text: str, transcript: Path) -> str | None:
         """Continue ``agent_id`` from ``transcript`` with ``text``; returns None when it resumed, else why not."""
         if agent_id in self._resuming:
@@ -72,7 +83,7 @@ class AgentResumer:
         history = resumable_history(read_transcript(transcript))
         meta = read_meta(transcript, agent_id)
         if not history:
-            original = meta.get("prompt")
+            original = meta.get("prompt") or self._recorded_prompt(agent_id)
             if not isinstance(original, str) or not original:
                 return f"Agent {agent_id} cannot be resumed: its transcript {transcript} holds no messages."
             # Its process died before the agent's first line was written: it starts on its task now.
