@@ -536,7 +536,7 @@ def test_read_agent_bytes_reads_the_whole_file_when_the_size_hint_is_stale(tmp_p
 def test_common_field_values_always_pass_the_strict_check() -> None:
     """The Markdown loader skips fields_are_checked for files with only COMMON_KEYS: coerce_fields' values
     for those keys must pass it whatever the input (tool strings and lists, models, colours)."""
-    from catui.agents.definition import fields_are_checked
+    from catui.agents.checked_fields import fields_are_checked
     from catui.agents.fields import COMMON_KEYS, coerce_fields
 
     tool_values: list[object] = [

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from catui.agents.definition import AgentDefinition, AgentSource, agent_name_problem
+from catui.agents.definition import AgentDefinition
+from catui.agents.field_values import AgentSource, agent_name_problem
 from catui.agents.markdown import build_definition
 from catui.agents.problems import AgentWarning, FailedFile
 

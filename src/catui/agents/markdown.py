@@ -16,15 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catui.agents.definition import (
-    AGENT_SOURCES,
-    AgentDefinition,
-    AgentSource,
-    agent_name_problem,
-    construct_checked,
-    construct_loaded_file,
-    fields_are_checked,
-)
+from catui.agents.checked_fields import fields_are_checked
+from catui.agents.definition import AgentDefinition, construct_checked, construct_loaded_file
+from catui.agents.field_values import AGENT_SOURCES, AgentSource, agent_name_problem
 from catui.agents.fields import COMMON_KEYS, KNOWN_KEYS, coerce_fields, extra_fields
 from catui.agents.frontmatter import (
     BOM,

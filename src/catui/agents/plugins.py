@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catui.agents.definition import AgentDefinition, agent_name_problem
+from catui.agents.definition import AgentDefinition
+from catui.agents.field_values import agent_name_problem
 from catui.agents.frontmatter import BOM, find_frontmatter, parse_markdown
 from catui.agents.json_agents import agents_from_json_mapping
 from catui.agents.line_warnings import LineNamingWarner

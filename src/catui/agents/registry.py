@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.builtin import builtin_agents, guide_enabled
-from catui.agents.definition import AgentDefinition, AgentSource
+from catui.agents.definition import AgentDefinition
+from catui.agents.field_values import AgentSource
 from catui.agents.known_tools import known_tool_names, unknown_tool_names
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
