@@ -265,7 +265,8 @@ def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadStat
         if not scan.files:
             continue
         # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
-        from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, stat_and_read_agent_file
+        from catui.agents.agent_file_io import AgentFileError, stat_and_read_agent_file
+        from catui.agents.markdown import load_markdown_agent_batch
 
         previous = state.previous_files.get
         files, origins, add_agent = state.files, state.origins, state.agents.append

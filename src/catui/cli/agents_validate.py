@@ -91,7 +91,8 @@ def validate_paths(paths: Sequence[Path]) -> ValidationReport:
 
 def _validate_file(path: Path, report: ValidationReport, *, explicit: bool) -> None:
     # lazy: the Markdown loader (~15 ms); `catui agents list` loads it only when agent files exist
-    from catui.agents.markdown import AgentFileError, load_markdown_agent, read_agent_file
+    from catui.agents.agent_file_io import AgentFileError, read_agent_file
+    from catui.agents.markdown import load_markdown_agent
 
     try:
         text = read_agent_file(path)
