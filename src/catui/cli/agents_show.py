@@ -18,11 +18,6 @@ from catui.errors import CatuiError
 from catui.models.resolve import resolve_model
 from catui.subagents.models import SUBAGENT_MODEL_ENV
 
-# Observed: no sub-agent receives these (sub-agents cannot nest, ask the user, or manage tasks).
-NEVER_GIVEN_TO_CHILDREN = frozenset(
-    {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop"}
-)
-
 
 def main_tool_names() -> list[str]:
     """The main agent's tool names: catui's registry when it imports, else Claude Code's observed list."""
@@ -42,14 +37,17 @@ def final_tool_list(agent: AgentDefinition, available: Sequence[str]) -> tuple[l
     """(tools the agent would get as a sub-agent, entries of its lists that match no available tool).
 
     Mirrors the run-time filter by name: start from the main agent's tools minus those no
-    sub-agent receives, keep the allow-list (``*``/absent = all), then remove the deny-list.
+    sub-agent receives (the run-time filter's own list), keep the allow-list (``*``/absent = all), then remove the deny-list.
     MCP entries are kept as written; they are matched once servers connect.
     """
+    # lazy: the run-time filter's module imports the tool base classes; only `show` needs its list
+    from catui.subagents.tool_filter import TOOLS_NEVER_GIVEN_TO_CHILDREN
+
     def base(entry: str) -> str:
         name = tool_base_name(entry)
         return "Agent" if name == "Task" else name
 
-    pool = [name for name in available if name not in NEVER_GIVEN_TO_CHILDREN]
+    pool = [name for name in available if name not in TOOLS_NEVER_GIVEN_TO_CHILDREN]
     unmatched: list[str] = []
     if agent.allows_all_tools:
         chosen = list(pool)

@@ -76,6 +76,7 @@ class HookRunner:
     # -- plumbing -------------------------------------------------------------------------------
 
     def has(self, event: str) -> bool:
+        """Whether any hook is configured for ``event`` (callers skip building its input otherwise)."""
         return self.config.has(event)
 
     def _payload(self, event: str, ctx: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
