@@ -150,9 +150,7 @@ def _allowing_rule(ctx: PermissionState, request: PermissionRequest, cwd: Path) 
         return rule
     # A compound command may be covered part by part by different allow rules, and parts that only
     # read inside the working directories (cd src, git status) need no rule of their own.
-    if canonical_tool_name(request.tool_name) != "Bash":
-        return None
-    command = request_subject(request)
+    command = _bash_command(request)
     if command is None:
         return None
     parts = command_parts(command)
@@ -219,9 +217,9 @@ SANDBOX_APPROVING_MODES: frozenset[str] = frozenset({"default", "acceptEdits", "
 
 def _runs_sandboxed(ctx: PermissionState, request: PermissionRequest) -> bool:
     """Whether this is a Bash command that will run inside the sandbox (so the sandbox bounds what it writes)."""
-    if not ctx.sandboxed_bash or canonical_tool_name(request.tool_name) != "Bash":
+    if not ctx.sandboxed_bash:
         return False
-    command = request_subject(request)
+    command = _bash_command(request)
     return command is not None and not is_excluded_command(command, ctx.sandbox_excluded_commands)
 
 
@@ -239,9 +237,7 @@ def _shell_writes_outside(ctx: PermissionState, request: PermissionRequest, cwd:
     An allow rule approves a command, not a place to write: ``Bash(npm test:*)`` does not cover
     ``npm test > ~/.bashrc``.
     """
-    if canonical_tool_name(request.tool_name) != "Bash":
-        return None
-    command = request_subject(request)
+    command = _bash_command(request)
     if command is None:
         return None
     outside = redirects_outside(command, ctx.working_directories, cwd)
@@ -257,12 +253,8 @@ def _shell_writes_outside(ctx: PermissionState, request: PermissionRequest, cwd:
 
 def _is_read_only_shell(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> bool:
     """A Bash call whose command only reads inside the working directories (ls, git status, grep …)."""
-    if canonical_tool_name(request.tool_name) != "Bash":
-        return False
-    command = request_subject(request)
-    if command is None:
-        return False
-    return is_read_only_command(command, ctx.working_directories, cwd)
+    command = _bash_command(request)
+    return command is not None and is_read_only_command(command, ctx.working_directories, cwd)
 
 
 # The plan is written with these; Bash and NotebookEdit stay read-only even on the plan file.
@@ -280,6 +272,13 @@ def _writes_plan_file(ctx: PermissionState, request: PermissionRequest, cwd: Pat
         return path.resolve() == ctx.plan_file.resolve()
     except (OSError, RuntimeError):
         return False
+
+
+def _bash_command(request: PermissionRequest) -> str | None:
+    """The command of a Bash call (None for other tools, or a Bash call without one)."""
+    if canonical_tool_name(request.tool_name) != "Bash":
+        return None
+    return request_subject(request)
 
 
 def _is_file_call(request: PermissionRequest) -> bool:
