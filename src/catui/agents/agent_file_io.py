@@ -11,22 +11,16 @@ import stat as stat_module
 from pathlib import Path
 
 MAX_AGENT_FILE_BYTES = 1024 * 1024
-
-
-
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
 
 
 class AgentFileError(Exception):
     """A definition file could not be read; the message says why and what to do."""
 
 
-
 def read_agent_file(path: str | Path, *, size_hint: int | None = None) -> str:
     """The file's text (UTF-8, BOM kept for the parser to handle). Raises AgentFileError."""
     return decode_agent_file(read_agent_bytes(path, size_hint=size_hint))
-
 
 
 def read_agent_bytes(path: str | Path, *, size_hint: int | None = None) -> bytes:
@@ -41,7 +35,6 @@ def read_agent_bytes(path: str | Path, *, size_hint: int | None = None) -> bytes
             os.close(descriptor)
     except OSError as exc:
         raise _file_error(exc) from None
-
 
 
 def stat_and_read_agent_file(path: str, unchanged_key: tuple[int, int] | None) -> tuple[int, int, bytes | None]:
@@ -68,13 +61,11 @@ def stat_and_read_agent_file(path: str, unchanged_key: tuple[int, int] | None) -
         raise _file_error(exc) from None
 
 
-
 def _check_size(size: int) -> None:
     if size > MAX_AGENT_FILE_BYTES:
         raise AgentFileError(
             f"file is {size:,} bytes; agent definitions are limited to {MAX_AGENT_FILE_BYTES:,} bytes"
         )
-
 
 
 def _read_descriptor(descriptor: int, size: int) -> bytes:
@@ -95,7 +86,6 @@ def _read_descriptor(descriptor: int, size: int) -> bytes:
     return data
 
 
-
 def _file_error(exc: OSError) -> AgentFileError:
     """The AgentFileError for an OSError met while opening or reading a definition file."""
     if isinstance(exc, IsADirectoryError):
@@ -105,7 +95,6 @@ def _file_error(exc: OSError) -> AgentFileError:
     if isinstance(exc, PermissionError):
         return AgentFileError("permission denied; make the file readable")
     return AgentFileError(f"cannot read the file: {exc.strerror or exc}")
-
 
 
 def decode_agent_file(data: bytes) -> str:

@@ -24,10 +24,8 @@ def _is_str(value: Any) -> bool:
     return type(value) is str
 
 
-
 def _is_optional_str(value: Any) -> bool:
     return value is None or type(value) is str
-
 
 
 def _is_optional_name_list(value: Any) -> bool:
@@ -37,15 +35,12 @@ def _is_optional_name_list(value: Any) -> bool:
     return type(value) is list and all(type(item) is str and item.strip() for item in value)
 
 
-
 def _is_optional_str_dict(value: Any) -> bool:
     return value is None or (type(value) is dict and all(type(key) is str for key in value))
 
 
-
 def _is_optional_bool(value: Any) -> bool:
     return value is None or type(value) is bool
-
 
 
 def _one_of(choices: tuple[Any, ...]) -> Callable[[Any], bool]:
@@ -53,7 +48,6 @@ def _one_of(choices: tuple[Any, ...]) -> Callable[[Any], bool]:
         return value is None or (type(value) is str and value in choices)
 
     return check
-
 
 
 # One cheap, strict check per field: True only for values validation would accept unchanged.
@@ -94,7 +88,6 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "stall_timeout": lambda v: v is None or (type(v) is float and v > 0),
     "output_schema": lambda v: v is None or type(v) is dict,
 }
-
 
 
 def fields_are_checked(fields: dict[str, Any]) -> bool:

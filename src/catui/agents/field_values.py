@@ -22,6 +22,7 @@ AGENT_COLORS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "or
 MAX_AGENT_NAME_LENGTH = 200
 _CONTROL_CHARACTERS_RE = re.compile("[\x00-\x1f\x7f]")
 
+
 def agent_name_problem(name: object) -> str | None:
     """Why ``name`` cannot be an agent type, or None when it can.
 
@@ -38,7 +39,6 @@ def agent_name_problem(name: object) -> str | None:
     if len(name) > MAX_AGENT_NAME_LENGTH:
         return f"is {len(name)} characters long; the limit is {MAX_AGENT_NAME_LENGTH}"
     return None
-
 
 
 def normalize_model(value: object) -> str | None:

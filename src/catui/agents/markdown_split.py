@@ -14,7 +14,6 @@ from catui.agents.frontmatter import BOM
 _WHITESPACE_RUN_RE = re.compile(r"\s*")  # \s on str is str.isspace(), what str.strip() removes
 
 
-
 def prompt_from(text: str, start: int) -> str:
     """The system prompt: ``text[start:]`` trimmed, with Windows line endings made plain.
 
@@ -31,14 +30,9 @@ def prompt_from(text: str, start: int) -> str:
     return prompt.replace("\r\n", "\n") if "\r" in prompt else prompt
 
 
-
 # ASCII bytes that JavaScript's \s matches (find_frontmatter's skips), and those str.strip() removes.
 _JS_SPACE_BYTES = frozenset(b"\t\n\v\f\r ")
-
-
-
 _STRIP_BYTES = frozenset(b"\t\n\v\f\r\x1c\x1d\x1e\x1f ")
-
 
 
 def split_plain_file(data: bytes) -> tuple[str, str] | None:

@@ -16,9 +16,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Plugin agents", ("plugin",)),
     ("Built-in agents", ("built-in",)),
 )
-
-
-
+# How `list` and `show` name each source.
 SOURCE_LABELS = {
     "flagSettings": "--agents",
     "sdk": "SDK",
@@ -27,7 +25,6 @@ SOURCE_LABELS = {
     "plugin": "plugin",
     "built-in": "built-in",
 }
-
 
 
 def format_listing(registry: AgentRegistry, notes: Sequence[str] = ()) -> str:
@@ -59,13 +56,11 @@ def format_listing(registry: AgentRegistry, notes: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-
 def describe_origin(agent: AgentDefinition, registry: AgentRegistry) -> str:
     """Where an agent comes from: ``project: /path/x.md``, or just ``--agents`` when the label says it all."""
     label = SOURCE_LABELS.get(agent.source, agent.source)
     origin = registry.origin(agent)
     return label if origin in (FLAG_ORIGIN, SDK_ORIGIN, "built-in") else f"{label}: {origin}"
-
 
 
 def _failed_lines(failed: Sequence[FailedFile]) -> list[str]:

@@ -24,7 +24,6 @@ def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-
 def parse_agents_json(agents_json: str | None) -> dict[str, Any] | None:
     """The ``--agents`` JSON object, or None when the option is absent (a usage error when malformed)."""
     if not agents_json:
@@ -38,7 +37,6 @@ def parse_agents_json(agents_json: str | None) -> dict[str, Any] | None:
             '--agents must be a JSON object: {"name": {"description": ..., "prompt": ...}}'
         )
     return value
-
 
 
 def settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
@@ -56,7 +54,6 @@ def settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
             elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 paths.append(entry["path"])
     return paths, []
-
 
 
 def load_registry(plugin_dirs: Sequence[str], agents_json: str | None) -> tuple[AgentRegistry, list[str]]:

@@ -23,6 +23,7 @@ class ValidationReport:
         self.notes: list[str] = []
 
     def render(self) -> str:
+        """One line per agent, failure, warning and note, then a summary line."""
         lines: list[str] = []
         for origin, name in self.ok:
             lines.append(f"ok      {name}  ({origin})")
@@ -39,7 +40,6 @@ class ValidationReport:
             summary += f", {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}"
         lines.append(summary)
         return "\n".join(lines)
-
 
 
 def registry_report(registry: AgentRegistry, notes: Sequence[str] = ()) -> ValidationReport:
@@ -88,7 +88,6 @@ def validate_paths(paths: Sequence[Path]) -> ValidationReport:
     return report
 
 
-
 def _validate_file(path: Path, report: ValidationReport, *, explicit: bool) -> None:
     # lazy: the Markdown loader (~15 ms); `catui agents list` loads it only when agent files exist
     from catui.agents.agent_file_io import AgentFileError, read_agent_file
@@ -119,7 +118,6 @@ def _validate_file(path: Path, report: ValidationReport, *, explicit: bool) -> N
                 )
     elif result.error is not None:
         report.failed.append(FailedFile(str(path), result.error))
-
 
 
 def _validate_json_file(path: Path, report: ValidationReport) -> None:

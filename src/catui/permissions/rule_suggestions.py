@@ -49,7 +49,6 @@ def describe_call(request: PermissionRequest) -> str:
     return f"{tool}({detail})"
 
 
-
 def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
     """A rule that would allow calls like this one, for messages and "don't ask again".
 
@@ -93,11 +92,8 @@ def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
     return request.tool_name
 
 
-
-
 def _escape_content(text: str) -> str:
     return text.replace("*", "\\*").replace("(", "\\(").replace(")", "\\)")
-
 
 
 def _path_pattern(path: Path, cwd: Path) -> str:

@@ -15,7 +15,6 @@ def cap_mode(parent_mode: PermissionMode, requested_mode: PermissionMode | None)
     return requested_mode
 
 
-
 def is_agent_type_denied(ctx: PermissionState, agent_type: str) -> PermissionRule | None:
     """The ``Agent(<type>)`` deny rule that forbids ``agent_type``, if any."""
     for rule in ctx.rules:
@@ -27,7 +26,6 @@ def is_agent_type_denied(ctx: PermissionState, agent_type: str) -> PermissionRul
         ):
             return rule
     return None
-
 
 
 def agent_type_denied_message(agent_type: str, rule: PermissionRule) -> str:
