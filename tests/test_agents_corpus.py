@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
+from catui.agents.agent_file_io import read_agent_file
 from catui.agents.definition import AgentDefinition
-from catui.agents.markdown import load_markdown_agent, read_agent_file
+from catui.agents.markdown import load_markdown_agent
 from catui.agents.plugins import load_plugin, load_plugin_agent_markdown, placeholder_description
 from catui.agents.registry import load_agent_registry
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from catui.agents.agent_file_io import MAX_AGENT_FILE_BYTES
 from catui.agents.frontmatter import parse_markdown
-from catui.agents.markdown import MAX_AGENT_FILE_BYTES, load_markdown_agent
+from catui.agents.markdown import load_markdown_agent
 from catui.agents.registry import AgentRegistry, load_agent_registry
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -414,7 +415,7 @@ def test_parse_markdown_statuses() -> None:
 
 
 def _outcome(load):  # type: ignore[no-untyped-def]
-    from catui.agents.markdown import AgentFileError
+    from catui.agents.agent_file_io import AgentFileError
 
     try:
         result = load()
@@ -427,18 +428,15 @@ def _outcome(load):  # type: ignore[no-untyped-def]
 
 def _same_either_way(data: bytes) -> bool:
     """True when the bytes path took its shortcut; asserts it matches decoding the text first."""
-    from catui.agents.markdown import (
-        _split_plain_file,
-        decode_agent_file,
-        load_markdown_agent,
-        load_markdown_agent_bytes,
-    )
+    from catui.agents.agent_file_io import decode_agent_file
+    from catui.agents.markdown import load_markdown_agent, load_markdown_agent_bytes
+    from catui.agents.markdown_split import split_plain_file
 
     options = {"path": "/p/dir/agent.md", "source": "projectSettings", "base_dir": "/p"}
     got = _outcome(lambda: load_markdown_agent_bytes(data, **options))
     expected = _outcome(lambda: load_markdown_agent(decode_agent_file(data), **options))
     assert got == expected, data
-    return _split_plain_file(data) is not None
+    return split_plain_file(data) is not None
 
 
 def test_bytes_path_equals_the_text_path_on_edge_cases_and_mutations() -> None:
@@ -488,7 +486,8 @@ def test_bytes_path_equals_the_text_path_on_edge_cases_and_mutations() -> None:
 
 def test_batch_loading_equals_loading_file_by_file() -> None:
     """load_markdown_agent_batch (the registry's stage-by-stage path) gives each file's own outcome."""
-    from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, load_markdown_agent_bytes
+    from catui.agents.agent_file_io import AgentFileError
+    from catui.agents.markdown import load_markdown_agent_batch, load_markdown_agent_bytes
 
     batch = [
         ("/p/a.md", agent_file().encode()),
@@ -521,7 +520,7 @@ def test_batch_loading_equals_loading_file_by_file() -> None:
 
 def test_read_agent_bytes_reads_the_whole_file_when_the_size_hint_is_stale(tmp_path: Path) -> None:
     """The registry passes the scan's stat size; a file that grew or shrank since is still read whole."""
-    from catui.agents.markdown import AgentFileError, read_agent_bytes
+    from catui.agents.agent_file_io import AgentFileError, read_agent_bytes
 
     path = tmp_path / "a.md"
     content = agent_file(body="x" * 100_000).encode()
@@ -536,7 +535,7 @@ def test_read_agent_bytes_reads_the_whole_file_when_the_size_hint_is_stale(tmp_p
 def test_common_field_values_always_pass_the_strict_check() -> None:
     """The Markdown loader skips fields_are_checked for files with only COMMON_KEYS: coerce_fields' values
     for those keys must pass it whatever the input (tool strings and lists, models, colours)."""
-    from catui.agents.definition import fields_are_checked
+    from catui.agents.checked_fields import fields_are_checked
     from catui.agents.fields import COMMON_KEYS, coerce_fields
 
     tool_values: list[object] = [

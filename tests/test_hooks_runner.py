@@ -168,7 +168,7 @@ def test_prompt_text_skips_reminders_and_notifications() -> None:
 
 
 def test_permission_precedence_between_hooks_and_rules() -> None:
-    from catui.hooks.runner import HookOutcome
+    from catui.hooks.outcome import HookOutcome
 
     rule = PermissionRule("Bash", None, "deny", "projectSettings")
     by_rule_deny = PermissionDecision("deny", "denied by rule", rule)
@@ -188,7 +188,7 @@ def test_permission_precedence_between_hooks_and_rules() -> None:
 
 
 def test_feedback_is_appended_to_tool_results() -> None:
-    from catui.hooks.runner import HookOutcome
+    from catui.hooks.outcome import HookOutcome
 
     blocked = HookOutcome(event="PostToolUse", blocked=True, reason="lint failed", additional_context=["note"])
     text = result_with_hook_feedback(ToolResult("wrote file"), blocked, "Write").content

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from catui.agents.definition import EFFORT_LEVELS
+from catui.agents.field_values import EFFORT_LEVELS
 from catui.errors import ConfigurationError
 from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest

@@ -7,15 +7,10 @@ from pathlib import Path
 import pytest
 
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule, ToolConfinement
-from catui.permissions.decide import (
-    agent_type_denied_message,
-    cap_mode,
-    decide,
-    is_agent_type_denied,
-    session_allow_rule,
-    suggest_rule_text,
-)
+from catui.permissions.decide import decide
+from catui.permissions.rule_suggestions import suggest_rule_text
 from catui.permissions.rules import parse_rule
+from catui.permissions.subagent_limits import agent_type_denied_message, cap_mode, is_agent_type_denied
 
 PROJECT = Path("/work/proj")
 ELSEWHERE = Path("/srv/other")
@@ -265,7 +260,7 @@ def test_derived_contexts_share_rules_and_stay_immutable() -> None:
 def test_dont_ask_again_adds_a_session_rule() -> None:
     context = ctx("default")
     assert decide(context, BASH).behavior == "ask"
-    rule = session_allow_rule(BASH, PROJECT)
+    rule = parse_rule(suggest_rule_text(BASH, PROJECT), "allow", "session", base=PROJECT, origin="this session")
     assert (str(rule), rule.behavior, rule.source) == ("Bash(npm test:*)", "allow", "session")
     approved = context.with_rules(rule)
     assert decide(approved, BASH).behavior == "allow"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catui.agents.definition import agent_name_problem
+from catui.agents.field_values import agent_name_problem
 from catui.errors import ConfigurationError
 from catui.permissions.tool_specs import split_tool_specs
 

@@ -7,9 +7,8 @@ are accepted wherever a definition is built. Instances are immutable.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -22,46 +21,10 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from catui.agents.checked_fields import fields_are_checked
+from catui.agents.field_values import AgentSource, PermissionModeName, agent_name_problem, normalize_model
 from catui.agents.limit_fields import load_output_schema, parse_duration
 from catui.errors import ConfigurationError
-
-AgentSource = Literal["built-in", "plugin", "flagSettings", "userSettings", "projectSettings", "sdk"]
-PermissionModeName = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
-
-PERMISSION_MODES: tuple[str, ...] = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
-MEMORY_SCOPES: tuple[str, ...] = ("user", "project", "local")
-EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
-"""The claude-agent-sdk's EffortLevel names (catui.models.reasoning sends them)."""
-# The colours Claude Code's UI knows; other values are dropped by the loaders.
-AGENT_COLORS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
-MAX_AGENT_NAME_LENGTH = 200
-_CONTROL_CHARACTERS_RE = re.compile("[\x00-\x1f\x7f]")
-
-
-def agent_name_problem(name: object) -> str | None:
-    """Why ``name`` cannot be an agent type, or None when it can.
-
-    Claude Code accepts any non-empty string (``Startup CTO`` and ``powershell-5.1-expert`` are
-    real, working names), so catui only rejects what would break the Agent tool's description
-    or the ``subagent_type`` round trip: control characters and absurd lengths.
-    """
-    if not isinstance(name, str):
-        return f"must be a string, not {type(name).__name__}"
-    if not name.strip():
-        return "must not be empty"
-    if _CONTROL_CHARACTERS_RE.search(name):
-        return "must be one line without control characters (tabs, newlines)"
-    if len(name) > MAX_AGENT_NAME_LENGTH:
-        return f"is {len(name)} characters long; the limit is {MAX_AGENT_NAME_LENGTH}"
-    return None
-
-
-def normalize_model(value: object) -> str | None:
-    """Claude Code's rule: a non-empty string, trimmed; ``inherit`` in any case → ``inherit``; else None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    trimmed = value.strip()
-    return "inherit" if trimmed.lower() == "inherit" else trimmed
 
 
 class SystemPromptContext(BaseModel):
@@ -259,93 +222,6 @@ class AgentDefinition(BaseModel):
         if self.system_prompt_builder is not None:
             return self.system_prompt_builder(context or SystemPromptContext())
         return self.prompt
-
-
-_SOURCES: tuple[str, ...] = get_args(AgentSource)
-AGENT_SOURCES: frozenset[str] = frozenset(_SOURCES)
-
-
-def _is_str(value: Any) -> bool:
-    return type(value) is str
-
-
-def _is_optional_str(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
-def _is_optional_name_list(value: Any) -> bool:
-    # Blank names are an error; every loader drops them, so one here means "validate".
-    if value is None:
-        return True
-    return type(value) is list and all(type(item) is str and item.strip() for item in value)
-
-
-def _is_optional_str_dict(value: Any) -> bool:
-    return value is None or (type(value) is dict and all(type(key) is str for key in value))
-
-
-def _is_optional_bool(value: Any) -> bool:
-    return value is None or type(value) is bool
-
-
-def _one_of(choices: tuple[Any, ...]) -> Callable[[Any], bool]:
-    def check(value: Any) -> bool:
-        return value is None or (type(value) is str and value in choices)
-
-    return check
-
-
-# One cheap, strict check per field: True only for values validation would accept unchanged.
-_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "agent_type": lambda v: type(v) is str and (not v or agent_name_problem(v) is None),
-    "description": _is_str,
-    "prompt": _is_str,
-    "base_dir": _is_str,
-    "when_to_use": lambda v: v is None or type(v) is str or callable(v),
-    "system_prompt_builder": lambda v: v is None or callable(v),
-    "tools": _is_optional_name_list,
-    "disallowed_tools": _is_optional_name_list,
-    "skills": _is_optional_name_list,
-    "required_mcp_servers": _is_optional_name_list,
-    "model": lambda v: v is None or (type(v) is str and normalize_model(v) == v),
-    "effort": lambda v: v is None or type(v) is int or (type(v) is str and v in EFFORT_LEVELS),
-    "permission_mode": _one_of(PERMISSION_MODES),
-    "isolation": _one_of(("worktree",)),
-    "memory": _one_of(MEMORY_SCOPES),
-    "background": _is_optional_bool,
-    "forks_parent_context": lambda v: v is None or v is True or v == "turn",
-    "mcp_servers": lambda v: v is None or type(v) is list,
-    "source": lambda v: type(v) is str and v in _SOURCES,
-    "color": _is_optional_str,
-    "max_turns": lambda v: v is None or (type(v) is int and v > 0),
-    "initial_prompt": _is_optional_str,
-    "omit_claude_md": lambda v: type(v) is bool,
-    "append_system_prompt": lambda v: v is None or type(v) in (bool, str),
-    "hooks": _is_optional_str_dict,
-    "filename": _is_optional_str,
-    "cwd": _is_optional_str,
-    "plugin_name": _is_optional_str,
-    "aliases": lambda v: type(v) is tuple and all(type(item) is str for item in v),
-    "extra_fields": lambda v: type(v) is dict and all(type(key) is str for key in v),
-    "max_budget_usd": lambda v: v is None or (type(v) is float and v > 0),
-    "max_tokens": lambda v: v is None or (type(v) is int and v > 0),
-    "timeout": lambda v: v is None or (type(v) is float and v > 0),
-    "stall_timeout": lambda v: v is None or (type(v) is float and v > 0),
-    "output_schema": lambda v: v is None or type(v) is dict,
-}
-
-
-def fields_are_checked(fields: dict[str, Any]) -> bool:
-    """True when ``fields`` certainly pass AgentDefinition's validation unchanged (a fast, strict subset).
-
-    An unknown or camelCase key is "not checked": pydantic then maps it or names the mistake.
-    """
-    checks = _FIELD_CHECKS
-    for key, value in fields.items():
-        check = checks.get(key)
-        if check is None or not check(value):
-            return False
-    return True
 
 
 _object_setattr = object.__setattr__

@@ -11,16 +11,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from catui.agents.definition import (
-    AGENT_COLORS,
-    EFFORT_LEVELS,
-    MEMORY_SCOPES,
-    PERMISSION_MODES,
-    normalize_model,
-)
+from catui.agents.field_values import AGENT_COLORS, EFFORT_LEVELS, MEMORY_SCOPES, normalize_model
 from catui.agents.limit_fields import load_output_schema, parse_duration
 from catui.agents.tool_lists import parse_tool_list
 from catui.errors import ConfigurationError
+from catui.permissions.model import PERMISSION_MODES
 
 # Frontmatter keys that map to AgentDefinition fields (everything else goes to extra_fields).
 KNOWN_KEYS: frozenset[str] = frozenset(

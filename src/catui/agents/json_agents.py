@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from catui.agents.definition import AgentDefinition, AgentSource, agent_name_problem
-from catui.agents.markdown import build_definition
+from catui.agents.definition import AgentDefinition
+from catui.agents.definition_builder import build_definition
+from catui.agents.field_values import AgentSource, agent_name_problem
 from catui.agents.problems import AgentWarning, FailedFile
 
 _SNAKE_TO_CAMEL = {

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catui.agents.definition import AgentDefinition, agent_name_problem
+from catui.agents.agent_file_io import AgentFileError, read_agent_file
+from catui.agents.definition import AgentDefinition
+from catui.agents.definition_builder import build_definition
+from catui.agents.field_values import agent_name_problem
 from catui.agents.frontmatter import BOM, find_frontmatter, parse_markdown
 from catui.agents.json_agents import agents_from_json_mapping
 from catui.agents.line_warnings import LineNamingWarner
-from catui.agents.markdown import AgentFileError, build_definition, read_agent_file
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
 

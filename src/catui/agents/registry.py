@@ -24,27 +24,27 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catui.agents.builtin import builtin_agents, guide_enabled
-from catui.agents.definition import AgentDefinition, AgentSource
-from catui.agents.known_tools import known_tool_names, unknown_tool_names
+from catui.agents.definition import AgentDefinition
 from catui.agents.problems import AgentWarning, FailedFile
-from catui.agents.scan import Fingerprint, scan_markdown_files
+from catui.agents.scan import Fingerprint
+from catui.agents.source_loaders import (
+    FileCacheKey,
+    LoadState,
+    load_folders,
+    load_mapping,
+    load_plugins,
+    report_duplicates,
+    report_unknown_tools,
+    resolved,
+)
 from catui.paths import project_config_dirs, user_config_dirs
 
-# Precedence order of sources (index = rank); also the order groups are listed in, reversed.
-SOURCE_ORDER: tuple[AgentSource, ...] = (
-    "built-in",
-    "plugin",
-    "userSettings",
-    "projectSettings",
-    "flagSettings",
-    "sdk",
-)
 FLAG_ORIGIN = "--agents"
 SDK_ORIGIN = "agents= (SDK options)"
 
@@ -66,23 +66,6 @@ class RegistryOptions:
     settings_plugin_dirs: Callable[[], Sequence[str]] | None = None
     # Extra files (settings files) whose change makes reload_if_changed() reload.
     watch_files: tuple[str, ...] = ()
-
-
-# What parsing one file produced, keyed by path and valid while (source, mtime_ns, size) match.
-_FileCacheKey = tuple[str, int, int]
-
-
-@dataclass
-class _LoadState:
-    # Parsed results of the previous load, reused for files that did not change.
-    previous_files: dict[str, tuple[_FileCacheKey, Any]] = field(default_factory=dict)
-    files: dict[str, tuple[_FileCacheKey, Any]] = field(default_factory=dict)
-    agents: list[AgentDefinition] = field(default_factory=list)
-    failed_files: list[FailedFile] = field(default_factory=list)
-    warnings: list[AgentWarning] = field(default_factory=list)
-    fingerprint: Fingerprint = field(default_factory=Fingerprint)
-    # Where each custom agent came from (its file, or the option/manifest that defined it).
-    origins: dict[int, str] = field(default_factory=dict)
 
 
 def user_agent_dirs(home: Path | None) -> list[Path]:
@@ -112,17 +95,8 @@ class AgentRegistry:
         self._origins: dict[int, str] = {}
         self._by_name: dict[str, AgentDefinition] = {}
         self._fingerprint = Fingerprint()
-        self._file_cache: dict[str, tuple[_FileCacheKey, Any]] = {}
+        self._file_cache: dict[str, tuple[FileCacheKey, Any]] = {}
         self._load()
-
-    # -- Claude Code's names for the three lists -------------------------------------------------
-    @property
-    def active_agents(self) -> list[AgentDefinition]:
-        return self.active
-
-    @property
-    def all_agents(self) -> list[AgentDefinition]:
-        return self.all
 
     # -- lookup ------------------------------------------------------------------------------------
     def get(self, name: str) -> AgentDefinition | None:
@@ -136,9 +110,6 @@ class AgentRegistry:
     def origin(self, agent: AgentDefinition) -> str:
         """The file (or option, or manifest) that defined ``agent``; ``built-in`` for built-ins."""
         return self._origins.get(id(agent), agent.base_dir or agent.source)
-
-    def is_active(self, agent: AgentDefinition) -> bool:
-        return self._by_name.get(agent.agent_type) is agent
 
     def shadowed_by(self, agent: AgentDefinition) -> AgentDefinition | None:
         """The active definition that overrides ``agent``, or None when ``agent`` is itself active."""
@@ -183,7 +154,7 @@ class AgentRegistry:
 
     def _load_sources(self) -> None:
         opts = self.options
-        state = _LoadState(previous_files=self._file_cache)
+        state = LoadState(previous_files=self._file_cache)
         include_guide = guide_enabled(interactive=opts.interactive)
         state.agents.extend(builtin_agents(include_guide=include_guide, search_tools=opts.search_tools))
         for watched in opts.watch_files:
@@ -194,20 +165,20 @@ class AgentRegistry:
                 plugin_dirs.extend(opts.settings_plugin_dirs())
             except Exception as exc:  # a broken settings file must not hide every other agent
                 state.warnings.append(AgentWarning(None, f"plugin folders from settings not read: {exc}"))
-        _load_plugins(plugin_dirs, opts.cwd, state)
+        load_plugins(plugin_dirs, opts.cwd, state)
         user_dirs = user_agent_dirs(opts.home) if opts.include_user else []
         if opts.include_user:
-            _load_folders(user_dirs, "userSettings", state)
+            load_folders(user_dirs, "userSettings", state)
         if opts.include_project:
-            user_resolved = {_resolve(d) for d in user_dirs}
-            project_dirs = [d for d in project_agent_dirs(opts.cwd) if _resolve(d) not in user_resolved]
-            _load_folders(project_dirs, "projectSettings", state)
+            user_resolved = {resolved(d) for d in user_dirs}
+            project_dirs = [d for d in project_agent_dirs(opts.cwd) if resolved(d) not in user_resolved]
+            load_folders(project_dirs, "projectSettings", state)
         if opts.flag_agents:
-            _load_mapping(opts.flag_agents, "flagSettings", FLAG_ORIGIN, state)
+            load_mapping(opts.flag_agents, "flagSettings", FLAG_ORIGIN, state)
         if opts.sdk_agents:
-            _load_mapping(opts.sdk_agents, "sdk", SDK_ORIGIN, state)
-        _report_duplicates(state)
-        _report_unknown_tools(state)
+            load_mapping(opts.sdk_agents, "sdk", SDK_ORIGIN, state)
+        report_duplicates(state)
+        report_unknown_tools(state)
 
         by_name: dict[str, AgentDefinition] = {}
         for agent in state.agents:  # already in precedence order: last definition wins
@@ -225,154 +196,6 @@ class AgentRegistry:
         self._by_name = lookup
         self._fingerprint = state.fingerprint
         self._file_cache = state.files
-
-
-def _resolve(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except OSError:
-        return path
-
-
-def _load_plugins(plugin_dirs: Sequence[str], cwd: Path, state: _LoadState) -> None:
-    if not plugin_dirs:
-        return  # the usual case: skip importing the plugin loader (and YAML) at start-up
-    from catui.agents.plugins import load_plugin
-
-    seen: set[Path] = set()
-    for raw in plugin_dirs:
-        folder = Path(raw).expanduser()
-        if not folder.is_absolute():
-            folder = cwd / folder
-        key = _resolve(folder)
-        if key in seen:
-            continue
-        seen.add(key)
-        result = load_plugin(folder, state.fingerprint)
-        for agent in result.agents:
-            state.agents.append(agent)
-            state.origins[id(agent)] = result.origins.get(id(agent), str(result.root))
-        state.failed_files.extend(result.failed_files)
-        state.warnings.extend(result.warnings)
-
-
-def _load_folders(folders: Iterable[Path], source: AgentSource, state: _LoadState) -> None:
-    fingerprint = state.fingerprint
-    for folder in folders:
-        scan = scan_markdown_files(folder, fingerprint, stat_files=False)
-        state.warnings.extend(scan.warnings)
-        if not scan.files:
-            continue
-        # Imported here, not above: with no agent files, start-up never loads the parser (and YAML).
-        from catui.agents.markdown import AgentFileError, load_markdown_agent_batch, stat_and_read_agent_file
-
-        previous = state.previous_files.get
-        files, origins, add_agent = state.files, state.origins, state.agents.append
-        # Files unchanged since the last load keep their result; the others are read first and then
-        # parsed as one batch (load_markdown_agent_batch works stage by stage, which is faster).
-        keyed: list[tuple[str, _FileCacheKey | None, Any]] = []
-        to_parse: list[tuple[str, bytes]] = []
-        for scanned in scan.files:
-            path = scanned.path
-            cached = previous(path)
-            try:
-                mtime_ns, size, data = stat_and_read_agent_file(
-                    path, cached[0][1:] if cached is not None and cached[0][0] == source else None
-                )
-            except AgentFileError as exc:  # unreadable or too large
-                fingerprint.record(path)
-                keyed.append((path, None, exc))
-                continue
-            fingerprint.entries[path] = (mtime_ns, size)
-            key: _FileCacheKey = (source, mtime_ns, size)
-            if data is None:  # unchanged since the last load: no need to read or parse it again
-                keyed.append((path, key, cached[1]))  # type: ignore[index]  # data is None only with a cache hit
-                continue
-            to_parse.append((path, data))
-            keyed.append((path, key, None))
-        parsed = iter(load_markdown_agent_batch(to_parse, source=source, base_dir=str(folder)))
-        del to_parse  # the files' bytes: most of the memory a load needs
-        for path, file_key, result in keyed:
-            if file_key is None:  # the file could not be read; result is the AgentFileError saying why
-                state.failed_files.append(FailedFile(path, str(result)))
-                continue
-            if result is None:
-                result = next(parsed)
-            files[path] = (file_key, result)
-            if result.warnings:
-                state.warnings.extend(result.warnings)
-            definition = result.definition
-            if definition is not None:
-                add_agent(definition)
-                origins[id(definition)] = path
-            elif result.error is not None:
-                state.failed_files.append(FailedFile(path, result.error))
-
-
-def _load_mapping(mapping: Mapping[str, Any], source: AgentSource, origin: str, state: _LoadState) -> None:
-    from catui.agents.json_agents import agents_from_json_mapping
-
-    if not isinstance(mapping, Mapping):
-        state.failed_files.append(
-            FailedFile(origin, 'must be a JSON object: {"name": {"description": ..., "prompt": ...}}')
-        )
-        return
-    agents, failed, warnings = agents_from_json_mapping(mapping, source=source, origin=origin)
-    for agent in agents:
-        state.agents.append(agent)
-        state.origins[id(agent)] = origin
-    state.failed_files.extend(failed)
-    state.warnings.extend(warnings)
-
-
-def _report_duplicates(state: _LoadState) -> None:
-    first_seen: dict[tuple[str, str], str] = {}
-    origins = state.origins
-    for agent in state.agents:
-        source = agent.source
-        if source == "built-in":
-            continue
-        # flagSettings and sdk are one scope for precedence; so are they for duplicate reporting.
-        key = ("flagSettings" if source == "sdk" else source, agent.agent_type)
-        origin = origins.get(id(agent), source)
-        previous = first_seen.get(key)
-        if previous is not None and previous != origin:
-            state.warnings.append(
-                AgentWarning(
-                    origin,
-                    f"defines '{agent.agent_type}' again (also in {previous}); this later definition wins. "
-                    "Rename one of them to keep both",
-                )
-            )
-        first_seen[key] = origin
-
-
-def _report_unknown_tools(state: _LoadState) -> None:
-    known = known_tool_names()
-    all_known = known.issuperset
-    for agent in state.agents:
-        tools, disallowed = agent.tools, agent.disallowed_tools
-        # The usual case, answered by one set operation each: every entry is a bare, known tool name.
-        if (not tools or all_known(tools)) and (not disallowed or all_known(disallowed)):
-            continue
-        if agent.source == "built-in":
-            continue
-        for field_name, entries in (("tools", tools), ("disallowedTools", disallowed)):
-            unknown = unknown_tool_names(entries, known)
-            if unknown:
-                state.warnings.append(
-                    AgentWarning(
-                        state.origins.get(id(agent), agent.source),
-                        f"agent '{agent.agent_type}': its {field_name} list names "
-                        + (
-                            f"a tool catui does not know: {unknown[0]}. It is kept, but matches nothing unless "
-                            "an MCP server or plugin provides it."
-                            if len(unknown) == 1
-                            else f"tools catui does not know: {', '.join(unknown)}. They are kept, but match "
-                            "nothing unless an MCP server or plugin provides them."
-                        ),
-                    )
-                )
 
 
 def agent_summary(agent: AgentDefinition, registry: AgentRegistry | None = None) -> dict[str, Any]:

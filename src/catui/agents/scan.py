@@ -68,7 +68,7 @@ def scan_markdown_files(
     With ``stat_files`` False, regular files are recognised from the directory entry alone (no
     ``stat`` call unless the entry is a symbolic link), their ``size`` is -1 and ``mtime_ns`` 0, and
     they are not added to ``fingerprint``: the caller stats each file when it opens it
-    (``markdown.stat_and_read_agent_file``) and records it then. Folders are always recorded.
+    (``agent_file_io.stat_and_read_agent_file``) and records it then. Folders are always recorded.
     """
     result = ScanResult()
     root_str = str(root)

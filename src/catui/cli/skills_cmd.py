@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from catui.cli.agents_cmd import settings_plugin_dirs
+from catui.cli.agents_sources import settings_plugin_dirs
 from catui.skills.model import SkillDefinition
 from catui.skills.registry import SkillRegistry, load_skill_registry
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.authoring import NewAgent, split_tools, write_agent_file
-from catui.cli.agents_cmd import format_agent, format_listing
+from catui.cli.agents_listing import format_listing
+from catui.cli.agents_show import format_agent
 from catui.cli.project_state import format_age
 from catui.cli.slash_commands import CommandHost, SlashCommand
 from catui.errors import ConfigurationError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from catui.hooks.runner import HookOutcome
+from catui.hooks.outcome import HookOutcome
 from catui.permissions.context import PermissionDecision
 from catui.tools.base import ToolResult
 

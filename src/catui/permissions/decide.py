@@ -23,24 +23,20 @@ permission check, refuses such writes). Plan mode is unchanged.
 A file call outside the working directories is asked (denied in plan and
 dontAsk mode) unless an allow rule covers it; only bypassPermissions skips
 that check. Every refusal's ``reason`` names the rule (and where it was
-written) or the mode, and says how to allow the call.
+written) or the mode, and says how to allow the call (texts in refusals.py;
+labels and suggested rules in rule_suggestions.py; the sub-agent limits in
+subagent_limits.py).
 """
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from catui.permissions.bash_readonly import is_read_only_command
-from catui.permissions.model import (
-    MODE_PERMISSIVENESS,
-    PermissionDecision,
-    PermissionMode,
-    PermissionRequest,
-    PermissionRule,
-    PermissionState,
-)
+from catui.permissions.model import PermissionDecision, PermissionRequest, PermissionRule, PermissionState
 from catui.permissions.redirects import redirects_outside
+from catui.permissions.refusals import SETTINGS_HINT, how_to_remove, needs_approval, plan_denial
+from catui.permissions.rule_suggestions import describe_call, suggest_rule_text
 from catui.permissions.rules import (
     EDIT_TOOLS,
     READ_TOOLS,
@@ -48,13 +44,9 @@ from catui.permissions.rules import (
     command_parts,
     first_matching,
     format_rule,
-    parse_rule,
     part_allowed_by,
-    request_host,
     request_path,
     request_subject,
-    rule_matches,
-    wildcard_matches,
     within_directories,
 )
 from catui.permissions.sandbox_rules import is_excluded_command
@@ -67,7 +59,6 @@ NO_APPROVAL_TOOLS: frozenset[str] = frozenset(
 # Read-only, but they reach the network: asked for unless a rule allows them (as Claude Code does).
 NETWORK_TOOLS: frozenset[str] = frozenset({"WebFetch", "WebSearch"})
 
-SETTINGS_HINT = ".catui/settings.json"
 
 # Leaving plan mode is the user's call: asked for (denied in print mode) unless the tool asks the user itself.
 PLAN_EXIT_TOOL = "ExitPlanMode"
@@ -83,7 +74,7 @@ def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecisi
         return PermissionDecision(
             "deny",
             f"Permission to use {label} has been denied by rule '{format_rule(denied)}' from "
-            f"{denied.describe_source()}. {_how_to_remove(denied)}",
+            f"{denied.describe_source()}. {how_to_remove(denied)}",
             denied,
         )
 
@@ -97,13 +88,13 @@ def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecisi
             return PermissionDecision(
                 "deny",
                 f"{label} needs approval by rule '{format_rule(asked)}' from {asked.describe_source()}, "
-                f"and dontAsk mode denies every call that would need approval. {_how_to_remove(asked)}",
+                f"and dontAsk mode denies every call that would need approval. {how_to_remove(asked)}",
                 asked,
             )
         return PermissionDecision(
             "ask",
             f"Rule '{format_rule(asked)}' from {asked.describe_source()} asks before {label} runs. "
-            + _how_to_remove(asked).replace("To allow this call,", "To run it without asking,"),
+            + how_to_remove(asked).replace("To allow this call,", "To run it without asking,"),
             asked,
         )
 
@@ -126,7 +117,7 @@ def decide(ctx: PermissionState, request: PermissionRequest) -> PermissionDecisi
             and canonical_tool_name(request.tool_name) not in NO_APPROVAL_TOOLS | {PLAN_EXIT_TOOL}
             and not (request.read_only or _is_read_only_shell(ctx, request, cwd))
         ):
-            return _plan_denial(label)
+            return plan_denial(label)
         return PermissionDecision("allow", f"Allowed by rule '{format_rule(allowed)}' from {allowed.describe_source()}.",
                                   allowed)
 
@@ -159,9 +150,7 @@ def _allowing_rule(ctx: PermissionState, request: PermissionRequest, cwd: Path) 
         return rule
     # A compound command may be covered part by part by different allow rules, and parts that only
     # read inside the working directories (cd src, git status) need no rule of their own.
-    if canonical_tool_name(request.tool_name) != "Bash":
-        return None
-    command = request_subject(request)
+    command = _bash_command(request)
     if command is None:
         return None
     parts = command_parts(command)
@@ -209,18 +198,18 @@ def _decide_by_mode(ctx: PermissionState, request: PermissionRequest, label: str
         return PermissionDecision("allow", "Allowed because Bash runs in the sandbox (sandbox.autoAllowBashIfSandboxed).")
     read_only = request.read_only or _is_read_only_shell(ctx, request, cwd)
     if tool in NETWORK_TOOLS and mode != "auto":
-        return _needs_approval(request, label, mode, cwd, what="reaches the network and")
+        return needs_approval(request, label, mode, cwd, what="reaches the network and")
     if mode == "plan":
         if read_only:
             return PermissionDecision("allow", "Read-only calls run in plan mode.")
-        return _plan_denial(label)
+        return plan_denial(label)
     if mode == "auto":
         return _shell_writes_outside(ctx, request, cwd) or PermissionDecision("allow", "Allowed in auto mode.")
     if read_only:
         return PermissionDecision("allow", f"Read-only calls run in {mode} mode.")
     if mode == "acceptEdits" and request.is_edit:
         return PermissionDecision("allow", "File edits inside the working directories run in acceptEdits mode.")
-    return _needs_approval(request, label, mode, cwd)
+    return needs_approval(request, label, mode, cwd)
 
 
 SANDBOX_APPROVING_MODES: frozenset[str] = frozenset({"default", "acceptEdits", "dontAsk", "auto"})
@@ -228,29 +217,10 @@ SANDBOX_APPROVING_MODES: frozenset[str] = frozenset({"default", "acceptEdits", "
 
 def _runs_sandboxed(ctx: PermissionState, request: PermissionRequest) -> bool:
     """Whether this is a Bash command that will run inside the sandbox (so the sandbox bounds what it writes)."""
-    if not ctx.sandboxed_bash or canonical_tool_name(request.tool_name) != "Bash":
+    if not ctx.sandboxed_bash:
         return False
-    command = request_subject(request)
+    command = _bash_command(request)
     return command is not None and not is_excluded_command(command, ctx.sandbox_excluded_commands)
-
-
-def _needs_approval(
-    request: PermissionRequest, label: str, mode: str, cwd: Path, *, what: str = ""
-) -> PermissionDecision:
-    """Ask, or deny in dontAsk mode, with the allow rule that would let the call through."""
-    rule_text = suggest_rule_text(request, cwd)
-    how = (
-        f"To allow it, add '{rule_text}' to permissions.allow in {SETTINGS_HINT} "
-        f"or pass --allowedTools \"{rule_text}\""
-    )
-    if request.is_edit and mode in ("default", "dontAsk"):
-        how += ", or use --permission-mode acceptEdits"
-    if mode == "dontAsk":
-        return PermissionDecision(
-            "deny", f"{label} was denied because dontAsk mode denies every call that is not pre-approved. {how}."
-        )
-    subject = f"{label} {what}" if what else label
-    return PermissionDecision("ask", f"{subject} needs approval in {mode} mode. {how}.")
 
 
 def _approves_exactly(rule: PermissionRule, request: PermissionRequest) -> bool:
@@ -267,9 +237,7 @@ def _shell_writes_outside(ctx: PermissionState, request: PermissionRequest, cwd:
     An allow rule approves a command, not a place to write: ``Bash(npm test:*)`` does not cover
     ``npm test > ~/.bashrc``.
     """
-    if canonical_tool_name(request.tool_name) != "Bash":
-        return None
-    command = request_subject(request)
+    command = _bash_command(request)
     if command is None:
         return None
     outside = redirects_outside(command, ctx.working_directories, cwd)
@@ -285,12 +253,8 @@ def _shell_writes_outside(ctx: PermissionState, request: PermissionRequest, cwd:
 
 def _is_read_only_shell(ctx: PermissionState, request: PermissionRequest, cwd: Path) -> bool:
     """A Bash call whose command only reads inside the working directories (ls, git status, grep …)."""
-    if canonical_tool_name(request.tool_name) != "Bash":
-        return False
-    command = request_subject(request)
-    if command is None:
-        return False
-    return is_read_only_command(command, ctx.working_directories, cwd)
+    command = _bash_command(request)
+    return command is not None and is_read_only_command(command, ctx.working_directories, cwd)
 
 
 # The plan is written with these; Bash and NotebookEdit stay read-only even on the plan file.
@@ -310,26 +274,11 @@ def _writes_plan_file(ctx: PermissionState, request: PermissionRequest, cwd: Pat
         return False
 
 
-def _plan_denial(label: str) -> PermissionDecision:
-    return PermissionDecision(
-        "deny",
-        f"{label} was denied because plan mode is on: only read-only tools run (and Write / Edit of the plan "
-        "file) until the plan is approved. Write the plan to the plan file and present it with ExitPlanMode, "
-        "or leave plan mode (--permission-mode default) to make changes.",
-    )
-
-
-def _how_to_remove(rule: PermissionRule) -> str:
-    list_name = f"permissions.{rule.behavior}"
-    if rule.source == "cliArg":
-        flag = "--disallowedTools" if rule.behavior == "deny" else "--allowedTools"
-        return f"To allow this call, run without '{format_rule(rule)}' in {flag}."
-    if rule.source == "session":
-        return "The rule was added in this session; start a new session to drop it."
-    if rule.source == "sdk":
-        return "Remove the rule from the SDK options to allow this call."
-    where = rule.origin or "the settings file"
-    return f"To allow this call, remove '{format_rule(rule)}' from {list_name} in {where}."
+def _bash_command(request: PermissionRequest) -> str | None:
+    """The command of a Bash call (None for other tools, or a Bash call without one)."""
+    if canonical_tool_name(request.tool_name) != "Bash":
+        return None
+    return request_subject(request)
 
 
 def _is_file_call(request: PermissionRequest) -> bool:
@@ -337,129 +286,3 @@ def _is_file_call(request: PermissionRequest) -> bool:
     return request.file_path is not None or tool in READ_TOOLS or tool in EDIT_TOOLS
 
 
-def describe_call(request: PermissionRequest) -> str:
-    """A short label for messages: ``Bash(npm test)``, ``Edit(/p/a.py)``, ``WebFetch(example.com)``."""
-    tool = request.tool_name
-    canonical = canonical_tool_name(tool)
-    detail: str | None
-    if canonical in READ_TOOLS or canonical in EDIT_TOOLS:
-        path = request.file_path
-        if path is None:
-            value = next(
-                (request.tool_input.get(k) for k in ("file_path", "notebook_path", "path") if request.tool_input.get(k)),
-                None,
-            )
-            detail = str(value) if value else None
-        else:
-            detail = str(path)
-    elif canonical == "WebFetch":
-        detail = request_host(request)
-    else:
-        detail = request_subject(request)
-    if detail is None:
-        return tool
-    if len(detail) > 120:
-        detail = detail[:117] + "..."
-    return f"{tool}({detail})"
-
-
-def suggest_rule_text(request: PermissionRequest, cwd: Path) -> str:
-    """A rule that would allow calls like this one, for messages and "don't ask again".
-
-    Bash gets a prefix rule on the command's first words (``Bash(npm test:*)``),
-    file tools a rule on the file or folder, WebFetch its domain, MCP tools
-    their full name, Agent its type.
-    """
-    tool = canonical_tool_name(request.tool_name)
-    if tool == "Bash":
-        command = request_subject(request) or ""
-        parts = command_parts(command)
-        if len(parts) > 1:
-            # Suggest a rule for the one part that needs it; otherwise the exact command, never all of Bash.
-            parts = [p for p in parts if not is_read_only_command(p, (), cwd)]
-            if len(parts) != 1:
-                return f"Bash({_escape_content(command.strip())})"
-        if not parts:
-            return "Bash"
-        try:
-            words = shlex.split(parts[0])
-        except ValueError:
-            words = parts[0].split()
-        if not words:
-            return "Bash"
-        prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") and "/" not in words[1] else words[:1]
-        return f"Bash({' '.join(prefix)}:*)"
-    if tool in READ_TOOLS or tool in EDIT_TOOLS:
-        path = request_path(request, cwd)
-        family = "Edit" if tool in EDIT_TOOLS else "Read"
-        if path is None:
-            return family
-        if tool in ("Glob", "Grep", "LS"):
-            return f"{family}({_path_pattern(path, cwd)}/**)"
-        return f"{family}({_path_pattern(path, cwd)})"
-    if tool == "WebFetch":
-        host = request_host(request)
-        return f"WebFetch(domain:{host})" if host else "WebFetch"
-    if tool == "Agent":
-        subject = request_subject(request)
-        return f"Agent({subject})" if subject else "Agent"
-    return request.tool_name
-
-
-def session_allow_rule(request: PermissionRequest, cwd: Path) -> PermissionRule:
-    """The rule "yes, and don't ask again for this" adds for the rest of the session (source ``session``)."""
-    return parse_rule(suggest_rule_text(request, cwd), "allow", "session", base=cwd, origin="this session")
-
-
-def _escape_content(text: str) -> str:
-    return text.replace("*", "\\*").replace("(", "\\(").replace(")", "\\)")
-
-
-def _path_pattern(path: Path, cwd: Path) -> str:
-    try:
-        rel = path.relative_to(cwd)
-    except ValueError:
-        return "/" + path.as_posix()  # '//abs/path'
-    text = rel.as_posix()
-    return "." if text in ("", ".") else text
-
-
-def cap_mode(parent_mode: PermissionMode, requested_mode: PermissionMode | None) -> PermissionMode:
-    """A child's mode: the requested one unless it is more permissive than the parent's, else the parent's."""
-    if requested_mode is None:
-        return parent_mode
-    if MODE_PERMISSIVENESS.index(requested_mode) > MODE_PERMISSIVENESS.index(parent_mode):
-        return parent_mode
-    return requested_mode
-
-
-def is_agent_type_denied(ctx: PermissionState, agent_type: str) -> PermissionRule | None:
-    """The ``Agent(<type>)`` deny rule that forbids ``agent_type``, if any."""
-    for rule in ctx.rules:
-        if (
-            rule.behavior == "deny"
-            and rule.tool_name == "Agent"
-            and rule.content is not None
-            and wildcard_matches(rule.content, agent_type)
-        ):
-            return rule
-    return None
-
-
-def agent_type_denied_message(agent_type: str, rule: PermissionRule) -> str:
-    """The tool_result text when an agent type is denied (wording observed from Claude Code)."""
-    return f"Agent type '{agent_type}' has been denied by permission rule '{format_rule(rule)}' from {rule.source}."
-
-
-__all__ = [
-    "NO_APPROVAL_TOOLS",
-    "agent_type_denied_message",
-    "cap_mode",
-    "decide",
-    "describe_call",
-    "is_agent_type_denied",
-    "rule_matches",
-    "session_allow_rule",
-    "suggest_rule_text",
-    "within_directories",
-]

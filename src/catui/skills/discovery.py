@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catui.agents.agent_file_io import AgentFileError, read_agent_file
 from catui.agents.frontmatter import parse_markdown
-from catui.agents.markdown import AgentFileError, read_agent_file
 from catui.agents.plugins import MANIFEST_PATH, read_manifest
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.tool_lists import parse_tool_list

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from catui.config.flags import agent_teams_enabled, background_tasks_disabled
 from catui.permissions.context import PermissionContext, PermissionRequest
-from catui.permissions.decide import is_agent_type_denied
+from catui.permissions.subagent_limits import is_agent_type_denied
 from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import tool_summary
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult

@@ -23,7 +23,7 @@ from typing import Literal
 
 from catui.agents.definition import AgentDefinition
 from catui.messages import Block, Message, blocks_of, text_block, tool_result_block, user_message
-from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
+from catui.permissions.subagent_limits import agent_type_denied_message, is_agent_type_denied
 from catui.session.session import Session
 from catui.subagents.deps import RuntimeDeps
 from catui.subagents.ids import new_agent_id

@@ -23,7 +23,7 @@ from catui.models.base import ModelProvider
 from catui.models.reasoning import effort_level
 from catui.models.resolve import default_max_tokens
 from catui.permissions.context import PermissionContext
-from catui.permissions.decide import cap_mode
+from catui.permissions.subagent_limits import cap_mode
 from catui.session.prompt import context_block
 from catui.session.session import Session
 from catui.skills.preload import preload_skills

@@ -12,7 +12,7 @@ from typing import Any
 from catui.agents.definition import AgentDefinition
 from catui.errors import CatuiError
 from catui.permissions.context import PermissionContext
-from catui.permissions.decide import agent_type_denied_message, is_agent_type_denied
+from catui.permissions.subagent_limits import agent_type_denied_message, is_agent_type_denied
 
 DEFAULT_AGENT_TYPE = "general-purpose"
 
