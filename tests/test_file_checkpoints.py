@@ -103,3 +103,16 @@ def test_checkpoints_are_read_back_from_disk(tmp_path: Path) -> None:
     assert outcome.restored == [str(work / "kept.txt")] and outcome.removed == [str(work / "new.ipynb")]
     with pytest.raises(RewindError, match="'p2'"):
         again.rewind("p2")
+
+
+async def test_a_continued_session_rewinds_a_prompt_of_its_earlier_run(backend: Backend, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    fields: dict[str, Any] = {"cwd": str(work), "permission_mode": "bypassPermissions",
+                              "enable_file_checkpointing": True, "replay_user_messages": True}
+    async with catui.CatuiClient(backend.options(turns(work), **fields)) as client:
+        one = await prompt_uuid(client, "STEP-ONE")
+    assert (work / "a.txt").read_text() == "one\n"
+    async with catui.CatuiClient(backend.options(turns(work), continue_conversation=True, **fields)) as client:
+        await client.rewind_files(one)
+    assert not (work / "a.txt").exists()
