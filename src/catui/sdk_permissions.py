@@ -181,7 +181,8 @@ class CanUseToolShadowedWarning(UserWarning):
 def shadowed_can_use_tool(allowed_tools: Sequence[str], permission_mode: str | None) -> str | None:
     """Why ``can_use_tool`` will not hear about some calls (whole tools allowed, bypass mode), or None."""
     if permission_mode == "bypassPermissions":
-        return "permission_mode='bypassPermissions' approves tool calls without asking can_use_tool"
+        return ("permission_mode='bypassPermissions' approves tool calls without asking can_use_tool "
+                "(it is still asked to approve a plan, ExitPlanMode, once the agent has entered plan mode)")
     whole = []
     for entry in allowed_tools:
         name, _, rest = entry.strip().partition("(")
