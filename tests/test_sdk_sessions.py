@@ -138,3 +138,37 @@ async def test_resume_options_with_bad_values_fail_in_one_line(server: Any, proj
     with pytest.raises(catui.ConfigurationError, match=r"fork_session \(--fork-session\) needs a session to fork"):
         await collect("hi", options(server, project, fork_session=True))
     assert server.requests == []
+
+
+async def test_tag_and_fork_a_session_then_resume_the_fork(server: Any, project: Path) -> None:
+    first = await run("FIRST question", server, project)
+    await run("go on", server, project, resume=first.session_id)
+    catui.tag_session(first.session_id, "  experiment ")
+    info = catui.get_session_info(first.session_id, directory=str(project))
+    assert info is not None and info.tag == "experiment"
+    catui.tag_session(first.session_id, None)
+    info = catui.get_session_info(first.session_id, directory=str(project))
+    assert info is not None and info.tag is None
+    with pytest.raises(ValueError, match="tag must be non-empty"):
+        catui.tag_session(first.session_id, "  ")
+
+    original = catui.get_session_messages(first.session_id, directory=str(project))
+    whole = catui.fork_session(first.session_id, directory=str(project))
+    assert isinstance(whole, catui.ForkSessionResult) and whole.session_id != first.session_id
+    copied = catui.get_session_messages(whole.session_id, directory=str(project))
+    assert [m.message for m in copied] == [m.message for m in original]
+    assert not {m.uuid for m in copied} & {m.uuid for m in original}  # fresh uuids
+    assert all(m.session_id == whole.session_id for m in copied)
+    fork_info = catui.get_session_info(whole.session_id, directory=str(project))
+    assert fork_info is not None and fork_info.custom_title == "FIRST question (fork)"
+
+    cut = catui.fork_session(first.session_id, up_to_message_id=original[1].uuid, title="Branch A")
+    assert len(catui.get_session_messages(cut.session_id, directory=str(project))) == 2
+    resumed = await run("from the branch", server, project, resume=cut.session_id)
+    assert resumed.session_id == cut.session_id  # the copy is a session like any other
+    assert last_request_roles_and_texts(server) == [
+        ("user", "FIRST question"), ("assistant", "Answer one."), ("user", "from the branch")]
+    with pytest.raises(ValueError, match="is not in session"):
+        catui.fork_session(first.session_id, up_to_message_id="no-such-message")
+    with pytest.raises(FileNotFoundError):
+        catui.fork_session("0" * 8 + "-0000-4000-8000-" + "0" * 12)

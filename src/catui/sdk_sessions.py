@@ -2,8 +2,8 @@
 
 Same names, arguments and return shapes as ``claude_agent_sdk``:
 :func:`list_sessions`, :func:`get_session_info`, :func:`get_session_messages`,
-:func:`list_subagents`, :func:`get_subagent_messages`, :func:`rename_session`
-and :func:`delete_session`. ``directory`` is a project folder (the ``cwd`` a
+:func:`list_subagents`, :func:`get_subagent_messages`, :func:`rename_session`,
+:func:`tag_session` and :func:`delete_session` (``fork_session`` is in :mod:`catui.sdk_session_fork`). ``directory`` is a project folder (the ``cwd`` a
 session ran in); without it every project under the catui home is searched.
 Sessions are read from ``<catui home>/projects/<slug>/<session>.jsonl`` and
 sub-agents from ``<session>/subagents/agent-<id>.jsonl`` beside it.
@@ -129,6 +129,23 @@ def rename_session(session_id: str, title: str, directory: str | None = None) ->
     line = {"type": "custom-title", "customTitle": stripped, "sessionId": session_id}
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def tag_session(session_id: str, tag: str | None, directory: str | None = None) -> None:
+    """Tag the session (a ``tag`` line; the last one wins); ``None`` clears it."""
+    if tag is not None:
+        tag = tag.strip()
+        if not tag:
+            raise ValueError("tag must be non-empty (use None to clear)")
+    path = _existing(session_id, directory)
+    line = {"type": "tag", "tag": tag or "", "sessionId": session_id}
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def existing_session_path(session_id: str, directory: str | None) -> Path:
+    """The transcript of session ``session_id``; ValueError for a bad id, FileNotFoundError when there is none."""
+    return _existing(session_id, directory)
 
 
 def delete_session(session_id: str, directory: str | None = None) -> None:
