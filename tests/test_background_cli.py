@@ -23,7 +23,8 @@ import pytest
 from catui.models.scripted import RequestView
 from catui.state.db import StateDB
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.cli_env import cli_env
+from tests.support.cli_env import cli_env, git_repo
+from tests.support.cli_env import run_catui as run_catui_in
 from tests.support.loopback import Fault, RecordedRequest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,16 +33,11 @@ GUARD_S = 30  # a broken scenario fails here instead of hanging (not a timing as
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "repo"
-    folder.mkdir()
-    (folder / "main.py").write_text("print('hi')\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True)
-    return folder
+    return git_repo(tmp_path)
 
 
 def catui(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "catui", *args], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=GUARD_S)
+    return run_catui_in(repo, env, *args, timeout=GUARD_S)
 
 
 def bg_call(tool_id: str, prompt: str, **extra: Any) -> dict[str, Any]:

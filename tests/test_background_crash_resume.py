@@ -23,7 +23,7 @@ import pytest
 
 from catui.state.db import StateDB
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.cli_env import cli_env
+from tests.support.cli_env import cli_env, git_repo
 from tests.test_background_cli import GUARD_S, bg_call, catui, last_user_text, text, wait_for
 from tests.test_cli_interactive_pty import PtyProcess
 
@@ -32,11 +32,7 @@ INTERRUPTED = "previous run was interrupted"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "repo"
-    folder.mkdir()
-    (folder / "main.py").write_text("print('hi')\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True)
-    return folder
+    return git_repo(tmp_path)
 
 
 def set_mode(repo: Path, mode: str) -> None:

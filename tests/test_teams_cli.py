@@ -8,30 +8,25 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.cli_env import cli_env
+from tests.support.cli_env import cli_env, git_repo
+from tests.support.cli_env import run_catui as run_catui_in
 
 GUARD_S = 60  # a broken scenario fails here instead of hanging (not a timing assertion)
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "repo"
-    folder.mkdir()
-    (folder / "main.py").write_text("print('hi')\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True)
-    return folder
+    return git_repo(tmp_path)
 
 
 def run_catui(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "catui", *args], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=GUARD_S)
+    return run_catui_in(repo, env, *args, timeout=GUARD_S)
 
 
 def team_env(tmp_path: Path, server: AnthropicTestServer, **extra: str) -> dict[str, str]:

@@ -159,6 +159,15 @@ class SubagentRun:
         """The event whose setting stops the child: its own stop event, else the parent's abort."""
         return self.stop_event if self.stop_event is not None else self.parent_ctx.abort
 
+    async def wait_for_stop(self) -> None:
+        """Return once this child is asked to stop: its stop signal (:meth:`stop_signal`) or :meth:`request_stop`."""
+        waiters = [asyncio.ensure_future(event.wait()) for event in (self.stop_signal(), self.stop_request)]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
     def request_stop(self) -> None:
         """Stop this child at once (mid-request included); siblings and the parent carry on."""
         self.stop_requested = True

@@ -24,7 +24,7 @@ class InProcessExecutor:
         stream = run.session.run(run.first_message)
         # One waiter per run, not one per event: the session's stream ends the moment a stop comes
         # (stop_now), so the loop below reads events without racing each one against the stop.
-        stop = asyncio.ensure_future(_first_set(run.stop_signal(), run.stop_request))
+        stop = asyncio.ensure_future(run.wait_for_stop())
         stop.add_done_callback(lambda f: None if f.cancelled() else run.session.stop_now())
         try:
             try:
@@ -59,12 +59,3 @@ class InProcessExecutor:
     async def aclose(self) -> None:
         """Nothing outlives a run here."""
 
-
-async def _first_set(*events: asyncio.Event) -> None:
-    """Return as soon as one of ``events`` is set."""
-    waiters = [asyncio.ensure_future(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()

@@ -213,7 +213,7 @@ class RayExecutor:
         stop = run.stop_signal()
         agent_id = run.agent_id
         try:
-            placement = await _stoppable(host.start.remote(*start_args), stop, run)
+            placement = await _stoppable(host.start.remote(*start_args), run)
             if placement is None:  # stopped before it started
                 run.aborted = True
                 return
@@ -229,7 +229,7 @@ class RayExecutor:
                     events, done = await asyncio.wait_for(
                         _ref(host.next_events.remote(agent_id, POLL_S)), STOP_GRACE_S)
                 else:
-                    fetched = await _stoppable(host.next_events.remote(agent_id, POLL_S), stop, run)
+                    fetched = await _stoppable(host.next_events.remote(agent_id, POLL_S), run)
                     if fetched is None:
                         continue
                     events, done = fetched
@@ -296,10 +296,10 @@ async def _ref(ref: Any) -> Any:
     return await ref
 
 
-async def _stoppable(ref: Any, stop: asyncio.Event, run: SubagentRun) -> Any:
+async def _stoppable(ref: Any, run: SubagentRun) -> Any:
     """The value of ``ref``, or None as soon as the run is asked to stop (the reference is then abandoned)."""
     value = asyncio.ensure_future(_ref(ref))
-    stopper = asyncio.ensure_future(_first(stop, run.stop_request))
+    stopper = asyncio.ensure_future(run.wait_for_stop())
     try:
         await asyncio.wait({value, stopper}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -308,15 +308,6 @@ async def _stoppable(ref: Any, stop: asyncio.Event, run: SubagentRun) -> Any:
         return value.result()
     value.cancel()
     return None
-
-
-async def _first(*events: asyncio.Event) -> None:
-    waiters = [asyncio.ensure_future(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
 
 
 def _first_line(exc: BaseException) -> str:
