@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import AgentDefinition
+from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt
 from catui.app_services import AgentApp, AppServices
-from catui.app_tools import hold_to_agent_tools, offers_search_tools, plugin_paths, session_tools
+from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
+from catui.agents.plugins import plugin_paths
 from catui.app_options import RunOptions
 from catui.main_agent import check_tools_left, keep_agent_tools
 from catui.permissions.rules import denies_tool_outright
@@ -65,19 +66,6 @@ def offers_search_tools(permissions: Any) -> bool:
     """Whether Glob and Grep survive the deny rules (a whole-tool deny removes a tool from the session)."""
 
     return not any(denies_tool_outright(rule, name) for rule in permissions.rules for name in ("Glob", "Grep"))
-
-
-def plugin_paths(settings: Mapping[str, Any]) -> list[str]:
-    """The plugin folders the settings' ``plugins`` list names (a path, or an entry with a ``path``)."""
-    entries = settings.get("plugins") or []
-    paths: list[str] = []
-    if isinstance(entries, list):
-        for entry in entries:
-            if isinstance(entry, str):
-                paths.append(entry)
-            elif isinstance(entry, Mapping) and isinstance(entry.get("path"), str):
-                paths.append(entry["path"])
-    return paths
 
 
 def hold_to_agent_tools(app: AgentApp, definition: AgentDefinition, mcp: McpManager | None) -> None:

@@ -254,3 +254,16 @@ def _load_file(
         result.origins[id(definition)] = str(path)
     else:
         result.failed_files.append(FailedFile(str(path), error or "not a usable agent definition"))
+
+
+def plugin_paths(settings: Mapping[str, Any]) -> list[str]:
+    """The plugin folders the settings' ``plugins`` list names (a path, or an entry with a ``path``)."""
+    entries = settings.get("plugins") or []
+    paths: list[str] = []
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, str):
+                paths.append(entry)
+            elif isinstance(entry, Mapping) and isinstance(entry.get("path"), str):
+                paths.append(entry["path"])
+    return paths

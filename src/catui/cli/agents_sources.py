@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from catui.agents.plugins import plugin_paths
 from catui.agents.registry import AgentRegistry, load_agent_registry
 from catui.config.settings import load_settings
 
@@ -45,15 +46,7 @@ def settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
         settings = load_settings(cwd)
     except Exception as exc:  # a broken settings file must not hide the agents
         return [], [f"settings not read: {exc}"]
-    entries = settings.merged.get("plugins") or []
-    paths: list[str] = []
-    if isinstance(entries, list):
-        for entry in entries:
-            if isinstance(entry, str):
-                paths.append(entry)
-            elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                paths.append(entry["path"])
-    return paths, []
+    return plugin_paths(settings.merged), []
 
 
 def load_registry(plugin_dirs: Sequence[str], agents_json: str | None) -> tuple[AgentRegistry, list[str]]:
