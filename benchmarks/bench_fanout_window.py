@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.anthropic_server import AnthropicTestServer  # noqa: E402
 from tests.support.loopback import Fault, RecordedRequest  # noqa: E402
 
-from catui.models.scripted import RequestView  # noqa: E402
+from catui.models.replay.scripted import RequestView  # noqa: E402
 
 PARENT = "BENCH-WINDOW-PARENT"
 PROFILE_TO: list[str] = []

@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from catui.app import RunOptions, build_app  # noqa: E402
+from catui.app.batch import run_batch  # noqa: E402
 from catui.cli.run import conversation_events  # noqa: E402
 from catui.models.resolve import clear_provider_cache  # noqa: E402
-from catui.sdk_batch import run_batch  # noqa: E402
 from catui.session.events import AssistantMessageEvent, SystemEvent, ToolEndEvent  # noqa: E402
 
 WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.", "tools": ["Read"]}

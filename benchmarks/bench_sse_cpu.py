@@ -38,8 +38,8 @@ def script_text(blocks: int) -> str:
 
 async def stream_round(url: str, transport: str, streams: int) -> tuple[float, int]:
     """CPU seconds and events for ``streams`` concurrent turns through ``transport``."""
-    from catui.models.anthropic import AnthropicProvider
     from catui.models.base import ModelRequest
+    from catui.models.http_api.anthropic import AnthropicProvider
 
     # The transport is named both ways: the provider's env (where catui reads it) and the process
     # environment (where versions before the env plumbing read it), so one script measures both.
@@ -56,7 +56,7 @@ async def stream_round(url: str, transport: str, streams: int) -> tuple[float, i
 
 
 async def measure(url: str, streams: int, rounds: int) -> dict[str, list[float]]:
-    from catui.models.http import aclose_http_client
+    from catui.models.http_api.post import aclose_http_client
 
     per_event: dict[str, list[float]] = {name: [] for name in TRANSPORTS}
     for name in TRANSPORTS:  # warm-up: imports, connections, TLS-free pools

@@ -49,7 +49,7 @@ from tests.support import loopback  # noqa: E402
 from tests.support.anthropic_server import AnthropicTestServer  # noqa: E402
 from tests.support.loopback import Fault, RecordedRequest  # noqa: E402
 
-from catui.models.scripted import RequestView  # noqa: E402
+from catui.models.replay.scripted import RequestView  # noqa: E402
 
 # 100 children connect at once; the stdlib's default listen backlog of 5 would make some wait for SYN retries.
 loopback._Server.request_queue_size = 512

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from catui.models.scripted import RequestView
+from catui.models.replay.scripted import RequestView
 from catui.state.db import StateDB
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env, git_repo

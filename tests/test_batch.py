@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from catui.app import RunOptions
+from catui.app.batch import BatchTask, finished_ids, parse_tasks, run_batch
 from catui.errors import ConfigurationError
 from catui.models.resolve import clear_provider_cache
-from catui.sdk_batch import BatchTask, finished_ids, parse_tasks, run_batch
 from tests.support.cli_env import SRC
 
 GUARD_S = 120  # a broken scenario fails here instead of hanging (not a timing assertion)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from catui.cli.demo import DEMO_TASK, demo_script, packaged_path
+from catui.cli.commands.demo import DEMO_TASK, demo_script, packaged_path
 
 
 def offline_env(tmp_path: Path) -> dict[str, str]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from catui.cli.ui_ask import parse_answer
-from catui.cli.ui_format import (
+from catui.cli.tui.ask import parse_answer
+from catui.cli.tui.format import (
     agent_done_line,
     cell_width,
     fit,
@@ -20,11 +20,11 @@ from catui.cli.ui_format import (
     tool_call_label,
     tool_result_lines,
 )
-from catui.cli.ui_permission import PermissionPrompter, call_preview, denial_message, session_rule_for
-from catui.cli.ui_progress import SUBAGENT_LINE_DELAY_S, TurnView
-from catui.cli.ui_screen import Screen
-from catui.cli.ui_status import run_status_command, status_command
-from catui.cli.ui_terminal import _EditState, key, split_keys
+from catui.cli.tui.permission import PermissionPrompter, call_preview, denial_message, session_rule_for
+from catui.cli.tui.progress import SUBAGENT_LINE_DELAY_S, TurnView
+from catui.cli.tui.screen import Screen
+from catui.cli.tui.status import run_status_command, status_command
+from catui.cli.tui.terminal import _EditState, key, split_keys
 from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.session.events import (
     ResultEvent,
@@ -396,7 +396,7 @@ def test_live_region_is_redrawn_in_place_and_output_goes_above_it() -> None:
 
 
 async def test_line_editor_draws_the_status_line_under_the_input_and_clears_it_on_enter() -> None:
-    from catui.cli.ui_terminal import KeyReader, LineEditor
+    from catui.cli.tui.terminal import KeyReader, LineEditor
 
     term = VirtualTerminal()
     screen = Screen(TerminalStream(term), tty=True, color=False)
@@ -426,7 +426,7 @@ async def test_line_editor_draws_the_status_line_under_the_input_and_clears_it_o
 
 
 def test_markdown_styler_styles_code_bold_headings_and_fences() -> None:
-    from catui.cli.ui_format import MarkdownLineStyler
+    from catui.cli.tui.format import MarkdownLineStyler
 
     styler = MarkdownLineStyler()
     assert styler("● Use `mean()` and **never** guess") == (
@@ -462,7 +462,7 @@ def test_interrupted_tool_calls_get_results_so_the_conversation_stays_valid() ->
 
 
 async def test_bracketed_paste_arrives_as_one_text_with_its_line_breaks() -> None:
-    from catui.cli.ui_terminal import KeyReader, LineEditor
+    from catui.cli.tui.terminal import KeyReader, LineEditor
 
     term = VirtualTerminal()
     screen = Screen(TerminalStream(term), tty=True, color=False)
@@ -484,7 +484,7 @@ async def test_bracketed_paste_arrives_as_one_text_with_its_line_breaks() -> Non
 
 
 def test_prompt_history_is_kept_per_project_across_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from catui.cli.ui_history import append_history, history_path, load_history
+    from catui.cli.tui.history import append_history, history_path, load_history
 
     monkeypatch.setenv("CATUI_HOME", str(tmp_path / "home"))
     project, other = tmp_path / "a", tmp_path / "b"

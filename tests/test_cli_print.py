@@ -196,7 +196,7 @@ def test_verbose_shows_the_traceback(tmp_path: Path) -> None:
 
 
 def test_stream_json_gives_each_tool_result_its_own_user_event() -> None:
-    from catui.cli.stream_json import split_tool_results
+    from catui.cli.stream.output import split_tool_results
     from catui.session.events import UserMessageEvent
 
     message = {"role": "user", "content": [

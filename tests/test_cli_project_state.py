@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from catui.cli.project_state import format_age, open_state
-from catui.cli.tasks_cmd import command as tasks_command
-from catui.cli.worktrees_cmd import command as worktrees_command
+from catui.cli.commands.project_state import format_age, open_state
+from catui.cli.commands.tasks import command as tasks_command
+from catui.cli.commands.worktrees import command as worktrees_command
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 
 The official SDK starts catui (``cli_path``) on the loopback Anthropic server with a real stdio MCP
 server (tests/support/mcp_servers/tools_server.py); the controls are answered by the same code that
-serves catui's own ``CatuiClient`` (catui.sdk_client_info).
+serves catui's own ``CatuiClient`` (catui.app.status).
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from catui.models import lean_http
-from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
-from catui.models.http import aclose_http_client
-from catui.models.retry import RetryPolicy
+from catui.models.http_api.anthropic import AnthropicProvider
+from catui.models.http_api.post import aclose_http_client
+from catui.models.http_api.retry import RetryPolicy
 from tests.support.cli_env import cli_env
 from tests.support.inflight_server import InFlightServer
 from tests.test_tool_window import (
@@ -104,7 +104,7 @@ def test_a_100_way_fan_out_finishes_against_a_server_that_accepts_slowly(tmp_pat
 
 def test_a_connect_not_accepted_in_time_lowers_the_ceiling_until_connects_succeed_again() -> None:
     """The requests dropped together by a full accept queue wait for established connections, not retry at once."""
-    from catui.models.connection_limits import OriginLimits
+    from catui.models.http_api.connection_limits import OriginLimits
 
     async def main() -> None:
         limits: OriginLimits[str] = OriginLimits()
@@ -142,7 +142,7 @@ def test_a_connect_not_accepted_in_time_lowers_the_ceiling_until_connects_succee
 
 def test_a_lowered_ceiling_lapses_after_the_congestion_hold() -> None:
     """A passing congestion must not cap the origin for the rest of the session."""
-    from catui.models.connection_limits import CONGESTION_HOLD_S, OriginLimits
+    from catui.models.http_api.connection_limits import CONGESTION_HOLD_S, OriginLimits
 
     async def main() -> None:
         limits: OriginLimits[str] = OriginLimits()

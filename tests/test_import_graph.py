@@ -44,16 +44,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.hooks", "catui.mcp", "catui.skills"),
     ("catui.session",),
     ("catui.subagents",),
-    ("catui.app", "catui.app_options", "catui.app_services", "catui.app_tools", "catui.app_prompt", "catui.app_config",
-     "catui.main_agent", "catui.model_switch", "catui.app_controls"),
-    ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_session_fork", "catui.sdk_tools", "catui.sdk_types",
-     "catui.sdk_hooks",
-     "catui.sdk_batch",
-     "catui.sdk_permissions", "catui.sdk_messages", "catui.sdk_prompts", "catui.sdk_client_info",
-     "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup", "catui.sdk_driver",
-     "catui.sdk_shapes",
-     "catui.sdk_worktrees",
-     "catui.__main__"),
+    ("catui.app",),
+    ("catui.cli", "catui.sdk", "catui.__main__"),
 )
 
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from catui.errors import ProviderError
-from catui.models.accumulate import MessageAccumulator
-from catui.models.anthropic import AnthropicProvider, message_events
 from catui.models.base import STREAM_RETRY, ModelRequest, StreamEvent
-from catui.models.retry import RetryPolicy
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.http_api.anthropic import AnthropicProvider, message_events
+from catui.models.http_api.retry import RetryPolicy
 from tests.support.anthropic_server import AnthropicTestServer, Fault
 from tests.support.transports import http_transport as http_transport  # runs each test on both
 from tests.support.transports import transport_env

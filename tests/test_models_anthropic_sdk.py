@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from catui.models.accumulate import MessageAccumulator
-from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
-from catui.models.retry import RetryPolicy
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.http_api.anthropic import AnthropicProvider
+from catui.models.http_api.retry import RetryPolicy
 from tests.support.anthropic_server import AnthropicTestServer, Fault
 from tests.support.typed_check import check
 

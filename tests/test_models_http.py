@@ -6,8 +6,8 @@ import ssl
 
 import pytest
 
-from catui.models.http import aclose_http_client
-from catui.models.httpx_transport import http_client
+from catui.models.http_api.httpx_transport import http_client
+from catui.models.http_api.post import aclose_http_client
 
 
 def _ssl_context(client: object) -> ssl.SSLContext:

@@ -24,13 +24,13 @@ import pytest
 
 from catui.errors import ProviderError
 from catui.models import lean_http
-from catui.models.accumulate import MessageAccumulator
-from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest, StreamEvent
-from catui.models.http import aclose_http_client, proxy_for, uses_lean_transport
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.http_api.anthropic import AnthropicProvider
+from catui.models.http_api.post import aclose_http_client, proxy_for, uses_lean_transport
+from catui.models.http_api.retry import RetryPolicy
+from catui.models.http_api.transport_settings import proxies_from_env
 from catui.models.resolve import create_provider, resolve_model
-from catui.models.retry import RetryPolicy
-from catui.models.transport_settings import proxies_from_env
 from tests.support.anthropic_server import AnthropicTestServer, Fault
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ async def test_a_connect_the_loop_saw_late_is_kept_not_abandoned() -> None:
     """
     import time
 
-    from catui.models.connection_limits import CONNECT_ATTEMPT_S
+    from catui.models.http_api.connection_limits import CONNECT_ATTEMPT_S
 
     server = started()
     try:
@@ -547,7 +547,7 @@ async def test_a_proxy_variable_of_the_providers_env_sends_the_request_through_h
 
 LEAN_CLIENT = """
 import asyncio, json, sys
-from catui.models.anthropic import AnthropicProvider
+from catui.models.http_api.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
 from catui.models import lean_http
 

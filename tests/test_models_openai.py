@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from catui.errors import ProviderError
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelRequest
-from catui.models.openai import OpenAIProvider, build_chat_body, convert_messages
-from catui.models.retry import RetryPolicy
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.http_api.openai import OpenAIProvider, build_chat_body, convert_messages
+from catui.models.http_api.retry import RetryPolicy
 from tests.support.openai_server import Fault, OpenAITestServer
 from tests.support.transports import http_transport as http_transport  # runs each test on both
 from tests.support.transports import transport_env

@@ -8,9 +8,9 @@ import pytest
 
 from catui.agents.field_values import EFFORT_LEVELS
 from catui.errors import ConfigurationError
-from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
-from catui.models.openai import build_chat_body
+from catui.models.http_api.anthropic import AnthropicProvider
+from catui.models.http_api.openai import build_chat_body
 from catui.models.reasoning import (
     EFFORT_NAMES,
     effort_level,

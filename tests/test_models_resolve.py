@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from catui.errors import ConfigurationError
-from catui.models.anthropic import AnthropicProvider
-from catui.models.openai import OpenAIProvider
+from catui.models.http_api.anthropic import AnthropicProvider
+from catui.models.http_api.openai import OpenAIProvider
 from catui.models.pricing import cost_usd, price_for
+from catui.models.replay.scripted import ScriptedProvider
 from catui.models.resolve import (
     clear_provider_cache,
     create_provider,
@@ -17,7 +18,6 @@ from catui.models.resolve import (
     model_aliases,
     resolve_model,
 )
-from catui.models.scripted import ScriptedProvider
 
 KEY = {"ANTHROPIC_API_KEY": "sk-ant"}
 

@@ -6,8 +6,8 @@ import email.utils
 import time
 from collections.abc import AsyncIterator
 
-from catui.models.retry import RetryPolicy, parse_retry_after, should_retry_status
-from catui.models.sse import ServerSentEvent, SSEDecoder
+from catui.models.http_api.retry import RetryPolicy, parse_retry_after, should_retry_status
+from catui.models.http_api.sse import ServerSentEvent, SSEDecoder
 
 
 def test_retry_after_variants() -> None:

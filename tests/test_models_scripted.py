@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from catui.errors import ConfigurationError, ProviderError
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelRequest, StreamEvent
-from catui.models.scripted import RequestView, ScriptedProvider, ScriptEngine, ScriptNoMatchError
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.replay.scripted import RequestView, ScriptedProvider, ScriptEngine, ScriptNoMatchError
 
 TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Glob", "Read", "Agent")]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx2
 
-from catui.models.accumulate import MessageAccumulator
-from catui.models.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.http_api.anthropic import AnthropicProvider
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_server import anthropic_server as anthropic_server  # the fixture factory
 from tests.support.openai_server import OpenAITestServer
@@ -47,9 +47,9 @@ async def test_standalone_server_process(tmp_path: Path) -> None:
 
 CLIENT = """
 import asyncio, os, sys
-from catui.models.anthropic import AnthropicProvider
+from catui.models.http_api.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
-from catui.models.accumulate import MessageAccumulator
+from catui.models.http_api.accumulate import MessageAccumulator
 
 async def main():
     acc = MessageAccumulator()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from catui.app import RunOptions, build_app
-from catui.models.http import aclose_http_client
+from catui.models.http_api.post import aclose_http_client
 from catui.session.events import ResultEvent
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.http_proxy import ForwardProxy

@@ -11,7 +11,7 @@ from catui.errors import ConfigurationError
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
 from catui.permissions.sandbox_rules import is_excluded_command
 from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
-from catui.sdk_options import CatuiOptions, run_options_from
+from catui.sdk.options import CatuiOptions, run_options_from
 
 PROJECT = Path("/work/proj")
 

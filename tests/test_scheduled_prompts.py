@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from catui.app import RunOptions, build_app
-from catui.cli.interactive import InteractiveSession
+from catui.cli.tui.interactive import InteractiveSession
 from catui.errors import CatuiError
 from catui.tasks.schedule import SCHEDULE_FILE, CronExpressionError, CronSchedule, ScheduleClock
 from tests.support.anthropic_server import AnthropicTestServer

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import catui
-from catui.sdk_options import run_options_from
+from catui.sdk.options import run_options_from
 from tests.support.sdk_backend import (  # noqa: F401 - backend_fixture and isolated_sdk_home are fixtures
     GUARD_S,
     Backend,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import catui
-from catui.sdk_hooks import HookMatcher
+from catui.sdk.hooks import HookMatcher
 from tests.support.sdk_backend import (  # noqa: F401 - backend_fixture and isolated_sdk_home are fixtures
     Backend,
     backend_fixture,

@@ -1,9 +1,9 @@
-"""Session events become claude-agent-sdk-named messages (catui.sdk_types)."""
+"""Session events become claude-agent-sdk-named messages (catui.sdk.types)."""
 
 from __future__ import annotations
 
-from catui.sdk_messages import content_blocks, message_from_event
-from catui.sdk_types import (
+from catui.sdk._internal.messages import content_blocks, message_from_event
+from catui.sdk.types import (
     AssistantMessage,
     ResultMessage,
     StreamEvent,

@@ -10,9 +10,9 @@ import pytest
 from catui.agents.definition import AgentDefinition
 from catui.errors import CatuiError, ConfigurationError
 from catui.permissions.context import PermissionRequest
-from catui.sdk_options import CatuiOptions, decision_from_result, run_options_from
-from catui.sdk_tools import create_sdk_mcp_server, tool
-from catui.sdk_types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from catui.sdk.options import CatuiOptions, decision_from_result, run_options_from
+from catui.sdk.tools import create_sdk_mcp_server, tool
+from catui.sdk.types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from catui.tools.base import Tool, ToolContext
 
 
@@ -138,7 +138,7 @@ async def test_a_raising_callback_becomes_a_catui_error(tmp_path: Path) -> None:
 def test_the_call_id_is_found_in_the_calling_agents_last_message(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from catui.sdk_permissions import _tool_use_id_of
+    from catui.sdk.permissions import _tool_use_id_of
 
     given = {"command": "make"}
     last = {"role": "assistant", "content": [

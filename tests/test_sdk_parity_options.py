@@ -206,7 +206,7 @@ def test_permission_update_round_trips_claude_codes_wire_shape() -> None:
 
 def test_suggestions_are_what_claude_code_offers(tmp_path: Path) -> None:
     from catui.permissions.context import PermissionRequest
-    from catui.sdk_permissions import permission_suggestions
+    from catui.sdk.permissions import permission_suggestions
 
     inside = permission_suggestions(PermissionRequest("Edit", file_path=tmp_path / "a.py", is_edit=True), tmp_path)
     outside = permission_suggestions(PermissionRequest("Read", file_path=Path("/etc/hosts")), tmp_path)
@@ -360,7 +360,7 @@ async def test_toggle_and_reconnect_an_mcp_server(project: Path, tmp_path: Path)
 
 
 def test_a_shadowed_can_use_tool_is_warned_about(project: Path) -> None:
-    from catui.sdk_options import run_options_from
+    from catui.sdk.options import run_options_from
 
     async def can_use_tool(name: str, data: dict[str, Any], context: catui.ToolPermissionContext) -> Any:
         return catui.PermissionResultAllow()

@@ -174,7 +174,7 @@ async def test_three_bad_objects_end_with_the_retries_subtype(project: Path, tmp
     ],
 )
 def test_bad_output_formats_are_named(output_format: dict[str, Any], problem: str) -> None:
-    from catui.sdk_options import run_options_from
+    from catui.sdk.options import run_options_from
 
     with pytest.raises(catui.ConfigurationError, match=problem):
         run_options_from(catui.CatuiOptions(output_format=output_format))

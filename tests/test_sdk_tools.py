@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from catui.errors import ConfigurationError
-from catui.sdk_tools import create_sdk_mcp_server, tool, tool_result_from_handler
+from catui.sdk.tools import create_sdk_mcp_server, tool, tool_result_from_handler
 from catui.session.session import format_validation_error
 from catui.tools.base import ToolContext
 

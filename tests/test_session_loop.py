@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from catui.models.scripted import ScriptedProvider
+from catui.models.replay.scripted import ScriptedProvider
 from catui.permissions.context import PermissionContext
 from catui.session.events import (
     AssistantMessageEvent,

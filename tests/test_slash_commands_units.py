@@ -11,7 +11,7 @@ import pytest
 
 from catui.agents.authoring import NewAgent, split_tools, write_agent_file
 from catui.agents.markdown import load_markdown_agent
-from catui.cli.slash_commands import SlashCommand, SlashCommands
+from catui.cli.tui.slash_commands import SlashCommand, SlashCommands
 from catui.errors import ConfigurationError
 from catui.session.compaction import keep_from
 from catui.session.context_window import ContextPolicy, context_policy, table_context_window

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from catui import CatuiOptions, query
-from catui.sdk_types import UserMessage
+from catui.sdk.types import UserMessage
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
 from tests.support.sdk_backend import isolated_sdk_home  # noqa: F401 (autouse fixture)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from catui.models.scripted import ScriptedProvider
+from catui.models.replay.scripted import ScriptedProvider
 from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety, parse_verdict, render_transcript
 from catui.telemetry.events import Telemetry, read_events, telemetry_enabled
 from catui.telemetry.spans import agent_span

@@ -285,9 +285,9 @@ async def test_terminal_shows_the_plan_and_later_the_plans_allowed_prompts(tmp_p
     import io
     from types import SimpleNamespace
 
-    from catui.cli.ui_ask import QuestionAsker
-    from catui.cli.ui_permission import PermissionPrompter
-    from catui.cli.ui_screen import Screen
+    from catui.cli.tui.ask import QuestionAsker
+    from catui.cli.tui.permission import PermissionPrompter
+    from catui.cli.tui.screen import Screen
     from catui.tools.base import ToolContext
 
     out = io.StringIO()

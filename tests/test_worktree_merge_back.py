@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from catui.cli.worktrees_cmd import command
+from catui.cli.commands.worktrees import command
 from catui.state import StateDB
 from catui.worktree import WorktreeInfo, create_worktree, finish_worktree
 from tests.support.git_repos import git, head, isolate_git, make_repo

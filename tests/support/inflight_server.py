@@ -19,7 +19,7 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from catui.models.scripted import RequestView
+from catui.models.replay.scripted import RequestView
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.loopback import Fault, RecordedRequest
 

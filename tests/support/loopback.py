@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
-from catui.models.scripted import ScriptEngine
+from catui.models.replay.scripted import ScriptEngine
 
 
 @dataclass

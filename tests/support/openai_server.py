@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from catui.models.accumulate import MessageAccumulator
-from catui.models.scripted import RequestView, ScriptEngine, ScriptNoMatchError
+from catui.models.http_api.accumulate import MessageAccumulator
+from catui.models.replay.scripted import RequestView, ScriptEngine, ScriptNoMatchError
 from tests.support.loopback import (
     Fault,
     LoopbackServer,

@@ -1,4 +1,4 @@
-"""Run provider tests on both HTTP transports of :mod:`catui.models.http`.
+"""Run provider tests on both HTTP transports of :mod:`catui.models.http_api.post`.
 
 Import the fixture into a test module to run each of its tests twice, once
 through the lean asyncio-streams client and once through httpx2::

@@ -15,14 +15,14 @@ import click
 
 # name -> (module, attribute, one-line help). Each module exposes a click command.
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
-    "demo": ("catui.cli.demo", "command", "Run an offline demo on the built-in scripted provider."),
-    "agents": ("catui.cli.agents_cmd", "command", "List, show and validate agent definitions."),
-    "skills": ("catui.cli.skills_cmd", "command", "List and show SKILL.md skills."),
-    "tasks": ("catui.cli.tasks_cmd", "command", "List, show and stop background tasks."),
-    "worktrees": ("catui.cli.worktrees_cmd", "command", "List and remove agents' kept worktrees."),
-    "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
-    "teams": ("catui.cli.teams_cmd", "command", "List, show and remove agent teams."),
-    "batch": ("catui.cli.batch_cmd", "command", "Run each prompt of a JSONL file as its own agent."),
+    "demo": ("catui.cli.commands.demo", "command", "Run an offline demo on the built-in scripted provider."),
+    "agents": ("catui.cli.commands.agents", "command", "List, show and validate agent definitions."),
+    "skills": ("catui.cli.commands.skills", "command", "List and show SKILL.md skills."),
+    "tasks": ("catui.cli.commands.tasks", "command", "List, show and stop background tasks."),
+    "worktrees": ("catui.cli.commands.worktrees", "command", "List and remove agents' kept worktrees."),
+    "sandbox": ("catui.cli.commands.sandbox", "command", "Show what the Bash sandbox allows on this machine."),
+    "teams": ("catui.cli.commands.teams", "command", "List, show and remove agent teams."),
+    "batch": ("catui.cli.commands.batch", "command", "Run each prompt of a JSONL file as its own agent."),
 }
 
 

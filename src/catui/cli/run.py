@@ -17,7 +17,8 @@ from typing import Any
 
 import click
 
-from catui.app import RunOptions, build_app, first_prompt_content, start_app
+from catui.app.build import RunOptions, build_app, first_prompt_content, start_app
+from catui.app.output_format import StructuredResult
 from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
@@ -30,10 +31,9 @@ from catui.cli.sdk_flags import (
     thinking,
     tools_left_out,
 )
-from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.cli.stream.output import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
-from catui.sdk_output_format import StructuredResult
 from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
@@ -78,7 +78,7 @@ def run_root(options: dict[str, Any]) -> None:
             code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"], structured))
         else:
             # lazy: the terminal UI (~16 ms of screen, prompt and key-reading code) is not needed in print mode
-            from catui.cli.interactive import interactive_main
+            from catui.cli.tui.interactive import interactive_main
 
             code = asyncio.run(interactive_main(run_options, prompt))
     except click.UsageError:
@@ -112,7 +112,7 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
                 "(or --continue for the latest session)"
             )
         # lazy: only a bare `catui -r` shows the list
-        from catui.cli.session_picker import pick_session
+        from catui.cli.tui.session_picker import pick_session
 
         resume = pick_session(cwd)
     if options.get("fork_session") and resume is None and not options.get("continue_conversation"):
@@ -232,10 +232,10 @@ async def print_mode_main(
 async def stream_input_main(
     run_options: RunOptions, options: dict[str, Any], structured: StructuredResult | None = None
 ) -> int:
-    """``--input-format stream-json``: serve a driven conversation (catui.cli.stream_session)."""
+    """``--input-format stream-json``: serve a driven conversation (catui.cli.stream.session)."""
     # lazy: the control protocol's modules are needed only when a program drives catui
-    from catui.cli.session_state import reporter_from_env
-    from catui.cli.stream_session import StreamSession
+    from catui.cli.stream.session import StreamSession
+    from catui.cli.stream.session_state import reporter_from_env
 
     def warn(line: str) -> None:
         click.echo(f"catui: {line}", err=True)

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
+from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_thinking_config
-from catui.sdk_output_format import StructuredResult, output_schema_from
 from catui.tools.registry import builtin_tools
 
 # flag (the click parameter name) -> (how it is spelled, the claude-agent-sdk option that passes it)

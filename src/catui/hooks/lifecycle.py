@@ -5,7 +5,7 @@ runs and ``("hook_response", data)`` after, in Claude Code's shape: ``hook_id`` 
 pair), ``hook_name`` (the command, or ``callback`` for a Python hook), ``hook_event``, and on the
 response ``output``, ``stdout``, ``stderr``, ``exit_code`` and ``outcome`` (``success``, ``error``
 or ``cancelled``). A sub-agent's runs also carry its ``agent_id`` and ``agent_type``. The session
-layer turns them into ``system`` events (:func:`catui.app.hook_run_reporter`).
+layer turns them into ``system`` events (:func:`catui.app.build.hook_run_reporter`).
 """
 
 from __future__ import annotations

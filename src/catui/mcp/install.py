@@ -1,6 +1,6 @@
 """Wiring MCP into an application: read the configuration, start the manager, give the main session its tools.
 
-``catui.app.build_app`` calls :func:`install_mcp` once the main session
+``catui.app.build.build_app`` calls :func:`install_mcp` once the main session
 exists. When no server is configured nothing happens (and ``mcp`` is never
 imported). Otherwise the manager goes in ``app.services.mcp`` and the main
 session's ``ctx.services.mcp``; connections start at once when an event
@@ -49,7 +49,7 @@ def install_mcp(
     strict: bool = False,
     sdk_transport: SdkTransport | None = None,
 ) -> McpManager | None:
-    """Set up MCP for ``app`` (a :class:`catui.app.AgentApp`); returns the manager, or None without servers.
+    """Set up MCP for ``app`` (a :class:`catui.app.build.AgentApp`); returns the manager, or None without servers.
 
     ``extra_servers`` are more ``{name: config}`` entries (``--mcp-config``, SDK
     options); they win over the files, and with ``strict`` (``--strict-mcp-config``)

@@ -234,7 +234,7 @@ def create_provider(
     env_map = effective_env(settings, env)
     provider: ModelProvider
     if resolved.provider == "anthropic":
-        from catui.models.anthropic import AnthropicProvider
+        from catui.models.http_api.anthropic import AnthropicProvider
 
         anthropic = AnthropicProvider(env=env_map)
         if not (anthropic.api_key or anthropic.auth_token) and anthropic.base_url == ANTHROPIC_DEFAULT_URL:
@@ -256,7 +256,7 @@ def create_provider(
         )
         provider = anthropic
     elif resolved.provider == "openai":
-        from catui.models.openai import OpenAIProvider
+        from catui.models.http_api.openai import OpenAIProvider
 
         openai = OpenAIProvider(env=env_map)
         if not openai.api_key and openai.base_url == OPENAI_DEFAULT_URL:
@@ -267,7 +267,7 @@ def create_provider(
         key = ("openai", openai.base_url, openai.api_key, openai.retry, openai.transport_settings)
         provider = openai
     elif resolved.provider == "scripted":
-        from catui.models.scripted import ScriptedProvider
+        from catui.models.replay.scripted import ScriptedProvider
 
         path = Path(resolved.script_path or "").expanduser()
         key = ("scripted", str(path.resolve()))

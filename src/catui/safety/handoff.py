@@ -19,8 +19,8 @@ from typing import Any
 
 from catui.errors import CatuiError
 from catui.messages import Message, blocks_of, result_text
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelProvider, ModelRequest
+from catui.models.http_api.accumulate import MessageAccumulator
 
 UNAVAILABLE_NOTE = (
     "Note: the safety review could not check this sub-agent's work (the classifier was unavailable). "

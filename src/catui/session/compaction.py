@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError, ProviderError
 from catui.messages import Block, Message, text_of, user_message
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelRequest
+from catui.models.http_api.accumulate import MessageAccumulator
 from catui.session.context_window import ContextPolicy
 from catui.session.events import ErrorEvent, SystemEvent
 from catui.session.transcript import COMPACT_BOUNDARY

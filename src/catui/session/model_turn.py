@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from catui.errors import ProviderError
 from catui.messages import Message
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import STREAM_RETRY
+from catui.models.http_api.accumulate import MessageAccumulator
 from catui.session.compaction import compact_session, is_prompt_too_long
 from catui.session.events import (
     AssistantMessageEvent,

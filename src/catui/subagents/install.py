@@ -1,6 +1,6 @@
 """Wiring the sub-agent system into an application: every collaborator built once and passed in.
 
-``catui.app.build_app`` calls :func:`install_subagents` once the main session
+``catui.app.build.build_app`` calls :func:`install_subagents` once the main session
 exists. The pieces, each in its own module: the planner (:mod:`.plan`) and the
 fork strategy (:mod:`.fork`), the one child builder (:mod:`.child_session`),
 the executor (:mod:`.executors`), the foreground driver (:mod:`.foreground`),
@@ -55,7 +55,7 @@ from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import Telemetry
 
 if TYPE_CHECKING:
-    from catui.app import AgentApp
+    from catui.app.build import AgentApp
 
 
 @dataclass

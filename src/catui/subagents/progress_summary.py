@@ -24,8 +24,8 @@ from typing import Any
 
 from catui.config.flags import is_falsy
 from catui.errors import CatuiError, ConfigurationError
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelRequest
+from catui.models.http_api.accumulate import MessageAccumulator
 from catui.models.resolve import create_provider, resolve_model
 from catui.safety.handoff import render_transcript
 from catui.subagents.deps import RuntimeDeps

@@ -16,8 +16,8 @@ from typing import Any
 
 from catui.errors import CatuiError, ProviderError
 from catui.messages import Block
-from catui.models.accumulate import MessageAccumulator
 from catui.models.base import ModelProvider, ModelRequest
+from catui.models.http_api.accumulate import MessageAccumulator
 from catui.tools.web_search import SearchHit, SearchOutcome
 
 SERVER_TOOL_TYPE = "web_search_20250305"

@@ -1,0 +1,292 @@
+"""Application wiring: builds the main agent's session from options and settings.
+
+The CLI and the SDK both describe a run with :class:`RunOptions` and get an
+:class:`AgentApp` back: the main :class:`~catui.session.session.Session` plus
+the registries it shares with its sub-agents (agent definitions, background
+tasks, usage). Everything heavy is imported here, not at ``import catui``.
+
+The parts: options (``app_options``), the app and its services
+(``app_services``), the tool set (``app_tools``), the system prompt and first
+message (``app_prompt``), effort/thinking/sandbox/model-origin settings
+(``app_config``); this module puts them together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from catui.agents.definition import AgentDefinition
+from catui.agents.plugins import plugin_paths
+from catui.agents.registry import load_agent_registry
+from catui.app.config import bash_sandbox, model_origin, session_effort, session_thinking
+from catui.app.main_agent import (
+    agent_model,
+    find_main_agent,
+    inline_mcp_servers,
+    main_agent_hooks,
+    restrict_tools,
+    with_agent_memory,
+)
+from catui.app.options import RunOptions, effective_env
+from catui.app.prompt import first_prompt_content, session_system_prompt
+from catui.app.services import AgentApp, AppServices
+from catui.app.tool_set import hold_to_agent_tools, offers_search_tools, session_tools
+from catui.config.concurrency import tool_use_concurrency
+from catui.config.context import git_branch, load_project_memory
+from catui.config.settings import load_settings, settings_env, settings_files
+from catui.errors import ConfigurationError
+from catui.hooks.config import HooksConfig
+from catui.hooks.install import install_hooks
+from catui.mcp.install import install_mcp
+from catui.models.reasoning import effort_level, thinking_is_on
+from catui.models.resolve import create_provider, default_max_tokens, resolve_model
+from catui.paths import catui_home, find_project_root, sessions_dir
+from catui.permissions.from_settings import permission_context_from_settings
+from catui.session.budget import SessionBudget
+from catui.session.context_window import context_policy
+from catui.session.events import SystemEvent
+from catui.session.file_history import FileHistory, checkpointing_enabled
+from catui.session.prompt import context_block
+from catui.session.resume import ResumeRequest, carry_history, plan_resume
+from catui.session.session import Session, SessionConfig, new_session_id
+from catui.session.transcript import TranscriptWriter
+from catui.session.usage import UsageTracker
+from catui.subagents.install import install_subagents
+from catui.tasks.history import restore_session_tasks
+from catui.tasks.registry import TaskRegistry
+from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
+from catui.tools.base import ToolContext
+from catui.tools.services import ToolServices
+from catui.tools.web_search_backends import NO_BACKEND_REASON
+from catui.worktree.cleanup import sweep_at_startup
+
+__all__ = [
+    "AgentApp", "AppServices", "RunOptions", "build_app", "effective_env", "first_prompt_content", "start_app",
+]
+
+
+def build_app(options: RunOptions) -> AgentApp:
+    """Load settings, resolve the model, and assemble the main session. Raises ConfigurationError."""
+
+    cwd = options.cwd.resolve()
+    if not cwd.is_dir():
+        raise ConfigurationError(f"working directory {cwd} does not exist")
+    project_root = find_project_root(cwd)
+    settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
+    env = effective_env(options, settings_env(settings))
+
+    permissions = permission_context_from_settings(
+        settings,
+        cwd=cwd,
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+        mode=options.permission_mode,
+        add_dirs=options.add_dirs,
+    )
+
+    def settings_plugin_dirs() -> list[str]:
+        # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
+        fresh = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
+        return plugin_paths(fresh.merged)
+
+    registry = load_agent_registry(
+        cwd,
+        plugin_dirs=list(options.plugin_dirs),
+        settings_plugin_dirs=settings_plugin_dirs,
+        watch_files=[path for path, _source, _base in settings_files(cwd, sources=options.setting_sources)],
+        flag_agents=options.flag_agents,
+        sdk_agents=options.sdk_agents,
+        include_user=("user" in options.setting_sources),
+        include_project=("project" in options.setting_sources),
+        interactive=options.interactive,  # catui-guide is active in interactive sessions only
+        # The guide's tool set depends on whether the session offers the dedicated search tools.
+        search_tools=offers_search_tools(permissions),
+    )
+    main_agent = find_main_agent(registry, options.agent, options.agent_origin) if options.agent else None
+    if main_agent is not None and main_agent.permission_mode and options.permission_mode is None:
+        permissions = permission_context_from_settings(
+            settings,
+            cwd=cwd,
+            allowed_tools=options.allowed_tools,
+            disallowed_tools=options.disallowed_tools,
+            mode=main_agent.permission_mode,
+            add_dirs=options.add_dirs,
+        )
+
+    model_spec = options.model or (agent_model(main_agent) if main_agent is not None else None)
+    try:
+        resolved = resolve_model(model_spec, settings.merged, env)
+    except ConfigurationError as exc:
+        origin = (
+            f"--agent {main_agent.agent_type}: its model: "
+            if main_agent is not None and not options.model and model_spec
+            else model_origin(options.model, settings, env)
+        )
+        raise ConfigurationError(f"{origin}{exc}") from None
+    provider = create_provider(resolved, settings.merged, env)
+    effort = session_effort(options, main_agent, settings, env)
+    thinking = session_thinking(options, env)
+
+    tasks = TaskRegistry(project_root)
+    resume_request = ResumeRequest(resume=options.resume, continue_conversation=options.continue_conversation,
+                                   fork_session=options.fork_session, session_id=options.session_id)
+    resumed = plan_resume(resume_request, cwd, new_id=options.session_id or new_session_id())
+    session_id = resumed.session_id
+
+    transcript_path: Path | None = None
+    transcript: TranscriptWriter | None = None
+    if options.write_transcript:
+        transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
+        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+        carry_history(transcript, resumed)
+
+    sandbox = bash_sandbox(settings, options.sandbox, cwd)
+    if sandbox is not None and sandbox.settings.auto_allow_bash_if_sandboxed and sandbox.availability.usable:
+        permissions = permissions.with_sandboxed_bash(sandbox.settings.excluded_commands)
+    # Shell commands see the variables of settings' `env` and the SDK's `env` option, not only os.environ.
+    schedule = CronSchedule(project_root / SCHEDULE_FILE, clock=options.clock)
+    if options.interactive:  # durable prompts come back in the next interactive session (docs/scheduled-prompts.md)
+        schedule.restore()
+    history = FileHistory(catui_home() / "file-history" / session_id) if checkpointing_enabled(env) else None
+    services = ToolServices(
+        env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule,
+        file_history=history,
+    )
+    ctx = ToolContext(
+        cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
+        services=services,
+    )
+    usage_tracker = UsageTracker()
+    budget = SessionBudget(options.max_budget_usd) if options.max_budget_usd is not None else None
+    if budget is not None:
+        usage_tracker.listeners.append(budget.observe)
+
+    tools, search_backend, skills = session_tools(
+        options, cwd, provider, resolved.model_id, settings.merged, usage_tracker)
+    memory = None
+    if main_agent is not None:
+        tools, ctx.permissions, memory = with_agent_memory(
+            main_agent, restrict_tools(main_agent, tools), tools, ctx.permissions, project_root)
+    system = session_system_prompt(options, main_agent, cwd, resolved.model_id,
+                                   active_agents=list(registry.active), tools=tools, memory=memory)
+
+    window = tool_use_concurrency(env, settings.merged)
+    config = SessionConfig(
+        provider=provider,
+        model=resolved.model_id,
+        tools=tools,
+        tool_context=ctx,
+        system_prompt=system,
+        session_id=session_id,
+        # --max-turns wins; else the --agent definition's maxTurns
+        max_turns=options.max_turns if options.max_turns is not None or main_agent is None else main_agent.max_turns,
+        max_tokens=default_max_tokens(resolved.model_id),
+        transcript=transcript,
+        can_use_tool=options.can_use_tool,
+        include_partial_messages=options.include_partial_messages,
+        usage_tracker=usage_tracker,
+        history=list(resumed.messages),
+        effort=effort_level(effort) if effort is not None else None,
+        thinking=thinking if thinking_is_on(thinking) else None,
+        max_tool_use_concurrency=window.value,
+        context_policy=context_policy(env, settings.merged),
+        budget=budget,
+    )
+    if options.fallback_model:
+        fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
+        config.fallback = (create_provider(fallback, settings.merged, env), fallback.model_id)
+    session = Session(config)
+    app = AgentApp(
+        session=session,
+        options=options,
+        settings=settings,
+        registry=registry,
+        tasks=tasks,
+        project_root=project_root,
+        transcript_path=transcript_path,
+        model_display=resolved.display,
+    )
+    # A resumed conversation carries its context reminder in its first message already.
+    app.services.context_block = None if resumed.messages else context_block(
+        None if options.system_prompt is not None else load_project_memory(cwd, project_root)
+    )
+    app.services.startup_warnings.extend(resumed.warnings)
+    app.services.startup_warnings.extend(schedule.restore_warnings)
+    app.services.env = env
+    app.services.skills = skills
+    if search_backend is None:
+        app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON
+    if window.warning is not None:
+        app.services.startup_warnings.append(window.warning)
+    app.services.resolved_model = resolved
+    app.services.main_agent = main_agent
+    if budget is not None:
+        app.services.budget = budget
+        budget.on_exceeded.append(lambda: _stop_for_budget(app))
+    # An agent's initialPrompt opens a conversation; a resumed one was opened already.
+    app.services.initial_prompt = (
+        main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
+    )
+    install_subagents(app)
+    if resumed.source is not None:  # the old session's finished background tasks come back as history
+        restore_session_tasks(tasks, resumed.source.stem, session_id)
+
+    install_hooks(app, _extra_hooks(options, main_agent),
+                  report_runs=hook_run_reporter(session) if options.include_hook_events else None)
+    mcp = install_mcp(
+        app,
+        extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
+                       **(options.mcp_servers or {})},
+        strict=options.strict_mcp_config,
+        sdk_transport=options.sdk_mcp_transport,
+    )
+    if main_agent is not None:
+        hold_to_agent_tools(app, main_agent, mcp)
+    return app
+
+
+def hook_run_reporter(session: Session) -> Callable[[str, dict[str, Any]], None]:
+    """Hook runs (catui.hooks.lifecycle) as ``system`` events of the main stream; a sub-agent's name it in
+    their data (``agent_id``), so they stay out of its parent's child messages."""
+
+    def report(subtype: str, data: dict[str, Any]) -> None:
+        session.emit(SystemEvent(subtype=subtype, data=data))
+
+    return report
+
+
+def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> HooksConfig | None:
+    """Hooks beyond the settings': the ``--agent`` definition's, then the callable ones."""
+    parts = [part for part in (main_agent_hooks(main_agent) if main_agent is not None else None,
+                               options.callback_hooks) if part is not None]
+    if not parts:
+        return None
+    return parts[0].merged_with(parts[1]) if len(parts) == 2 else parts[0]
+
+
+def _stop_for_budget(app: AgentApp) -> None:
+    """The budget tripped: abort the main session (its foreground children with it) and stop background agents."""
+    app.session.abort()
+    agents = [t for t in app.tasks.list() if t.type == "local_agent" and t.is_live]
+    if agents:
+        # Called from inside a usage update (synchronous); the stops need the loop, so they run as a task.
+        stopping = asyncio.ensure_future(asyncio.gather(*(app.tasks.stop(t.id) for t in agents)))
+        app.services.background_stops.add(stopping)
+        stopping.add_done_callback(app.services.background_stops.discard)
+
+
+async def start_app(app: AgentApp) -> None:
+    """Start-up work that needs the event loop: sweep stale worktrees, then any hooks others registered.
+
+    Failures here never stop a run; they are reported as warnings on stderr by the CLI.
+    """
+
+    try:
+        await sweep_at_startup(app.project_root)
+    except Exception as exc:  # a broken sweep must not block the user's work
+        app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
+    for starter in list(app.services.startup_hooks):
+        await starter(app)

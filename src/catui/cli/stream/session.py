@@ -1,0 +1,322 @@
+"""``catui --input-format stream-json --output-format stream-json``: a conversation driven over stdin/stdout.
+
+This is how claude-agent-sdk runs its CLI, so ``ClaudeAgentOptions(cli_path=
+"catui")`` drives catui. The driver first sends a ``control_request`` of
+subtype ``initialize`` (callback hooks, agent definitions); catui builds the
+application with them and answers. Then each ``{"type": "user"}`` line is a
+prompt, run as one turn whose events go out as stream-json lines (a
+``system``/``init`` line first, a ``result`` line last). Prompts that arrive
+during a turn wait for it; background agents keep working between prompts and
+their notifications become turns of their own, as in Claude Code. While it
+runs, catui asks the driver through control requests (:mod:`.control_bridges`)
+and answers the driver's (:mod:`.control_requests`). When stdin closes, catui
+finishes the running turn and any background agents, then exits: status 1
+when the last result was an error, else 0.
+
+A driver that skips ``initialize`` (a script piping prompts) gets the
+application the command-line flags describe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, BinaryIO, TextIO
+
+from catui.app.build import AgentApp, RunOptions, build_app, first_prompt_content, start_app
+from catui.app.output_format import StructuredResult
+from catui.cli.run_support import deliver_idle_events, settle_startup_objects
+from catui.cli.stream.control_bridges import control_mcp_transport, initialize_hooks, stdio_permission_asker
+from catui.cli.stream.control_channel import ControlChannel
+from catui.cli.stream.control_requests import ControlRequestHandler, initialize_response
+from catui.cli.stream.input import StreamInputError, UserInput, read_messages, user_input_from
+from catui.cli.stream.output import StreamJsonWriter
+from catui.cli.stream.session_state import SessionStateReporter
+from catui.errors import CatuiError, ConfigurationError
+from catui.session.events import Event, ResultEvent, UsageEvent
+
+
+class StreamSession:
+    """One driven conversation: reads stdin, runs turns, writes stdout. ``warn`` prints a line on stderr."""
+
+    def __init__(self, run_options: RunOptions, *, permission_prompt_tool: str | None, out: TextIO,
+                 warn: Callable[[str], None], stdin: BinaryIO | None = None,
+                 structured: StructuredResult | None = None,
+                 report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
+                 = lambda _write: None, replay_user_messages: bool = False) -> None:
+        self.run_options = run_options
+        self.replay_user_messages = replay_user_messages
+        self.structured = structured
+        """``--json-schema``: each prompt's result carries the object the agent handed back."""
+        self.permission_prompt_tool = permission_prompt_tool
+        self.out = out
+        self.warn = warn
+        self.stdin = stdin
+        self.channel = ControlChannel(self._write_line)
+        self.state = report_state(self._write_line)
+        """``session_state_changed`` frames, when the driver asked for them (see :mod:`.session_state`)."""
+        if self.state is not None:
+            self.state.session_id = lambda: self.app.session.session_id if self.app is not None else None
+        self.prompts: asyncio.Queue[UserInput | None] = asyncio.Queue()
+        self.app: AgentApp | None = None
+        self.writer: StreamJsonWriter | None = None
+        self.handler: ControlRequestHandler | None = None
+        self.last_result: ResultEvent | None = None
+        self.main_usage: dict[str, Any] | None = None
+        """The main agent's last model usage (``get_context_usage`` measures the context with it)."""
+        self._initialize: asyncio.Future[dict[str, Any]] | None = None
+        self._answering: dict[str, asyncio.Task[None]] = {}
+        self._early_requests: list[tuple[str, dict[str, Any]]] = []
+        self._running = False
+        self._terminating = False
+        self._sent_first_prompt = False
+
+    # -- output ---------------------------------------------------------------------------------
+
+    def _write_line(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    # -- input ----------------------------------------------------------------------------------
+
+    def _on_message(self, message: dict[str, Any], line: int) -> None:
+        kind = message["type"]
+        if kind == "control_response":
+            self.channel.deliver(message)
+        elif kind == "control_request":
+            self._on_request(message, line)
+        elif kind == "control_cancel_request":
+            task = self._answering.get(str(message.get("request_id")))
+            if task is not None:
+                task.cancel()
+        elif kind == "user":
+            try:
+                self.prompts.put_nowait(user_input_from(message, line))
+            except StreamInputError as exc:
+                self.warn(str(exc))
+        else:
+            self.warn(f"stdin line {line}: catui does not handle messages of type {kind!r}; the line is skipped")
+
+    def _on_request(self, message: dict[str, Any], line: int) -> None:
+        request_id, request = message.get("request_id"), message.get("request")
+        if not isinstance(request_id, str) or not isinstance(request, dict):
+            self.warn(f"stdin line {line}: a control_request needs a 'request_id' string and a 'request' object")
+            return
+        if request.get("subtype") == "initialize" and self._initialize is not None and not self._initialize.done():
+            self._initialize.set_result(message)
+            return
+        if self.handler is None:
+            self._early_requests.append((request_id, request))  # answered once the application is built
+            return
+        self._dispatch(self.handler, request_id, request)
+
+    def _dispatch(self, handler: ControlRequestHandler, request_id: str, request: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self._answer(handler, request_id, request))
+        self._answering[request_id] = task
+        task.add_done_callback(lambda _t: self._answering.pop(request_id, None))
+
+    async def _answer(self, handler: ControlRequestHandler, request_id: str, request: dict[str, Any]) -> None:
+        try:
+            response = await handler.handle(request)
+        except CatuiError as exc:
+            self.channel.respond_error(request_id, str(exc))
+        except Exception as exc:  # a bug answering one request must not end the conversation
+            self.channel.respond_error(request_id, f"internal error: {type(exc).__name__}: {exc}")
+        else:
+            self.channel.respond(request_id, response)
+
+    def _stdin_closed(self, _task: asyncio.Task[None]) -> None:
+        self.prompts.put_nowait(None)
+        self.channel.close("catui's stdin was closed")
+
+    # -- the session ----------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Serve the conversation until stdin closes and the work is done; returns the exit status."""
+        loop = asyncio.get_running_loop()
+        self._initialize = loop.create_future()
+        reader = asyncio.ensure_future(read_messages(self._on_message, self.warn, self.stdin))
+        reader.add_done_callback(self._stdin_closed)
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, self._terminate)
+        try:
+            first_prompt = asyncio.ensure_future(self.prompts.get())
+            starting: set[asyncio.Future[Any]] = {self._initialize, first_prompt}
+            await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
+            init = self._initialize.result() if self._initialize.done() else None
+            if not self._initialize.done():
+                self._initialize.cancel()  # a later initialize is answered "already initialized"
+            first: UserInput | None = None
+            eof = False
+            if first_prompt.done():
+                first, eof = first_prompt.result(), first_prompt.result() is None
+            else:
+                first_prompt.cancel()
+            app = await self._start(init)
+            try:
+                return await self._serve(app, first, eof)
+            finally:
+                await app.aclose()
+        finally:
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+
+    async def _start(self, init: dict[str, Any] | None) -> AgentApp:
+        request_id = str(init["request_id"]) if init is not None else None
+        try:
+            app = build_app(self._options_for(init["request"] if init is not None else None))
+            await start_app(app)
+        except CatuiError as exc:
+            if request_id is not None:
+                self.channel.respond_error(request_id, str(exc))
+            raise
+        settle_startup_objects()
+        for warning in [*app.settings.warnings, *app.services.startup_warnings,
+                        *(f.error for f in getattr(app.registry, "failed_files", []))]:
+            self.warn(f"warning: {warning}")
+        self.app = app
+        self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages)
+        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage)
+        mcp = app.services.mcp
+        if mcp is not None:
+            mcp.on_warning = lambda message: self.warn(f"warning: {message}")
+        if request_id is not None:
+            self.channel.respond(request_id, initialize_response(app))
+        for early_id, early in self._early_requests:  # in order, before any prompt: a mode set first applies
+            await self._answer(self.handler, early_id, early)
+        self._early_requests.clear()
+        return app
+
+    def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
+        options = replace(self.run_options, sdk_mcp_transport=control_mcp_transport(self.channel))
+        if self.permission_prompt_tool == "stdio":
+            asker = stdio_permission_asker(self.channel, self.warn, self._interrupt, self._main_context)
+            options = replace(options, can_use_tool=asker)
+        if init is None:
+            return options
+        agents = init.get("agents")
+        if agents is not None and not isinstance(agents, dict):
+            raise ConfigurationError("initialize: 'agents' must be an object of agent names to definitions")
+        for ignored in ("excludeDynamicSections", "systemPromptSnapshot", "skills"):
+            if init.get(ignored) is not None:
+                self.warn(f"warning: initialize: catui does not support {ignored!r} yet; it is ignored")
+        return replace(
+            options,
+            sdk_agents={**(options.sdk_agents or {}), **agents} if agents else options.sdk_agents,
+            callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
+        )
+
+    def _main_context(self) -> Any:
+        return self.app.session.ctx if self.app is not None else None
+
+    def _terminate(self) -> None:
+        """SIGTERM (the driver giving up on a graceful close): stop the turn and stop waiting for anything."""
+        self._terminating = True
+        self._interrupt()
+        self.prompts.put_nowait(None)
+
+    def _interrupt(self) -> None:
+        if self.app is not None and self._running:
+            self.app.session.abort()
+
+    async def _serve(self, app: AgentApp, first: UserInput | None, eof: bool) -> int:
+        idle: asyncio.Queue[Event] = asyncio.Queue()
+        restore = deliver_idle_events(app.session, idle)
+        idle_writer = asyncio.ensure_future(self._write_idle_events(idle))
+        prompt_wait: asyncio.Task[UserInput | None] | None = None
+        notification: asyncio.Task[Any] | None = None
+        try:
+            if first is not None:
+                await self._turn(app, first)
+                notification = self._watch_notifications(app)
+                if notification is None and self.state is not None:
+                    self.state.set("idle")
+            while True:
+                waiting: set[asyncio.Future[Any]] = set()
+                if not eof:
+                    prompt_wait = prompt_wait or asyncio.ensure_future(self.prompts.get())
+                    waiting.add(prompt_wait)
+                if notification is not None:
+                    waiting.add(notification)
+                if not waiting or self._terminating:
+                    break  # stdin is closed and no background agent is left (or catui was told to stop)
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if notification is not None and notification in done:
+                    content, notification = notification.result(), None
+                    if content is not None:
+                        await self._turn(app, content)
+                        notification = self._watch_notifications(app)
+                    if notification is None and self.state is not None:
+                        self.state.set("idle")  # no background agent left: no turn is owed
+                if prompt_wait is not None and prompt_wait in done:
+                    prompt, prompt_wait = prompt_wait.result(), None
+                    if prompt is None:
+                        eof = True
+                    else:
+                        await self._turn(app, prompt)
+                        if notification is None:
+                            notification = self._watch_notifications(app)
+                        if notification is None and self.state is not None:
+                            self.state.set("idle")
+        finally:
+            for task in (prompt_wait, notification, idle_writer):
+                if task is not None and not task.done():
+                    task.cancel()
+            restore()
+        return 1 if self.last_result is not None and self.last_result.is_error else 0
+
+    async def _write_idle_events(self, idle: asyncio.Queue[Event]) -> None:
+        while True:
+            event = await idle.get()
+            if self.writer is not None:
+                self.writer.write(event)
+
+    def _watch_notifications(self, app: AgentApp) -> asyncio.Task[Any] | None:
+        """A task giving the next background notification (None when no background work is left)."""
+        waiter = getattr(app.tasks, "next_notification", None)
+        return asyncio.ensure_future(waiter()) if waiter is not None else None
+
+    async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:
+        """One turn: a user prompt (after the init line), or a background notification's content."""
+        assert self.writer is not None
+        if isinstance(prompt, UserInput):
+            # The context reminders go before the conversation's first prompt only, as in the terminal session.
+            content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
+            self._sent_first_prompt = True
+            mcp = app.services.mcp
+            if mcp is not None:
+                await mcp.ready()  # the tool list is settled before the init line lists it
+            self.writer.init()
+        else:
+            content = prompt
+        self._running = True
+        if self.state is not None:
+            self.state.set("running")
+        if self.structured is not None:
+            self.structured.start_turn()
+        try:
+            async for event in app.session.run(content):
+                if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
+                    event = self.structured.finish(event, required=isinstance(prompt, UserInput))
+                if isinstance(event, UsageEvent) and event.agent_id is None:
+                    self.main_usage = dict(event.usage)
+                self.writer.write(event)
+                if isinstance(event, ResultEvent) and event.agent_id is None:
+                    self.last_result = event
+        finally:
+            self._running = False
+
+
+def prompt_content(app: AgentApp, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A prompt's blocks after the context reminders catui puts before a user's words."""
+    if isinstance(content, str):
+        return first_prompt_content(app, content)
+    head = first_prompt_content(app, "")
+    if head and head[-1].get("type") == "text" and not head[-1].get("text"):
+        head = head[:-1]
+    return [*head, *content]
