@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from catui.models import lean_http
+from catui.models.http_api import lean_http
 from catui.models.base import ModelRequest
 from catui.models.http_api.anthropic import AnthropicProvider
 from catui.models.http_api.post import aclose_http_client

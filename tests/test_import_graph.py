@@ -3,7 +3,9 @@
 The graph is read from the source with :mod:`ast`, not from ``sys.modules``,
 so an import hidden inside a function counts like one at the top of a module:
 a cycle only "broken" by moving an import into a function still fails here.
-Imports under ``if TYPE_CHECKING:`` are left out (they never run).
+Imports under ``if TYPE_CHECKING:`` count too: they never run, but a type the
+checker needs from a higher layer is a dependency all the same, and a cycle
+through it is one a reader has to hold in mind.
 
 ``from catui.x import y`` is an edge to the submodule ``catui.x.y`` when that
 module exists, else to ``catui.x`` (the name is an attribute of it).
@@ -76,24 +78,11 @@ def catui_modules() -> dict[str, Path]:
     return modules
 
 
-def is_type_checking_guard(test: ast.expr) -> bool:
-    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING`` (the blocks that never run)."""
-    if isinstance(test, ast.Name):
-        return test.id == "TYPE_CHECKING"
-    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-
-
-def runtime_import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """All import statements that can run: at any depth, outside ``if TYPE_CHECKING:`` bodies."""
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
+def import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """All import statements, at any depth, ``if TYPE_CHECKING:`` bodies included."""
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If) and is_type_checking_guard(node.test):
-            pending.extend(node.orelse)  # the ``else:`` of a TYPE_CHECKING test does run
-        else:
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def absolute_base(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -109,10 +98,10 @@ def absolute_base(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
 def imported_modules(
     importer: str, path: Path, known: dict[str, Path]
 ) -> Iterator[tuple[str, int]]:
-    """The catui modules one module imports at run time, with the line of each import."""
+    """The catui modules one module imports (for the checker too), with the line of each import."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     is_package = path.name == "__init__.py"
-    for node in runtime_import_nodes(tree):
+    for node in import_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in known:
@@ -130,7 +119,7 @@ def imported_modules(
 
 
 def import_edges() -> list[ImportEdge]:
-    """Every runtime import of a catui module by a catui module (self-imports left out)."""
+    """Every import of a catui module by a catui module (self-imports left out)."""
     known = catui_modules()
     edges = []
     for importer, path in known.items():
@@ -265,7 +254,8 @@ def test_relative_and_from_package_imports_resolve_to_submodules(tmp_path: Path)
     known = {name: tmp_path for name in ("catui", "catui.errors", "catui.pkg", "catui.pkg.sibling",
                                           "catui.pkg.other", "catui.hidden", "catui.shown")}
     found = sorted({name for name, _ in imported_modules("catui.pkg.mod", module_file, known)})
-    assert found == ["catui.errors", "catui.pkg", "catui.pkg.other", "catui.pkg.sibling", "catui.shown"]
+    assert found == ["catui.errors", "catui.hidden", "catui.pkg", "catui.pkg.other", "catui.pkg.sibling",
+                     "catui.shown"]
 
 
 def test_no_import_cycles_between_modules() -> None:
@@ -291,3 +281,26 @@ def test_lower_layers_never_import_higher_ones() -> None:
         "imports against the dependency order of docs/architecture.md "
         "(a lower layer importing a higher one):\n" + "\n".join(upward)
     )
+
+
+FRONT_ENDS = ("catui.sdk", "catui.cli")
+
+
+def front_end_of(module: str) -> str | None:
+    return next((end for end in FRONT_ENDS if module == end or module.startswith(end + ".")), None)
+
+
+def test_the_two_front_ends_never_import_each_other() -> None:
+    crossing = sorted(
+        f"  {edge.importer} (line {edge.line}) imports {edge.imported}"
+        for edge in import_edges()
+        if front_end_of(edge.importer) and front_end_of(edge.imported)
+        and front_end_of(edge.importer) != front_end_of(edge.imported)
+    )
+    assert not crossing, "catui.sdk and catui.cli are two front ends over catui.app:\n" + "\n".join(crossing)
+
+
+def test_type_checking_imports_count_as_edges() -> None:
+    edges = {(edge.importer, edge.imported) for edge in import_edges()}
+    # sdk/client.py imports the @tool names for the checker only (they load pydantic); an edge all the same.
+    assert ("catui.sdk.client", "catui.sdk.tools") in edges

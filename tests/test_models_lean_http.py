@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from catui.errors import ProviderError
-from catui.models import lean_http
+from catui.models.http_api import lean_http
 from catui.models.base import ModelRequest, StreamEvent
 from catui.models.http_api.accumulate import MessageAccumulator
 from catui.models.http_api.anthropic import AnthropicProvider
@@ -549,7 +549,7 @@ LEAN_CLIENT = """
 import asyncio, json, sys
 from catui.models.http_api.anthropic import AnthropicProvider
 from catui.models.base import ModelRequest
-from catui.models import lean_http
+from catui.models.http_api import lean_http
 
 async def main():
     provider = AnthropicProvider(base_url=sys.argv[1], api_key="k", env={})
