@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from catui.models.http_api import lean_http
 from catui.models.base import ModelRequest
+from catui.models.http_api import lean_http
 from catui.models.http_api.anthropic import AnthropicProvider
 from catui.models.http_api.post import aclose_http_client
 from catui.models.http_api.retry import RetryPolicy

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from catui.errors import ProviderError
-from catui.models.http_api import lean_http
 from catui.models.base import ModelRequest, StreamEvent
+from catui.models.http_api import lean_http
 from catui.models.http_api.accumulate import MessageAccumulator
 from catui.models.http_api.anthropic import AnthropicProvider
 from catui.models.http_api.post import aclose_http_client, proxy_for, uses_lean_transport
