@@ -11,7 +11,7 @@ from typing import Any
 from catui.hooks.config import HooksConfig
 from catui.mcp.config import SdkTransport
 from catui.models.reasoning import Effort
-from catui.session.config import CanUseTool
+from catui.session.config import PermissionHook
 from catui.tasks.schedule import ScheduleClock
 from catui.tools.base import Tool
 
@@ -38,7 +38,7 @@ class RunOptions:
     interactive: bool = False
     include_partial_messages: bool = False
     extra_tools: list[Tool] = field(default_factory=list)
-    can_use_tool: CanUseTool | None = None
+    can_use_tool: PermissionHook | None = None
     env: Mapping[str, str] | None = None
     sandbox: Mapping[str, Any] | None = None
     """The SDK's ``sandbox`` option: laid over the settings' ``sandbox`` value (docs/sandbox.md)."""

@@ -12,18 +12,26 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from catui.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from catui.sdk.types import ResultMessage
-    from catui.session.events import ResultEvent
+    from _typeshed import DataclassInstance
+
     from catui.subagents.structured_output import StructuredOutputTool
+
+    class RunResult(DataclassInstance, Protocol):
+        """A run's final result as a front end reports it: the SDK's ``ResultMessage``, the CLI's ``ResultEvent``
+        (dataclasses both; :meth:`StructuredResult.finish` copies one with changed fields)."""
+
+        @property
+        def is_error(self) -> bool: ...
+
 
 MAX_RETRIES_SUBTYPE = "error_max_structured_output_retries"
 
-_Result = TypeVar("_Result", "ResultMessage", "ResultEvent")
+_Result = TypeVar("_Result", bound="RunResult")
 
 
 def output_schema_from(value: Any, where: str = "CatuiOptions.output_format") -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""What a connected client reports about its session: the init message, server info, MCP status,
+"""What a front end reports about its session: the init message's data, server info, MCP status,
 context usage; and the MCP controls (reconnect, toggle). claude-agent-sdk's shapes, catui's values.
 """
 
@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from catui.errors import ConfigurationError
-from catui.sdk.types import SystemMessage
 
 OUTPUT_STYLE = "default"
 """catui has one output style; the init message and server info name it as Claude Code does."""
@@ -36,8 +35,8 @@ def skill_names(app: Any) -> list[str]:
     return list(skills.names()) if skills is not None else []
 
 
-def init_message(app: Any) -> SystemMessage:
-    """The ``system``/``init`` message each prompt starts with."""
+def init_data(app: Any) -> dict[str, Any]:
+    """The data of the ``system``/``init`` message each prompt starts with."""
     session = app.session
     data = {
         "type": "system",
@@ -65,7 +64,7 @@ def init_message(app: Any) -> SystemMessage:
             ]
         ],
     }
-    return SystemMessage("init", data)
+    return data
 
 
 def server_info(app: Any) -> dict[str, Any]:

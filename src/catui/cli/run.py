@@ -18,18 +18,17 @@ from typing import Any
 import click
 
 from catui.app.build import RunOptions, build_app, first_prompt_content, start_app
+from catui.app.interrupted_agents import handle_interrupted_agents
 from catui.app.output_format import StructuredResult
-from catui.cli.interrupted_agents import handle_interrupted_agents
+from catui.app.tool_names import builtin_tool_names, tools_left_out
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
-    builtin_tool_names,
     json_schema_result,
     mcp_config_servers,
     refuse_unsupported,
     setting_sources,
     system_prompt,
     thinking,
-    tools_left_out,
 )
 from catui.cli.stream.output import StreamJsonWriter, result_json
 from catui.errors import CatuiError, ConfigurationError

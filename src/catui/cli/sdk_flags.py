@@ -15,11 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from catui.agents.known_tools import CLAUDE_CODE_MAIN_TOOL_NAMES
 from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_thinking_config
-from catui.tools.registry import builtin_tools
 
 # flag (the click parameter name) -> (how it is spelled, the claude-agent-sdk option that passes it)
 UNSUPPORTED_FLAGS: dict[str, tuple[str, str]] = {
@@ -91,27 +89,6 @@ def setting_sources(value: str | None) -> tuple[str, ...] | None:
                 f"{', '.join(SETTING_SOURCES)}"
             )
     return sources
-
-
-def builtin_tool_names(*, interactive: bool) -> list[str]:
-    """The names ``--tools`` (and the SDK's ``tools=[...]``) choose from: the registry's tools and those catui
-    adds as it wires a session."""
-    return sorted({tool.name for tool in builtin_tools(interactive=interactive)}
-                  | set(CLAUDE_CODE_MAIN_TOOL_NAMES) | {"SendMessage"})
-
-
-def tools_left_out(value: str | None, builtin_names: list[str], where: str = "--tools") -> list[str]:
-    """The built-in tools ``--tools`` leaves out (``default``: none; an empty value: all of them)."""
-    if value is None or value.strip() == "default":
-        return []
-    wanted = [name.strip() for name in value.replace(" ", ",").split(",") if name.strip()]
-    unknown = [name for name in wanted if name not in builtin_names]
-    if unknown:
-        raise ConfigurationError(
-            f"{where}: {unknown[0]!r} is not a built-in tool; use names from {', '.join(builtin_names)} "
-            "(or \"default\" for all)"
-        )
-    return [name for name in builtin_names if name not in wanted]
 
 
 def thinking(value: str | None) -> dict[str, Any] | None:

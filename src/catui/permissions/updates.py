@@ -20,12 +20,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from catui.permissions.context import PERMISSION_MODES, PermissionContext
+from catui.permissions.context import PERMISSION_MODES, PermissionContext, PermissionRequest
+from catui.permissions.decide import suggest_rule_text
 from catui.permissions.model import PermissionRule
 from catui.permissions.rules import RuleSyntaxError, parse_rule
 
 BEHAVIORS = ("allow", "deny", "ask")
 SESSION_SOURCE = "session"
+_EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
 
 
 def apply_permission_updates(context: PermissionContext, updates: Sequence[Any]
@@ -87,3 +89,35 @@ def _rule(entry: Any, behavior: str, where: str) -> PermissionRule:
         return parse_rule(text, behavior, SESSION_SOURCE, origin="can_use_tool")  # type: ignore[arg-type]
     except RuleSyntaxError as exc:
         raise ValueError(f"{where}: {exc}") from None
+
+
+def suggested_updates(request: PermissionRequest, cwd: Path, *more_dirs: Path) -> list[dict[str, Any]]:
+    """What Claude Code offers as "don't ask again" for this call, as wire-form updates.
+
+    A file edit inside the working directories: switch to ``acceptEdits`` for
+    the session. A path outside them: add its folder for the session. Anything
+    else: a local-settings allow rule for calls like this one
+    (``Bash(npm test:*)``, ``WebFetch(domain:example.com)``).
+    """
+    path = request.file_path
+    if path is not None:
+        folder = path if path.is_dir() else path.parent
+        if not any(_is_within(path, folder) for folder in (cwd, *more_dirs)):
+            return [{"type": "addDirectories", "directories": [str(folder)], "destination": "session"}]
+        if request.is_edit or request.tool_name in _EDIT_TOOLS:
+            return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+    text = suggest_rule_text(request, cwd)
+    tool_name, _, rest = text.partition("(")
+    content = rest[:-1] if rest.endswith(")") else None
+    rule: dict[str, Any] = {"toolName": tool_name}
+    if content:
+        rule["ruleContent"] = content
+    return [{"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "localSettings"}]
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True

@@ -224,7 +224,7 @@ class CatuiClient(ClientDriver, ClientControls):
             return
         # Both import pydantic and the rest of the app: only when a client connects.
         from catui.app.build import build_app, start_app
-        from catui.cli.interrupted_agents import handle_interrupted_agents
+        from catui.app.interrupted_agents import handle_interrupted_agents
 
         try:
             schema = output_schema_from(getattr(self.options, "output_format", None))

@@ -382,7 +382,7 @@ def _tools_left_out(tools: Any) -> list[str]:
     if not names and any(not isinstance(item, str) for item in tools):
         return []  # only in-process tools were given: the built-ins stay
     # Imported here: the tool registry loads every tool module (and pydantic), which creating a client does not need.
-    from catui.cli.sdk_flags import builtin_tool_names, tools_left_out
+    from catui.app.tool_names import builtin_tool_names, tools_left_out
 
     return tools_left_out(",".join(names), builtin_tool_names(interactive=False), "CatuiOptions.tools")
 

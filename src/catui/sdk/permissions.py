@@ -5,7 +5,7 @@ are the :class:`PermissionUpdate` values a user could accept to stop being
 asked (as Claude Code fills its permission prompt's "don't ask again"
 choices); it answers with :class:`PermissionResultAllow` (optionally rewriting
 the call's input and applying permission updates) or
-:class:`PermissionResultDeny`. :func:`apply_permission_updates` applies
+:class:`PermissionResultDeny`. :func:`apply_sdk_permission_updates` applies
 updates to a permission context for the rest of the session.
 """
 
@@ -24,11 +24,10 @@ from catui.permissions.context import (
     PermissionDecision,
     PermissionRequest,
 )
-from catui.permissions.decide import suggest_rule_text
-from catui.permissions.updates import apply_permission_updates as apply_wire_updates
+from catui.permissions.updates import apply_permission_updates, suggested_updates
 
 if TYPE_CHECKING:
-    from catui.session.session import CanUseTool as SessionPermissionHook
+    from catui.session.config import PermissionHook
     from catui.tools.base import Tool, ToolContext
 
 log = logging.getLogger(__name__)
@@ -43,7 +42,6 @@ _UPDATE_TYPES: tuple[str, ...] = (
     "addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories",
 )
 _RULE_UPDATES = ("addRules", "replaceRules", "removeRules")
-_EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
 
 
 @dataclass
@@ -195,36 +193,11 @@ def shadowed_can_use_tool(allowed_tools: Sequence[str], permission_mode: str | N
 
 
 def permission_suggestions(request: PermissionRequest, cwd: Path, *more_dirs: Path) -> list[PermissionUpdate]:
-    """What Claude Code offers as "don't ask again" for this call.
-
-    A file edit inside the working directories: switch to ``acceptEdits`` for
-    the session. A path outside them: add its folder for the session. Anything
-    else: a local-settings allow rule for calls like this one
-    (``Bash(npm test:*)``, ``WebFetch(domain:example.com)``).
-    """
-    path = request.file_path
-    if path is not None:
-        folder = path if path.is_dir() else path.parent
-        if not any(_is_within(path, folder) for folder in (cwd, *more_dirs)):
-            return [PermissionUpdate("addDirectories", directories=[str(folder)], destination="session")]
-        if request.is_edit or request.tool_name in _EDIT_TOOLS:
-            return [PermissionUpdate("setMode", mode="acceptEdits", destination="session")]
-    text = suggest_rule_text(request, cwd)
-    tool_name, _, rest = text.partition("(")
-    content = rest[:-1] if rest.endswith(")") else None
-    rule = PermissionRuleValue(tool_name, content or None)
-    return [PermissionUpdate("addRules", rules=[rule], behavior="allow", destination="localSettings")]
+    """What Claude Code offers as "don't ask again" for this call (:func:`catui.permissions.updates.suggested_updates`)."""
+    return [PermissionUpdate.from_dict(update) for update in suggested_updates(request, cwd, *more_dirs)]
 
 
-def _is_within(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
-
-
-def apply_permission_updates(context: PermissionContext, updates: Sequence[Any]) -> PermissionContext:
+def apply_sdk_permission_updates(context: PermissionContext, updates: Sequence[Any]) -> PermissionContext:
     """``context`` with ``updates`` (PermissionUpdate objects or wire dicts) applied for the rest of the session.
 
     As claude-agent-sdk sends them: when one cannot be sent (``to_dict`` raises ValueError, naming it),
@@ -238,7 +211,7 @@ def apply_permission_updates(context: PermissionContext, updates: Sequence[Any])
         if not isinstance(update, PermissionUpdate):
             raise ValueError(f"updated_permissions[{index}] is a {type(update).__name__}, not a PermissionUpdate")
         wire.append(update.to_dict())
-    applied, notes = apply_wire_updates(context, wire)
+    applied, notes = apply_permission_updates(context, wire)
     for note in notes:
         log.info("can_use_tool's %s", note)
     return applied
@@ -251,7 +224,7 @@ def permission_bridge(
     callback: CanUseToolCallback,
     abort_run: Callable[[], None] | None,
     on_permission_updates: Callable[[list[Any]], None] | None = None,
-) -> SessionPermissionHook:
+) -> PermissionHook:
     """Adapt the SDK's ``can_use_tool(name, input, context)`` to the session's permission hook.
 
     ``on_permission_updates`` is told about the updates an answer applied (the client applies them to
@@ -294,7 +267,7 @@ def _apply_answer_updates(
 ) -> None:
     """Apply an answer's ``updated_permissions``; a bad one is logged and none applied (as claude-agent-sdk)."""
     try:
-        ctx.permissions = apply_permission_updates(ctx.permissions, updates)
+        ctx.permissions = apply_sdk_permission_updates(ctx.permissions, updates)
     except (ValueError, KeyError, TypeError) as exc:
         log.warning("can_use_tool returned updated_permissions that catui cannot apply (%s); none applied", exc)
         return

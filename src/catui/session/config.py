@@ -21,7 +21,7 @@ from catui.tools.base import Tool, ToolContext
 if TYPE_CHECKING:
     from catui.session.session import Session
 
-CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
+PermissionHook = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
 
 
@@ -47,7 +47,7 @@ class SessionConfig:
     effort: str | None = None
     """The wire effort level (``catui.models.reasoning``); None sends none."""
     transcript: TranscriptWriter | None = None
-    can_use_tool: CanUseTool | None = None
+    can_use_tool: PermissionHook | None = None
     include_partial_messages: bool = False
     usage_tracker: UsageTracker = field(default_factory=UsageTracker)
     agent_id: str | None = None

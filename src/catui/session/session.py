@@ -26,7 +26,7 @@ from catui.models.base import ModelRequest
 from catui.permissions.rules import denies_tool_outright
 from catui.session.budget import BUDGET_SUBTYPE
 from catui.session.compaction import CompactionOutcome, compact_session, fit_context
-from catui.session.config import CanUseTool, SessionConfig, TurnTotals, new_session_id
+from catui.session.config import PermissionHook, SessionConfig, TurnTotals, new_session_id
 from catui.session.context_window import ContextPolicy
 from catui.session.events import ErrorEvent, Event, ResultEvent, UserMessageEvent
 from catui.session.failures import format_validation_error
@@ -40,7 +40,7 @@ from catui.tools.base import Tool
 from catui.tools.plan_file import plan_file_for_session
 
 __all__ = [
-    "CanUseTool", "Session", "SessionConfig", "TurnTotals", "format_validation_error", "new_session_id",
+    "PermissionHook", "Session", "SessionConfig", "TurnTotals", "format_validation_error", "new_session_id",
     "transcript_tool_results",
 ]
 

@@ -6,7 +6,7 @@ register every finished task of the old session in the new process's
 task list see them as before. They are history: nothing runs, nothing is
 notified again, and their state.db rows are not rewritten. Tasks whose process
 died are first marked ``interrupted`` (and resumed, or not, per
-``resumeInterruptedAgents``, by :mod:`catui.cli.interrupted_agents`); a task
+``resumeInterruptedAgents``, by :mod:`catui.app.interrupted_agents`); a task
 another live process still runs is left to that process. A fork gets the
 history too, and the old session's agent names (copied, so SendMessage
 reaches them by name from the fork).

@@ -22,17 +22,16 @@ from catui.hooks.callback import CallbackGroup, callback_hooks_config
 from catui.hooks.config import HooksConfig
 from catui.mcp.config import SdkTransport
 from catui.permissions.context import PermissionDecision, PermissionRequest
-from catui.permissions.updates import apply_permission_updates
-from catui.sdk.permissions import permission_suggestions as sdk_permission_suggestions
+from catui.permissions.updates import apply_permission_updates, suggested_updates
 
 if TYPE_CHECKING:
-    from catui.session.session import CanUseTool
+    from catui.session.config import PermissionHook
     from catui.tools.base import Tool, ToolContext
 
 
 def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
                            interrupt: Callable[[], None], main_context: Callable[[], ToolContext | None]
-                           ) -> CanUseTool:
+                           ) -> PermissionHook:
     """The session's permission callback for ``--permission-prompt-tool stdio``: asks the driver.
 
     ``interrupt`` stops the main agent's turn (a deny with ``interrupt: true`` from any agent does);
@@ -66,8 +65,7 @@ def stdio_permission_asker(channel: ControlChannel, warn: Callable[[str], None],
 
 def permission_suggestions(request: PermissionRequest, ctx: ToolContext) -> list[dict[str, Any]]:
     """What "allow, and don't ask again" would add, as Claude Code suggests it (the same as catui's SDK)."""
-    found = sdk_permission_suggestions(request, ctx.cwd, *ctx.permissions.working_directories)
-    return [update.to_dict() for update in found]
+    return suggested_updates(request, ctx.cwd, *ctx.permissions.working_directories)
 
 
 def apply_updates(contexts: list[ToolContext | None], updates: list[Any], warn: Callable[[str], None]) -> None:

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from catui import __version__
 from catui.app.build import build_app, first_prompt_content, start_app
-from catui.cli.interrupted_agents import handle_interrupted_agents
+from catui.app.interrupted_agents import handle_interrupted_agents
 from catui.cli.tui.arrivals import BetweenTurnArrivals
 from catui.cli.tui.ask import BetweenTurnQuestions, QuestionAsker
 from catui.cli.tui.history import append_history, load_history

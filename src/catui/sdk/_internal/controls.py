@@ -19,7 +19,7 @@ from catui.app.status import (
     toggle_mcp_server,
 )
 from catui.errors import CatuiError, ConfigurationError
-from catui.sdk.permissions import apply_permission_updates
+from catui.sdk.permissions import apply_sdk_permission_updates
 from catui.sdk.shapes import ContextUsageResponse, McpStatusResponse
 
 
@@ -144,7 +144,7 @@ class ClientControls:
             return
         ctx = app.session.ctx
         with contextlib.suppress(ValueError):  # already checked when the asking agent applied them
-            ctx.permissions = apply_permission_updates(ctx.permissions, updates)
+            ctx.permissions = apply_sdk_permission_updates(ctx.permissions, updates)
 
     # -- what the session is (claude-agent-sdk's control requests) --------------------------------
 

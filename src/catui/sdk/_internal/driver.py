@@ -11,11 +11,11 @@ import dataclasses
 from typing import Any
 
 from catui.app.output_format import StructuredResult
-from catui.app.status import init_message
+from catui.app.status import init_data
 from catui.sdk._internal.controls import wrap_error
 from catui.sdk._internal.messages import MessageView, message_from_event
 from catui.sdk._internal.prompts import QueuedPrompt
-from catui.sdk.types import MessageOrigin, ResultMessage, ToolResultBlock, UserMessage
+from catui.sdk.types import MessageOrigin, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent, UsageEvent, UserMessageEvent
 
@@ -174,7 +174,7 @@ class ClientDriver:
             mcp = app.services.mcp
             if mcp is not None:
                 await mcp.ready()  # the tool list is settled before the init message lists it
-            self._outbox.put_nowait(init_message(app))
+            self._outbox.put_nowait(SystemMessage("init", init_data(app)))
         skip_prompt_echo = from_user and not self._view.replay_user_messages
         self._running = True
         instructions = compact_instructions(prompt) if from_user and isinstance(prompt, str) else None
