@@ -101,9 +101,9 @@ def install_mcp(
     manager.on_ready(add_tools)
     previous = session.config.before_turn
 
-    async def before_turn(current: Any) -> None:
+    async def before_turn() -> None:
         if previous is not None:
-            await previous(current)
+            await previous()
         await manager.ready()
 
     session.config.before_turn = before_turn

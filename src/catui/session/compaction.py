@@ -30,7 +30,7 @@ from catui.session.transcript import COMPACT_BOUNDARY
 from catui.session.usage import add_usage
 
 if TYPE_CHECKING:
-    from catui.session.session import Session
+    from catui.session.loop_host import LoopHost
 
 SUMMARY_MAX_TOKENS = 8_000
 KEEP_FRACTION = 5
@@ -83,7 +83,7 @@ def estimate_tokens(items: list[Any]) -> int:
     return sum(len(json.dumps(item, ensure_ascii=False)) for item in items) // 4
 
 
-def conversation_tokens(session: Session) -> int:
+def conversation_tokens(session: LoopHost) -> int:
     """The size of the next request: the last measured usage, plus an estimate of what came after it."""
     mark = session.context_mark
     messages = session.messages
@@ -101,7 +101,7 @@ def is_prompt_too_long(exc: ProviderError) -> bool:
                                              "maximum context length", "context window"))
 
 
-async def fit_context(session: Session, policy: ContextPolicy) -> CompactionOutcome | None:
+async def fit_context(session: LoopHost, policy: ContextPolicy) -> CompactionOutcome | None:
     """Before a request: compact when the conversation has reached the auto-compaction threshold."""
     config = session.config
     tokens = conversation_tokens(session)
@@ -123,7 +123,7 @@ async def fit_context(session: Session, policy: ContextPolicy) -> CompactionOutc
         return None  # a hook refused, but the request still fits: go on uncompacted
 
 
-async def compact_session(session: Session, policy: ContextPolicy, *, trigger: str,
+async def compact_session(session: LoopHost, policy: ContextPolicy, *, trigger: str,
                           instructions: str | None = None, keep_recent: bool = True) -> CompactionOutcome:
     """Summarise the older part of ``session``'s conversation and continue from the summary.
 
@@ -192,7 +192,7 @@ def summary_text(summary: str, *, continuing: bool) -> str:
     return f"{text}\n\n{CONTINUATION_NOTE}" if continuing else text
 
 
-async def _pre_compact_hooks(session: Session, trigger: str, instructions: str | None) -> str | None:
+async def _pre_compact_hooks(session: LoopHost, trigger: str, instructions: str | None) -> str | None:
     hooks = session.config.hooks
     if hooks is None or not hooks.has("PreCompact"):
         return instructions
@@ -206,7 +206,7 @@ async def _pre_compact_hooks(session: Session, trigger: str, instructions: str |
     return "\n\n".join([*([instructions] if instructions else []), *extra]) or None
 
 
-async def _summarise(session: Session, older: list[Message], instructions: str | None) -> str:
+async def _summarise(session: LoopHost, older: list[Message], instructions: str | None) -> str:
     config = session.config
     request_text = SUMMARY_REQUEST + (f"\n\nAlso follow these instructions:\n{instructions}" if instructions else "")
     request_messages = _with_request(older, request_text)
@@ -253,7 +253,7 @@ def _with_request(older: list[Message], request_text: str) -> list[Message]:
     return [*older, user_message(request_text)]
 
 
-def _record(session: Session, trigger: str, pre_tokens: int, summary: Message, kept: list[Message]) -> None:
+def _record(session: LoopHost, trigger: str, pre_tokens: int, summary: Message, kept: list[Message]) -> None:
     """The boundary, the summary and the kept messages, appended to the transcript (which keeps everything)."""
     transcript = session.config.transcript
     if transcript is None:
@@ -269,7 +269,7 @@ def _record(session: Session, trigger: str, pre_tokens: int, summary: Message, k
                                 parent_tool_use_id=session.config.parent_tool_use_id))
 
 
-def _emit_notices(session: Session, notices: list[Any]) -> None:
+def _emit_notices(session: LoopHost, notices: list[Any]) -> None:
     for notice in notices:
         session.emit(SystemEvent(subtype="hook_response", data=notice.as_event_data(),
                                  agent_id=session.config.agent_id,

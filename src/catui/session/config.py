@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from catui.config.concurrency import DEFAULT_TOOL_USE_CONCURRENCY
 from catui.hooks.runner import HookRunner
@@ -17,9 +17,6 @@ from catui.session.context_window import ContextPolicy
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
 from catui.tools.base import Tool, ToolContext
-
-if TYPE_CHECKING:
-    from catui.session.session import Session
 
 PermissionHook = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
@@ -53,7 +50,8 @@ class SessionConfig:
     agent_id: str | None = None
     parent_tool_use_id: str | None = None
     pending_messages: Callable[[], list[str]] | None = None
-    before_turn: Callable[[Session], Awaitable[None]] | None = None
+    before_turn: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each model turn (the owner's checks: background notices, limits, MCP servers ready)."""
     request_metadata: dict[str, Any] = field(default_factory=dict)
     fallback: tuple[ModelProvider, str] | None = None
     """(provider, model id) to switch to when the model is overloaded after its retries."""

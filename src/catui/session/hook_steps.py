@@ -15,17 +15,17 @@ from catui.session.events import ErrorEvent, SystemEvent, UserMessageEvent
 from catui.tools.base import ToolResult
 
 if TYPE_CHECKING:
-    from catui.session.session import Session
+    from catui.session.loop_host import LoopHost
 
 
-def emit_hook_notices(session: Session, notices: list[HookNotice]) -> None:
+def emit_hook_notices(session: LoopHost, notices: list[HookNotice]) -> None:
     """Each hook's output as a ``hook_response`` system event of the session."""
     for notice in notices:
         session.emit(SystemEvent(subtype="hook_response", data=notice.as_event_data(), **session.event_fields()))
 
 
 async def post_tool_hooks(
-    session: Session, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult,
+    session: LoopHost, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult,
     tool_use_id: str,
 ) -> ToolResult:
     """PostToolUse (or PostToolUseFailure for an error result); the result with the hooks' feedback added."""
@@ -41,7 +41,7 @@ async def post_tool_hooks(
     return result_with_hook_feedback(result, post, tool_name)
 
 
-async def stop_hook_continues(session: Session, hooks: HookRunner, last_text: str, continuations: int) -> bool:
+async def stop_hook_continues(session: LoopHost, hooks: HookRunner, last_text: str, continuations: int) -> bool:
     """Run Stop / SubagentStop hooks; True when one blocked and the reason went back to the model."""
     if session.ctx.abort.is_set():
         return False

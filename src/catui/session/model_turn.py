@@ -28,10 +28,10 @@ from catui.session.failures import is_overloaded, stream_retry_data
 from catui.session.usage import add_usage, total_tokens
 
 if TYPE_CHECKING:
-    from catui.session.session import Session
+    from catui.session.loop_host import LoopHost
 
 
-async def model_turn(session: Session) -> Message:
+async def model_turn(session: LoopHost) -> Message:
     """One model turn; a request refused as too long is compacted and sent again, once."""
     try:
         return await turn_with_fallback(session)
@@ -43,7 +43,7 @@ async def model_turn(session: Session) -> Message:
         return await turn_with_fallback(session)
 
 
-async def turn_with_fallback(session: Session) -> Message:
+async def turn_with_fallback(session: LoopHost) -> Message:
     """An overloaded model hands the turn to the fallback model, once, if one is set."""
     try:
         return await stream_turn(session)
@@ -58,7 +58,7 @@ async def turn_with_fallback(session: Session) -> Message:
         return await stream_turn(session)
 
 
-async def stream_turn(session: Session) -> Message:
+async def stream_turn(session: LoopHost) -> Message:
     """Send the session's request and stream the answer; the assistant message, appended to the session."""
     request = session.build_request()
     accumulator = MessageAccumulator()

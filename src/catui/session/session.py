@@ -239,7 +239,7 @@ class Session:
                     terminal_reason = "max_turns"
                     break
                 if self.config.before_turn is not None:
-                    await self.config.before_turn(self)
+                    await self.config.before_turn()
                     if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
                         raise asyncio.CancelledError
                 if self.config.context_policy is not None:

@@ -20,10 +20,10 @@ from catui.session.hook_steps import emit_hook_notices, post_tool_hooks
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolResult
 
 if TYPE_CHECKING:
-    from catui.session.session import Session
+    from catui.session.loop_host import LoopHost
 
 
-async def execute_tool(session: Session, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:
+async def execute_tool(session: LoopHost, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:
     """Run the call ``name(raw_input)`` through hooks and permissions; its result, errors included."""
     tool = session.find_tool(name)
     if tool is None:
@@ -68,7 +68,7 @@ async def execute_tool(session: Session, name: str, raw_input: dict[str, Any], t
 
 
 async def permit_call(
-    session: Session, tool: Tool, args: Any, raw_input: dict[str, Any], pre: HookOutcome | None,
+    session: LoopHost, tool: Tool, args: Any, raw_input: dict[str, Any], pre: HookOutcome | None,
     tool_use_id: str,
 ) -> tuple[Any, dict[str, Any]] | ToolResult:
     """The permission check: rules, then the PreToolUse decision, then the approver when it is ``ask``.

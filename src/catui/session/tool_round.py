@@ -20,7 +20,7 @@ from catui.session.usage import add_usage
 from catui.tools.plan_file import plan_mode_reminder
 
 if TYPE_CHECKING:
-    from catui.session.session import Session
+    from catui.session.loop_host import LoopHost
 
 
 def transcript_tool_results(data: dict[str, Any], tool_uses: list[Block]) -> dict[str, Any] | None:
@@ -37,7 +37,7 @@ def transcript_tool_results(data: dict[str, Any], tool_uses: list[Block]) -> dic
     return {"toolUseResults": data}
 
 
-def with_plan_reminder(session: Session, message: Message) -> Message:
+def with_plan_reminder(session: LoopHost, message: Message) -> Message:
     """Add the plan-mode reminder (plan file path, rules) once per entry into plan mode."""
     reminder = plan_mode_reminder(session.ctx)
     if reminder is None:
@@ -47,7 +47,7 @@ def with_plan_reminder(session: Session, message: Message) -> Message:
     return {**message, "content": [*blocks, {"type": "text", "text": reminder}]}
 
 
-async def run_tool_round(session: Session, tool_uses: list[Block]) -> None:
+async def run_tool_round(session: LoopHost, tool_uses: list[Block]) -> None:
     """Run one assistant message's tool calls and append their results as one user message."""
     results: dict[str, tuple[Block, Any]] = {}
     batch: list[Block] = []
@@ -87,7 +87,7 @@ async def run_tool_round(session: Session, tool_uses: list[Block]) -> None:
     session.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **session.event_fields()))
 
 
-async def run_one_tool(session: Session, block: Block) -> tuple[Block, Any]:
+async def run_one_tool(session: LoopHost, block: Block) -> tuple[Block, Any]:
     """One call with its start/end events and side effects on the session; its tool_result block and data."""
     tool_use_id = block["id"]
     name = block.get("name", "")

@@ -49,10 +49,10 @@ class ParentNotices:
     def notifications_for_round(self) -> list[str]:
         return [n.text for n in self.tasks.drain_notifications()]
 
-    async def before_parent_turn(self, session: Session) -> None:
+    async def before_parent_turn(self) -> None:
         events, self._unannounced = self._unannounced, []
         for event in events:
-            session.emit(event)
+            self.session.emit(event)
 
 
 def _chain_pending(first: Callable[[], list[str]] | None, second: Callable[[], list[str]]) -> Callable[[], list[str]]:
@@ -66,13 +66,13 @@ def _chain_pending(first: Callable[[], list[str]] | None, second: Callable[[], l
 
 
 def _chain_before_turn(
-    first: Callable[[Session], Awaitable[None]] | None, second: Callable[[Session], Awaitable[None]]
-) -> Callable[[Session], Awaitable[None]]:
+    first: Callable[[], Awaitable[None]] | None, second: Callable[[], Awaitable[None]]
+) -> Callable[[], Awaitable[None]]:
     if first is None:
         return second
 
-    async def both(session: Session) -> None:
-        await first(session)
-        await second(session)
+    async def both() -> None:
+        await first()
+        await second()
 
     return both

@@ -120,11 +120,11 @@ class SubagentRun:
             self._limit_hook_installed = True
             previous = self.session.config.before_turn
 
-            async def check_limits_before_turn(session: Session) -> None:
+            async def check_limits_before_turn() -> None:
                 if previous is not None:
-                    await previous(session)
+                    await previous()
                 if self.limits is not None:
-                    self.limits.sample(session.usage, session.config.model)
+                    self.limits.sample(self.session.usage, self.session.config.model)
 
             self.session.config.before_turn = check_limits_before_turn
 

@@ -41,9 +41,10 @@ class HandoffGate:
         self._installed = True
         previous = self.session.config.before_turn
 
-        async def hold_for_handoff(session: Session) -> None:
+        async def hold_for_handoff() -> None:
+            session = self.session
             if previous is not None:
-                await previous(session)
+                await previous()
             if self.requested and not session.ctx.abort.is_set():
                 self.requested, self.reached = False, True  # once: a later local run is not held again
                 session.emit(HandoffPoint(agent_id=session.config.agent_id,
