@@ -28,7 +28,7 @@ from catui.sandbox.policy import AgentFolders, BashSandbox
 from catui.sandbox.probe import probe_bwrap
 from catui.tools.base import ToolContext
 from catui.tools.bash import BashInput, BashTool
-from catui.tools.services import ToolServices
+from catui.tools.base import ToolServices
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@catui.invalid",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@catui.invalid"}

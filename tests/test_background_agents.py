@@ -25,8 +25,7 @@ from catui.models.resolve import clear_provider_cache
 from catui.session.events import Event, ResultEvent, SystemEvent, ToolEndEvent
 from catui.state.db import StateDB
 from catui.subagents.send_message import SendMessageInput, SendMessageTool
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
-from catui.tools.services import TeamMembership, ToolServices
+from catui.tools.base import TeamMembership, Tool, ToolContext, ToolInput, ToolResult
 
 GUARD_S = 20  # a broken scenario fails here instead of hanging (not a timing assertion)
 WORKER = {"description": "Does one job.", "prompt": "You are the worker agent.", "tools": ["Gate", "Read"]}
@@ -489,7 +488,7 @@ async def test_send_message_queue_resume_mailbox_and_unknown(tmp_path: Path, pro
     assert "coordinator sent you a message" in reminder and "Also look at the tests." in reminder
     assert manager.names.live("scout") is None and StateDB(project).names(app.session.session_id) == {}
 
-    tool = SendMessageTool()
+    tool = SendMessageTool(app.services.subagents.messaging)
     ctx = app.session.ctx
     # By name after it finished: the mailbox, nothing resumes.
     boxed = await tool.call(SendMessageInput(to="scout", message="For the record."), ctx)
@@ -525,7 +524,7 @@ async def test_team_rules_and_disabled_background(tmp_path: Path, project: Path)
     ctx = ToolContext(cwd=project, project_root=project)
     named = SpawnRequest(description="d", prompt="p", name="helper", team_name="crew")
     assert team_rules(named, ctx) is None  # the lead: the teams path decides (catui.subagents.teams)
-    teammate = ToolContext(cwd=project, project_root=project, services=ToolServices(team=TeamMembership("crew")))
+    teammate = ToolContext(cwd=project, project_root=project, team=TeamMembership("crew"))
     refusal = team_rules(SpawnRequest(description="d", prompt="p", name="x"), teammate)
     assert refusal is not None and refusal.content == TEAMMATE_CANNOT_SPAWN_TEAMMATE
     refusal = team_rules(SpawnRequest(description="d", prompt="p", run_in_background=True), teammate)
@@ -617,7 +616,7 @@ async def test_send_message_continues_a_finished_foreground_agent(tmp_path: Path
     [end] = launched(driver.events)
     agent_id = end.data["agentId"]
     assert f"use SendMessage with to: '{agent_id}'" in json.dumps(end.content)
-    resumed = await SendMessageTool().call(SendMessageInput(to=agent_id, message="One more thing, please."),
+    resumed = await SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=agent_id, message="One more thing, please."),
                                            app.session.ctx)
     assert not resumed.is_error, resumed.content
     content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
@@ -688,7 +687,7 @@ async def test_send_message_resumes_a_finished_agent_after_a_restart(tmp_path: P
 
     token = CURRENT_TOOL_USE_ID.set("toolu_send")
     try:
-        reply = await SendMessageTool().call(SendMessageInput(to=agent_id, message="After the restart: go on."),
+        reply = await SendMessageTool(second.services.subagents.messaging).call(SendMessageInput(to=agent_id, message="After the restart: go on."),
                                              second.session.ctx)
     finally:
         CURRENT_TOOL_USE_ID.reset(token)
@@ -714,7 +713,7 @@ async def test_resuming_from_disk_refuses_clearly(tmp_path: Path, project: Path)
     from catui.subagents.resume_state import resumable_history
 
     app = make_app(tmp_path, project, [NOTED], Gates())
-    tool = SendMessageTool()
+    tool = SendMessageTool(app.services.subagents.messaging)
     ghost = "a0123456789abcdef"
     tasks = project / ".catui" / "tasks"
     tasks.mkdir(parents=True, exist_ok=True)
@@ -851,7 +850,7 @@ async def test_a_message_queued_during_the_last_request_is_not_lost(tmp_path: Pa
     child.config.provider = held
     gates.gate("late").set()
     await asyncio.wait_for(held.waiting.wait(), GUARD_S)  # its last tool round is over
-    reply = await SendMessageTool().call(SendMessageInput(to=agent_id, message="Late news: check the docs too."),
+    reply = await SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=agent_id, message="Late news: check the docs too."),
                                          app.session.ctx)
     assert "Message queued" in str(reply.content)
     held.release.set()
@@ -881,7 +880,7 @@ async def test_an_agent_that_died_before_its_first_line_starts_over_on_its_task(
 
     token = CURRENT_TOOL_USE_ID.set("toolu_send")
     try:
-        reply = await SendMessageTool().call(SendMessageInput(to=ghost, message="hello"), app.session.ctx)
+        reply = await SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=ghost, message="hello"), app.session.ctx)
     finally:
         CURRENT_TOOL_USE_ID.reset(token)
     assert not reply.is_error, reply.content

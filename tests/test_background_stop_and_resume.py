@@ -115,7 +115,7 @@ async def test_task_stop_stops_one_foreground_agent_and_the_rest_carry_on(tmp_pa
     assert unknown.is_error and "No task found with ID 'a0000000000000000'" in str(unknown.content)
 
     # The stopped agent can be continued; its task covers its whole life (start time, tool calls).
-    reply = await SendMessageTool().call(SendMessageInput(to=ids["Job a"], message="Pick it up, please."),
+    reply = await SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=ids["Job a"], message="Pick it up, please."),
                                          app.session.ctx)
     assert not reply.is_error, reply.content
     content = await asyncio.wait_for(app.tasks.next_notification(), GUARD_S)
@@ -155,7 +155,7 @@ async def test_stopping_a_foreground_agent_without_background_tasks(tmp_path: Pa
 def send_message(app: Any, to: str, text: str) -> Any:
     token = CURRENT_TOOL_USE_ID.set("toolu_send")
     try:
-        return SendMessageTool().call(SendMessageInput(to=to, message=text), app.session.ctx)
+        return SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=to, message=text), app.session.ctx)
     finally:
         CURRENT_TOOL_USE_ID.reset(token)
 

@@ -77,7 +77,7 @@ async def test_the_model_calls_mcp_tools_under_the_permission_rules(tmp_path: Pa
     ])
     manager = app.services.mcp or install_mcp(app)
     assert isinstance(manager, McpManager)
-    assert app.session.ctx.services.mcp is manager
+    assert app.services.subagents is not None and app.services.subagents.runtime.deps.mcp is manager
     try:
         events = await run(app, "Use the MCP tools")
         ends = {e.tool_use_id: e for e in events if isinstance(e, ToolEndEvent)}
@@ -124,7 +124,7 @@ async def test_no_servers_means_no_manager(tmp_path: Path) -> None:
     app = make_app(tmp_path, project, [{"content": [{"type": "text", "text": "ok"}]}])
     try:
         assert install_mcp(app) is None
-        assert app.services.mcp is None and app.session.ctx.services.mcp is None
+        assert app.services.mcp is None
     finally:
         await app.aclose()
 

@@ -283,7 +283,7 @@ async def test_send_message_reaches_the_remote_agent(tmp_path: Path, project: Pa
     driver = asyncio.ensure_future(drive(app))
     await until(lambda: any(r["meta"].get("placement_pid") for r in task_rows(project)))
     agent_id = task_rows(project)[0]["id"]
-    sent = await SendMessageTool().call(SendMessageInput(to=agent_id, message="the password is swordfish"),
+    sent = await SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=agent_id, message="the password is swordfish"),
                                         app.session.ctx)
     assert not sent.is_error, sent.content
     await until(lambda: not app.services.subagents.live.inboxes.get(agent_id))  # forwarded to the worker
@@ -309,7 +309,7 @@ async def test_resumed_remote_agent_continues_in_its_kept_worktree(tmp_path: Pat
     [row] = task_rows(project)
     [kept] = [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p]
     assert (Path(kept) / "twice.txt").read_text(encoding="utf-8") == "first\n"
-    sent = await SendMessageTool().call(SendMessageInput(to=row["id"], message="again please"), app.session.ctx)
+    sent = await SendMessageTool(app.services.subagents.messaging).call(SendMessageInput(to=row["id"], message="again please"), app.session.ctx)
     assert not sent.is_error, sent.content
     await until(lambda: task_rows(project)[0]["status"] == "completed")
     assert [p for p in worktree_paths(project) if ".catui/worktrees/agent-" in p] == [kept]

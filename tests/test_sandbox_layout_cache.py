@@ -11,9 +11,8 @@ from catui.permissions.context import PermissionContext
 from catui.sandbox.config import SandboxSettings
 from catui.sandbox.policy import AgentFolders, BashSandbox
 from catui.sandbox.probe import probe_bwrap
-from catui.tools.base import ToolContext
+from catui.tools.base import ToolContext, ToolServices
 from catui.tools.bash import BashInput, BashTool
-from catui.tools.services import ToolServices
 from tests.support.git_repos import isolate_git, make_repo
 
 AVAILABILITY = probe_bwrap()

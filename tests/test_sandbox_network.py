@@ -29,9 +29,8 @@ from catui.sandbox.policy import BashSandbox
 from catui.sandbox.probe import probe_bwrap
 from catui.sandbox.proxy import DomainProxy
 from catui.tasks.registry import TaskRegistry
-from catui.tools.base import ToolContext, ToolResult
+from catui.tools.base import ToolContext, ToolResult, ToolServices
 from catui.tools.bash import BashInput, BashTool
-from catui.tools.services import ToolServices
 from tests.support.cli_env import SRC
 
 AVAILABILITY = probe_bwrap()

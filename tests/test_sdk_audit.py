@@ -328,7 +328,7 @@ def test_import_and_client_creation_load_no_heavy_modules(tmp_path: Path) -> Non
         "import sys, catui\n"
         "after_import = sorted(m for m in ('pydantic', 'asyncio', 'catui.sdk') if m in sys.modules)\n"
         "catui.CatuiClient(catui.CatuiOptions())\n"
-        "heavy = ('pydantic', 'anthropic', 'openai', 'mcp', 'rich', 'yaml', 'httpx2', 'catui.app')\n"
+        "heavy = ('pydantic', 'anthropic', 'openai', 'mcp', 'rich', 'yaml', 'httpx2', 'catui.app.build')\n"
         "print(after_import, sorted(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)

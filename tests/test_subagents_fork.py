@@ -38,7 +38,7 @@ from catui.subagents.fork import (
     current_turn_start,
     fork_agent_definition,
 )
-from catui.subagents.install import install_subagents
+from catui.subagents.install import SubagentParts, install_subagents
 from catui.tools.base import ToolContext
 from catui.tools.registry import builtin_tools
 from tests.support.anthropic_server import AnthropicTestServer
@@ -97,7 +97,9 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str,
     app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}), registry=StaticRegistry(),
                    tasks=None, project_root=repo, transcript_path=None, model_display="scripted",
                    services=AppServices(env=dict(FORK_ON if env is None else env), resolved_model=resolved))
-    install_subagents(app)
+    app.services.subagents = install_subagents(SubagentParts(
+        session=session, registry=app.registry, settings={}, env=app.services.env, project_root=repo, cwd=repo,
+        tasks=None, resolved_model=resolved))
     return app, provider
 
 

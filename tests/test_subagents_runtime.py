@@ -20,7 +20,7 @@ from catui.permissions.context import PermissionContext
 from catui.session.events import Event, ResultEvent, SystemEvent, UserMessageEvent
 from catui.session.session import Session, SessionConfig
 from catui.session.transcript import TranscriptWriter
-from catui.subagents.install import install_subagents
+from catui.subagents.install import SubagentParts, install_subagents
 from catui.tools.base import ToolContext
 from catui.tools.registry import builtin_tools
 from tests.support.static_registry import StaticRegistry
@@ -54,7 +54,9 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str,
                    registry=StaticRegistry([*builtin_agents(), *extra_agents]), tasks=None, project_root=repo,
                    transcript_path=None, model_display="scripted",
                    services=AppServices(env={}, resolved_model=resolved))
-    install_subagents(app)
+    app.services.subagents = install_subagents(SubagentParts(
+        session=session, registry=app.registry, settings={}, env={}, project_root=repo, cwd=repo, tasks=None,
+        resolved_model=resolved))
     return app, provider.engine  # type: ignore[attr-defined]
 
 

@@ -12,9 +12,8 @@ import pytest
 from catui.messages import result_text
 from catui.permissions.context import PermissionContext
 from catui.tasks.registry import Task, TaskRegistry
-from catui.tools.base import ToolContext, ToolResult, schema_from_model
+from catui.tools.base import ToolContext, ToolResult, ToolServices, schema_from_model
 from catui.tools.bash import BashInput, BashTool
-from catui.tools.services import ToolServices
 from catui.tools.task_output import TaskOutputInput, TaskOutputTool
 from catui.tools.task_stop import TaskStopInput, TaskStopTool
 

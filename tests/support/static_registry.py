@@ -6,7 +6,7 @@ from catui.agents.definition import AgentDefinition
 
 
 class StaticRegistry:
-    """What the Agent tool and the sub-agent runtime read from a registry (catui.tools.services.AgentCatalogue)."""
+    """What the Agent tool and the sub-agent runtime read from a registry (catui.tools.base.AgentCatalogue)."""
 
     def __init__(self, agents: list[AgentDefinition]) -> None:
         self.active = agents

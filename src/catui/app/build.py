@@ -54,12 +54,11 @@ from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
-from catui.subagents.install import install_subagents
+from catui.subagents.install import SubagentParts, install_subagents
 from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
-from catui.tools.base import ToolContext
-from catui.tools.services import ToolServices
+from catui.tools.base import ToolContext, ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
 from catui.worktree.cleanup import sweep_at_startup
 
@@ -153,7 +152,6 @@ def build_app(options: RunOptions) -> AgentApp:
     history = FileHistory(catui_home() / "file-history" / session_id) if checkpointing_enabled(env) else None
     services = ToolServices(
         env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule,
-        file_history=history,
     )
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
@@ -194,6 +192,7 @@ def build_app(options: RunOptions) -> AgentApp:
         max_tool_use_concurrency=window.value,
         context_policy=context_policy(env, settings.merged),
         budget=budget,
+        file_history=history,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
@@ -230,12 +229,8 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.initial_prompt = (
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
     )
-    install_subagents(app)
-    if resumed.source is not None:  # the old session's finished background tasks come back as history
-        restore_session_tasks(tasks, resumed.source.stem, session_id)
-
-    install_hooks(app, _extra_hooks(options, main_agent),
-                  report_runs=hook_run_reporter(session) if options.include_hook_events else None)
+    hooks = install_hooks(app, _extra_hooks(options, main_agent),
+                          report_runs=hook_run_reporter(session) if options.include_hook_events else None)
     mcp = install_mcp(
         app,
         extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
@@ -243,6 +238,14 @@ def build_app(options: RunOptions) -> AgentApp:
         strict=options.strict_mcp_config,
         sdk_transport=options.sdk_mcp_transport,
     )
+    app.services.subagents = install_subagents(SubagentParts(
+        session=session, registry=registry, settings=settings.merged, env=env, project_root=project_root, cwd=cwd,
+        tasks=tasks, load_project_memory=bool(set(options.setting_sources) & {"user", "project"}),
+        resolved_model=resolved, skills=skills, hooks=hooks, mcp=mcp, executor=options.executor,
+        remote_foreground=options.remote_foreground, warnings=app.services.startup_warnings,
+    ))
+    if resumed.source is not None:  # the old session's finished background tasks come back as history
+        restore_session_tasks(tasks, resumed.source.stem, session_id)
     if main_agent is not None:
         hold_to_agent_tools(app, main_agent, mcp)
     return app

@@ -61,7 +61,7 @@ def rewind_files(app: AgentApp, user_message_id: Any) -> RewindOutcome:
     Raises RewindError when checkpointing is off, the id is not a prompt of this session, or a file
     could not be restored (all others are restored, and the error names those that were not).
     """
-    history = app.session.ctx.services.file_history
+    history = app.session.config.file_history
     if history is None:
         raise RewindError(
             "file checkpointing is off, so there is nothing to rewind: start catui with "

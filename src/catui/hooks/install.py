@@ -3,9 +3,9 @@
 ``install_hooks(app)`` reads the hooks of the app's settings, reports their
 warnings with the other settings warnings, and gives the main session a
 :class:`HookRunner` when any hook is configured (none configured: the session
-keeps ``hooks=None`` and pays nothing). The runner is also left in
-``ctx.services.hooks`` so that the sub-agent runtime can build each
-child's runner with :func:`child_hooks`.
+keeps ``hooks=None`` and pays nothing). The runner is returned (and kept as
+``app.services.hooks``); the application hands it to the sub-agent runtime, which
+builds each child's runner from it with :func:`child_hooks`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ def install_hooks(app: Any, extra: HooksConfig | None = None, report_runs: HookR
         report_runs=report_runs,
     )
     runner.tool_aliases = lambda name: next((t.aliases for t in session.tools if t.name == name), ())
-    session.ctx.services.hooks = runner
     app.services.hooks = runner
     if not config.is_empty:
         session.config.hooks = runner
@@ -66,7 +65,7 @@ def child_hooks(
 ) -> HookRunner | None:
     """The runner for a sub-agent: the settings' hooks plus the definition's own, or None when there are none.
 
-    ``parent_runner`` is the main session's runner (``ctx.services.hooks``);
+    ``parent_runner`` is the main session's runner (``RuntimeDeps.hooks``);
     without one, ``session_id`` / ``transcript_path`` / ``cwd`` describe the
     conversation. Hooks of plugin agents never arrive here (their loader drops them).
     """

@@ -2,8 +2,8 @@
 
 ``catui.app.build.build_app`` calls :func:`install_mcp` once the main session
 exists. When no server is configured nothing happens (and ``mcp`` is never
-imported). Otherwise the manager goes in ``app.services.mcp`` and the main
-session's ``ctx.services.mcp``; connections start at once when an event
+imported). Otherwise the manager goes in ``app.services.mcp`` (the application
+hands it on to the sub-agent runtime); connections start at once when an event
 loop is running (else at the first turn), and before the main session's first
 model request it waits for them, at most ``CATUI_MCP_TIMEOUT_MS`` (5 s by
 default), and appends the connected servers' tools to its tool list. The list
@@ -84,13 +84,12 @@ def install_mcp(
     manager.ready_timeout_s = main_wait_seconds(env)
     session = app.session
     app.services.mcp = manager
-    session.ctx.services.mcp = manager
 
     def add_tools(ready: McpManager) -> None:
         present = {t.name for t in session.tools}
         new = [t for t in ready.tools() if t.name not in present]
         # Claude Code offers the resource tools whenever MCP servers are configured, among its built-in tools.
-        resource = [t for t in resource_tools() if t.name not in present]
+        resource = [t for t in resource_tools(ready) if t.name not in present]
         if new or resource:
             # Claude Code's order: the built-in tools sorted by name, then the MCP tools (spec 9.3).
             builtin = sorted([*(t for t in session.tools if not t.name.startswith("mcp__")), *resource],

@@ -34,8 +34,11 @@ class ReadMcpResourceInput(ToolInput):
     uri: str = Field(description="The URI of the resource to read.")
 
 
-def _manager(ctx: ToolContext) -> McpManager | None:
-    return ctx.services.mcp
+class _ResourceTool(Tool):
+    """What both resource tools share: the session's MCP servers, given at construction."""
+
+    def __init__(self, manager: McpManager | None) -> None:
+        self.manager = manager
 
 
 def _find_server(manager: McpManager | None, server: str, tool: str) -> McpConnection | str:
@@ -48,7 +51,7 @@ def _find_server(manager: McpManager | None, server: str, tool: str) -> McpConne
     return connection
 
 
-class ListMcpResourcesTool(Tool):
+class ListMcpResourcesTool(_ResourceTool):
     """List the resources the connected MCP servers offer."""
 
     name = "ListMcpResourcesTool"
@@ -63,7 +66,7 @@ class ListMcpResourcesTool(Tool):
         )
 
     async def call(self, args: ListMcpResourcesInput, ctx: ToolContext) -> ToolResult:
-        manager = _manager(ctx)
+        manager = self.manager
         if args.server is not None:
             found = _find_server(manager, args.server, self.name)
             if isinstance(found, str):
@@ -94,7 +97,7 @@ class ListMcpResourcesTool(Tool):
         return ToolResult(json.dumps(listed, ensure_ascii=False), data=listed)
 
 
-class ReadMcpResourceTool(Tool):
+class ReadMcpResourceTool(_ResourceTool):
     """Read one resource of an MCP server by its URI."""
 
     name = "ReadMcpResourceTool"
@@ -109,7 +112,7 @@ class ReadMcpResourceTool(Tool):
         )
 
     async def call(self, args: ReadMcpResourceInput, ctx: ToolContext) -> ToolResult:
-        found = _find_server(_manager(ctx), args.server, self.name)
+        found = _find_server(self.manager, args.server, self.name)
         if isinstance(found, str):
             return ToolResult(found, is_error=True)
         try:
@@ -139,6 +142,6 @@ def _content_entry(item: Any) -> dict[str, Any]:
     return entry
 
 
-def resource_tools() -> list[Tool]:
-    """Fresh instances of both resource tools."""
-    return [ListMcpResourcesTool(), ReadMcpResourceTool()]
+def resource_tools(manager: McpManager) -> list[Tool]:
+    """Fresh instances of both resource tools, reading ``manager``'s servers."""
+    return [ListMcpResourcesTool(manager), ReadMcpResourceTool(manager)]

@@ -14,6 +14,7 @@ from catui.models.base import ModelProvider
 from catui.permissions.context import PermissionDecision, PermissionRequest
 from catui.session.budget import SessionBudget
 from catui.session.context_window import ContextPolicy
+from catui.session.file_history import FileHistory
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
 from catui.tools.base import Tool, ToolContext
@@ -63,6 +64,8 @@ class SessionConfig:
     """How many concurrency-safe calls of one message run at once (a sliding window; catui.config.concurrency)."""
     context_policy: ContextPolicy | None = None
     """Window sizes and auto-compaction (catui.session.compaction); None never compacts."""
+    file_history: FileHistory | None = None
+    """File checkpoints for rewind_files (None unless checkpointing is on); sub-agents' edits go in it too."""
     budget: SessionBudget | None = None
     """The session-wide spending limit, shared by the main session and its sub-agents: once it trips, their runs
     end with its subtype (a turn that crossed it runs no tools)."""

@@ -222,7 +222,7 @@ class Session:
             if not refused:
                 message = with_plan_reminder(self, message)
                 line_uuid = self.append_message(message)
-                history = self.ctx.services.file_history
+                history = self.config.file_history
                 if history is not None and self.config.agent_id is None:
                     # The files this prompt's turn changes can be rewound to their state here.
                     history.begin_prompt(line_uuid, prompt_preview(message))

@@ -51,7 +51,7 @@ async def execute_tool(session: LoopHost, name: str, raw_input: dict[str, Any], 
     if isinstance(permitted, ToolResult):
         return permitted
     args, raw_input = permitted
-    history = session.ctx.services.file_history
+    history = session.config.file_history
     if history is not None:  # the file's state before this prompt's first change to it, for rewind_files
         history.before_tool(tool.name, raw_input, session.ctx.cwd)
     try:

@@ -9,6 +9,7 @@ from catui.agents.definition import AgentDefinition
 from catui.hooks.install import child_hooks
 from catui.session.session import Session, SessionConfig
 from catui.session.transcript import TranscriptWriter
+from catui.subagents.deps import RuntimeDeps
 from catui.subagents.json_file import write_json_atomic
 from catui.subagents.models import ChildModel
 from catui.subagents.plan import ChildPlan
@@ -56,7 +57,7 @@ class ChildTranscripts:
 
 def build_child_session(
     plan: ChildPlan, parent_ctx: ToolContext, parent: Session, transcripts: ChildTranscripts,
-    telemetry: Telemetry | None, *, is_resume: bool = False,
+    deps: RuntimeDeps, *, is_resume: bool = False,
 ) -> SubagentRun:
     """The child's session and its run, ready for an executor (``is_resume``: it continues an earlier agent)."""
     definition = plan.definition
@@ -69,9 +70,9 @@ def build_child_session(
         agent_depth=plan.depth,
         interactive=parent_ctx.interactive,
         services=parent_ctx.services.for_child(),
+        # A teammate's own membership; anyone else's children (a teammate's sub-agents included) are not members.
+        team=plan.team,
     )
-    # A teammate's own membership; anyone else's children (a teammate's sub-agents included) are not members.
-    ctx.services.team = plan.team
     ctx.ask_user = question_relay(definition, ctx, parent_ask=parent_ctx.ask_user,
                                   permission_hook=parent.config.can_use_tool)
     transcript, transcript_path = transcripts.open(parent, plan)
@@ -98,8 +99,9 @@ def build_child_session(
         # The session-wide budget: the child's own turn that crosses it is its last (its tool calls do not run),
         # without waiting for the parent's abort to reach it.
         budget=parent.config.budget,
+        file_history=parent.config.file_history,  # sub-agents' edits are rewound with the prompt that caused them
         # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
-        hooks=child_hooks(parent_ctx.services.hooks, definition, plan.agent_id, definition.agent_type,
+        hooks=child_hooks(deps.hooks, definition, plan.agent_id, definition.agent_type,
                           cwd=plan.cwd, agent_transcript_path=transcript_path),
     )
     child = Session(config)
@@ -126,7 +128,7 @@ def build_child_session(
         depth=plan.depth,
         is_resume=is_resume,
     )
-    record_agent_selected(telemetry, definition, plan.model, is_async=plan.is_async, is_fork=plan.is_fork,
+    record_agent_selected(deps.telemetry, definition, plan.model, is_async=plan.is_async, is_fork=plan.is_fork,
                           depth=plan.depth, is_resume=is_resume)
     return run
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.config.context import environment_block, git_status_snapshot, load_project_memory
 from catui.models.base import ModelProvider
 from catui.models.resolve import ResolvedModel, create_provider
 from catui.skills.registry import SkillRegistry
 from catui.telemetry.events import Telemetry
-from catui.tools.services import AgentCatalogue
+from catui.tools.base import AgentCatalogue
+
+if TYPE_CHECKING:
+    from catui.hooks.runner import HookRunner
+    from catui.mcp.manager import McpManager
 
 
 @dataclass
@@ -36,6 +40,10 @@ class RuntimeDeps:
     """False when the SDK left out the user and project setting sources: no CLAUDE.md / CATUI.md is read."""
     skills: SkillRegistry | None = None
     """The session's skills: a definition's ``skills:`` are preloaded from here."""
+    hooks: HookRunner | None = None
+    """The main session's settings hooks; each sub-agent's own runner is derived from it."""
+    mcp: McpManager | None = None
+    """The session's MCP servers (None when none is configured); children's tools and requirements use it."""
 
 
 class SpawnCaches:

@@ -50,8 +50,7 @@ from catui.subagents.tool_filter import NoToolsLeftError, ToolFilterMemo
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import AGENT_MEMORY_LOADED
 from catui.tools.ask_user_question import AskUserQuestionTool
-from catui.tools.base import Tool, ToolContext
-from catui.tools.services import TeamMembership
+from catui.tools.base import TeamMembership, Tool, ToolContext
 from catui.worktree.guard import ensure_inside, validate_agent_cwd, worktrees_root
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ class ChildPlan:
     depth: int = 1
     """The child's nesting depth (its parent's plus one; the main agent is 0)."""
     team: TeamMembership | None = None
-    """Set for a teammate: the team it joins (its context's ``services.team``)."""
+    """Set for a teammate: the team it joins (its context's ``team``)."""
 
     async def release(self, worktrees: WorktreeLeases) -> None:
         """Give back what the plan holds (its own MCP connections, a worktree it created) when no run follows."""
@@ -141,7 +140,7 @@ class ChildPlanner:
         deps.registry.reload_if_changed()
         self._check_nesting(request, parent_ctx)
         definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
-        mcp = parent_ctx.services.mcp
+        mcp = deps.mcp
         await _check_mcp_requirements(definition, parent.tools, mcp)
         model = resolve_child_model(
             definition.model, request.model, parent_model_id=parent.config.model,

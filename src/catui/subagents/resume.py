@@ -23,7 +23,7 @@ from catui.session.transcript import read_transcript
 from catui.state.db import pid_is_alive
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.child_session import ChildTranscripts, build_child_session
-from catui.subagents.plan import ChildPlanner
+from catui.subagents.plan import ChildPlanner, parent_session
 from catui.subagents.resolve import AgentSpawnError, resolve_agent_type
 from catui.subagents.resume_state import carried_from_disk, last_uuid, read_meta, resumable_history
 from catui.subagents.run import SpawnRequest
@@ -118,9 +118,8 @@ class AgentResumer:
             plan = await self.planner.plan_child(request, self.main_ctx, agent_id=agent_id, worktree=kept)
         except (AgentSpawnError, CatuiError) as exc:
             return f"Agent {agent_id} cannot be resumed: {exc}"
-        parent = self.main_ctx.services.session
-        assert parent is not None  # plan_child checked it
-        run = build_child_session(plan, self.main_ctx, parent, self.transcripts, self.planner.deps.telemetry,
+        parent = parent_session(self.main_ctx)  # plan_child checked it
+        run = build_child_session(plan, self.main_ctx, parent, self.transcripts, self.planner.deps,
                                   is_resume=True)
         run.session.messages[:] = history
         run.first_message = user_message([{"type": "text", "text": text}])

@@ -1,7 +1,7 @@
 """The sub-agent runtime: one Agent call from its arguments to its tool_result (spec 6.1, 8.1).
 
 :meth:`SubagentRuntime.spawn` is what the Agent tool calls (through the
-:class:`~catui.tools.services.SubagentSpawner` protocol). It checks the call
+:class:`~catui.tools.base.SubagentSpawner` protocol). It checks the call
 against the spawn gate (the team rules), sends ``team_name`` + ``name`` calls down the team path, has the child planned (by the fork
 strategy when ``subagent_type`` is left out and forking is on, else by the
 :class:`~catui.subagents.plan.ChildPlanner`), builds its session with the one
@@ -101,7 +101,7 @@ class SubagentRuntime:
             plan = await self.planner.plan_child(request, parent_ctx)
         try:
             return build_child_session(
-                plan, parent_ctx, parent_session(parent_ctx), self.transcripts, self.deps.telemetry
+                plan, parent_ctx, parent_session(parent_ctx), self.transcripts, self.deps
             )
         except BaseException:
             await plan.release(self.planner.worktrees)

@@ -33,7 +33,7 @@ from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
 from catui.subagents.messaging import AgentMessaging, coordinator_reminder
-from catui.subagents.teams.send import route_team_message
+from catui.subagents.teams.send import TeamRouter, route_team_message
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
@@ -128,6 +128,12 @@ class SendMessageTool(Tool):
     input_model: ClassVar[type[ToolInput]] = SendMessageInput
     read_only: ClassVar[bool] = False
 
+    def __init__(self, messaging: AgentMessaging | None, teams: TeamRouter | None = None) -> None:
+        self.messaging = messaging
+        """The agents it reaches (None when background agents are off)."""
+        self.teams = teams
+        """The team whose members it reaches by name (None when the teams feature is off)."""
+
     @property
     def description(self) -> str:
         return DESCRIPTION
@@ -140,12 +146,12 @@ class SendMessageTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, SendMessageInput)
-        teams = ctx.services.teams
+        teams = self.teams
         if teams is not None:
             routed = route_team_message(teams, args.to, args.message, args.summary, ctx)
             if routed is not None:
                 return routed
-        manager = ctx.services.messaging
+        manager = self.messaging
         if manager is None:
             return ToolResult(
                 "SendMessage cannot reach any agent in this session: background agents are turned off "

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from catui.subagents.resolve import DEFAULT_AGENT_TYPE, find_agent
 from catui.subagents.run import SpawnRequest
-from catui.tools.base import ToolContext, ToolResult
-from catui.tools.services import AgentCatalogue
+from catui.tools.base import AgentCatalogue, ToolContext, ToolResult
 
 TEAMMATE_CANNOT_SPAWN_TEAMMATE = (
     "Teammates cannot spawn other teammates — the team roster is flat. To spawn a subagent instead, omit the "
@@ -23,7 +22,7 @@ IN_PROCESS_TEAMMATE_NO_BACKGROUND = (
 
 def team_rules(request: SpawnRequest, parent_ctx: ToolContext, registry: AgentCatalogue | None = None) -> ToolResult | None:
     """A refusal, or None. ``registry`` lets a definition's ``background: true`` count as asking for one."""
-    team = parent_ctx.services.team
+    team = parent_ctx.team
     if team is None:
         return None
     if request.name:

@@ -1,21 +1,31 @@
-"""The Tool protocol and the context a tool call runs in."""
+"""What every tool is built on: the Tool class, its input and result, and the context a call runs in.
+
+The context carries, in :class:`ToolServices`, what higher layers hand down to tools. Tools sit below
+sessions, sub-agents, hooks and MCP in the dependency order and never name their classes, not even for the
+type checker: what a tool calls on them is declared here as a small protocol (:class:`SubagentSpawner`,
+:class:`OutputReviewer`, :class:`AgentConversation`), satisfied by the classes above.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from catui.messages import Block
+from catui.agents.definition import AgentDefinition
+from catui.messages import Block, Message
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
-from catui.tools.services import ToolServices
+from catui.sandbox.policy import BashSandbox
+from catui.tasks.registry import TaskRegistry
+from catui.tasks.schedule import CronSchedule
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -74,6 +84,112 @@ class EnteredWorktree:
     original_working_directories: tuple[Path, ...]
 
 
+class AgentCatalogue(Protocol):
+    """The agent definitions an Agent call chooses from (``catui.agents.registry.AgentRegistry``)."""
+
+    version: int
+    """Bumped at every reload, so that derived texts (the Agent tool's description) know to rebuild."""
+    active: list[AgentDefinition]
+
+    def get(self, name: str) -> AgentDefinition | None:
+        """The active agent called ``name`` (or one of its aliases)."""
+        ...
+
+    def reload_if_changed(self) -> bool:
+        """Reload when a definition file changed since the last look; True if it did."""
+        ...
+
+
+class AgentConversation(Protocol):
+    """The session that owns a context (``catui.session.session.Session``), as the layers above tools reach it."""
+
+    @property
+    def session_id(self) -> str:
+        """The conversation's id."""
+        ...
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools it offers now."""
+        ...
+
+    messages: list[Message]
+
+
+class SubagentSpawner(Protocol):
+    """The sub-agent runtime as tools see it (the Agent tool, TaskStop, front ends)."""
+
+    async def spawn(self, request: Any, parent_ctx: ToolContext) -> ToolResult:
+        """Run one Agent call to its tool_result (``request`` is a ``catui.subagents.plan.SpawnRequest``)."""
+        ...
+
+    def running_in_foreground(self, agent_id: str) -> bool:
+        """Whether a sub-agent with this id runs in the foreground now (its parent waits for it)."""
+        ...
+
+    def foreground_ids(self) -> list[str]:
+        """The ids of the sub-agents running in the foreground now."""
+        ...
+
+    async def stop_foreground(self, agent_id: str) -> Any:
+        """Stop a foreground sub-agent; returns its run (with ``description``), or None when none runs."""
+        ...
+
+    async def background_all_foreground(self) -> list[str]:
+        """Move every foreground sub-agent to the background (Ctrl-B); returns the ids moved."""
+        ...
+
+
+class OutputReviewer(Protocol):
+    """The deferred handoff review of background agents' output (``catui.subagents.deferred_review``)."""
+
+    async def review_task(self, task_id: str, ctx: ToolContext) -> str | None:
+        """Review a finished agent read through TaskOutput if due; its warning, or None."""
+        ...
+
+    async def review_file(self, path: Path, ctx: ToolContext) -> str | None:
+        """The same for a Read of ``path`` when it is an agent's output file; its warning, or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class TeamMembership:
+    """Set on a teammate's context: the team it belongs to (spec 12.3's rules read it)."""
+
+    team_name: str
+    in_process: bool = True
+    member_name: str = ""
+    """The teammate's name on the team (its inbox; its agent id is ``<member_name>@<team_name>``)."""
+
+
+@dataclass
+class ToolServices:
+    """The objects an agent's tools may use, handed down by the layers above them, shared by an agent and
+    its sub-agents.
+
+    ``env`` holds the variables of the settings' ``env`` block and the SDK's
+    ``env`` option (Bash commands see them). ``session`` is the session that owns
+    the context; a child's services are its parent's with its own session
+    (:meth:`for_child`). Collaborators only some tools use come to those tools by construction
+    (the Agent tool's runtime, SendMessage's messaging, the MCP resource tools' manager).
+    """
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    tasks: TaskRegistry | None = None
+    session: AgentConversation | None = None
+    subagents: SubagentSpawner | None = None
+    output_review: OutputReviewer | None = None
+    """Reviews a background agent's output when it is read in auto mode (None when background agents are off)."""
+    sandbox: BashSandbox | None = None
+    """Where Bash commands run when the ``sandbox`` setting is on (shared by every agent); None when off."""
+    schedule: CronSchedule | None = None
+    """The session's scheduled prompts (CronCreate / CronDelete / CronList), shared with its sub-agents."""
+
+    def for_child(self, session: AgentConversation | None = None) -> ToolServices:
+        """A copy for a child agent's context, owned by ``session``."""
+        return dataclasses.replace(self, session=session)
+
+
 @dataclass
 class ToolContext:
     """Everything a tool call may use. One per agent; the session owns it.
@@ -84,7 +200,7 @@ class ToolContext:
     them, for Edit's and Write's staleness checks. ``services`` carries the
     objects that higher layers hand down (the task registry, the sub-agent
     runtime, the session) without tools importing those layers
-    (:class:`~catui.tools.services.ToolServices`). ``emit`` pushes a
+    (:class:`~catui.tools.base.ToolServices`). ``emit`` pushes a
     :mod:`catui.session.events` event into the owning session's event stream
     (a sub-agent's events reach the parent's consumers this way).
     """
@@ -103,6 +219,8 @@ class ToolContext:
     todos: list[dict[str, Any]] = field(default_factory=list)
     emit: Callable[[Any], None] | None = None
     services: ToolServices = field(default_factory=ToolServices)
+    team: TeamMembership | None = None
+    """Set on a teammate's context only: the team it belongs to (spec 12.3's rules read it)."""
     plan: PlanModeState = field(default_factory=PlanModeState)
     worktree: EnteredWorktree | None = None
     """Set while the agent works in a worktree it entered with EnterWorktree (None otherwise)."""

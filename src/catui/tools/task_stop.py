@@ -6,8 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
-from catui.tools.services import SubagentSpawner
+from catui.tools.base import SubagentSpawner, Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.task_output import NO_REGISTRY, no_such_task, registry_of
 
 DESCRIPTION = """\

@@ -16,7 +16,7 @@ REWIND_USAGE = "/rewind [N]"
 
 async def rewind_command(host: CommandHost, argument: str) -> None:
     """``/rewind [N]``: list the prompts that changed files; restore the files to before prompt N."""
-    history = host.app.session.ctx.services.file_history
+    history = host.app.session.config.file_history
     if history is None:
         host.say("File checkpointing is off, so there is nothing to rewind: start catui with "
                  "CATUI_FILE_CHECKPOINTING=1 to keep the files' state before each prompt.", "dim")

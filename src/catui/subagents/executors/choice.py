@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import ConfigurationError
 from catui.models.resolve import ResolvedModel
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.in_process import InProcessExecutor
 from catui.subagents.worktrees import WorktreeLeases
+
+if TYPE_CHECKING:
+    from catui.mcp.manager import McpManager
 
 EXECUTORS = ("in-process", "ray")
 ENV_NAME = "CATUI_EXECUTOR"
@@ -80,7 +83,7 @@ def ray_options(settings: Mapping[str, Any], env: Mapping[str, str]) -> RayOptio
 
 def build_executor(
     name: str, worktrees: WorktreeLeases, *, settings: Mapping[str, Any], env: Mapping[str, str],
-    parent_resolved: ResolvedModel | None, remote_foreground: bool = False,
+    parent_resolved: ResolvedModel | None, remote_foreground: bool = False, mcp: McpManager | None = None,
 ) -> AgentExecutor:
     """The executor called ``name`` (see :data:`EXECUTORS`)."""
     local = InProcessExecutor()
@@ -96,4 +99,4 @@ def build_executor(
     ray = ray_options(settings, env)
     return RayExecutor(local, worktrees, settings=settings, env=env, parent_resolved=parent_resolved,
                        remote_foreground=remote_foreground, max_retries=ray.max_retries, hosts=ray.hosts,
-                       cpus_per_host=ray.cpus_per_host)
+                       cpus_per_host=ray.cpus_per_host, mcp=mcp)

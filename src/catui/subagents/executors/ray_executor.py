@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 from ray.exceptions import RayActorError, WorkerCrashedError
@@ -53,6 +53,9 @@ from catui.subagents.executors.repo_bundle import (
 )
 from catui.subagents.run import SubagentRun
 from catui.subagents.worktrees import WorktreeLeases
+
+if TYPE_CHECKING:
+    from catui.mcp.manager import McpManager
 
 POLL_S = 1.0
 """How long one request for events waits on the worker when nothing happens (a stop does not wait for it)."""
@@ -84,9 +87,11 @@ class RayExecutor:
     def __init__(
         self, local: AgentExecutor, worktrees: WorktreeLeases, *, settings: Mapping[str, Any],
         env: Mapping[str, str], parent_resolved: ResolvedModel | None, remote_foreground: bool = False,
-        max_retries: int = 0, hosts: int | None = None, cpus_per_host: float = 0.5,
+        max_retries: int = 0, hosts: int | None = None, cpus_per_host: float = 0.5, mcp: McpManager | None = None,
     ) -> None:
         self.local = local
+        self.mcp = mcp
+        """The session's MCP servers: a job ships the configs of the servers its tools come from."""
         self.worktrees = worktrees
         self.settings = settings
         self.env = env
@@ -164,7 +169,7 @@ class RayExecutor:
         snapshot = await asyncio.to_thread(snapshot_repository, source, run.agent_id)
         caller_root = snapshot.git_root if snapshot is not None else source
         job = job_from_run(run, caller_root=caller_root, parent_resolved=self.parent_resolved,
-                           settings=self.settings, turns_done=turns_done)
+                           settings=self.settings, turns_done=turns_done, mcp=self.mcp)
         start_args = (job, snapshot.bundle if snapshot else None, snapshot.ref if snapshot else None,
                       snapshot.commit if snapshot else None)
         run.start_limits()

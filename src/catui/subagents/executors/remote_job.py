@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.mcp.config import McpServerConfig
 from catui.messages import Message
@@ -22,6 +22,9 @@ from catui.permissions.context import PermissionContext
 from catui.sandbox.config import SandboxSettings
 from catui.subagents.executors.remote_extras import ShippedHooks, shippable_hooks, shippable_mcp_servers
 from catui.subagents.run import SubagentRun
+
+if TYPE_CHECKING:
+    from catui.mcp.manager import McpManager
 
 WORKER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_CODE_")
 WORKER_ENV_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
@@ -68,7 +71,7 @@ class RemoteJob:
 
 def job_from_run(
     run: SubagentRun, *, caller_root: Path, parent_resolved: ResolvedModel | None, settings: Mapping[str, Any],
-    turns_done: int | None = None,
+    turns_done: int | None = None, mcp: McpManager | None = None,
 ) -> RemoteJob:
     """The worker's copy of ``run`` (tools it cannot rebuild there are named in docs/ray.md).
 
@@ -114,7 +117,7 @@ def job_from_run(
         agent_type=run.agent_type,
         sandbox=sandbox.settings if (sandbox := run.session.ctx.services.sandbox) is not None else None,
         hooks=shippable_hooks(config.hooks),
-        mcp_servers=shippable_mcp_servers(run.session.ctx.services.mcp, (tool.name for tool in config.tools)),
+        mcp_servers=shippable_mcp_servers(mcp, (tool.name for tool in config.tools)),
     )
 
 

@@ -29,9 +29,8 @@ from catui.session.session import Session, SessionConfig
 from catui.subagents.executors.remote_extras import sandbox_on_worker, start_mcp_on_worker, worker_hook_runner
 from catui.subagents.executors.remote_job import RemoteJob
 from catui.subagents.executors.repo_bundle import bundle_changes, open_checkout
-from catui.tools.base import ToolContext
+from catui.tools.base import ToolContext, ToolServices
 from catui.tools.registry import builtin_tools
-from catui.tools.services import ToolServices
 
 
 @dataclass

@@ -20,11 +20,14 @@ from catui.messages import Message
 from catui.session.events import Event
 from catui.session.session import Session
 from catui.subagents import task_events
+from catui.subagents.messaging import AgentMessaging
 from catui.subagents.resolve import AgentSpawnError
 from catui.subagents.run import SpawnRequest
+from catui.subagents.send_message import SendMessageTool
 from catui.subagents.teams import protocol
 from catui.subagents.teams.backend import TeammateBackend
 from catui.subagents.teams.files import TeamFileError, TeamFiles, team_name_problem
+from catui.subagents.teams.plan_approval import TeammateExitPlanModeTool
 from catui.subagents.teams.protocol import LEAD_NAME, json_result
 from catui.subagents.teams.roster import Member, Team
 from catui.subagents.teams.spawn import TeammatePlanner
@@ -53,9 +56,11 @@ class TeamCoordinator:
 
     def __init__(
         self, root: Path, planner: TeammatePlanner, backend: TeammateBackend, lead: Session,
-        *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
+        *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S, messaging: AgentMessaging | None = None,
     ) -> None:
         self.root = root
+        self.messaging = messaging
+        """What a teammate's SendMessage reaches besides the team (the session's background agents)."""
         self.planner = planner
         self.backend = backend
         self.lead = lead
@@ -122,7 +127,7 @@ class TeamCoordinator:
 
     def wants_teammate(self, request: SpawnRequest, parent_ctx: ToolContext) -> bool:
         """Whether an Agent call starts a teammate: the lead's call, with a name and a team (named, or current)."""
-        is_lead = parent_ctx.agent_id is None and parent_ctx.services.team is None
+        is_lead = parent_ctx.agent_id is None and parent_ctx.team is None
         return is_lead and bool(request.name) and (bool(request.team_name) or self.team is not None)
 
     async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
@@ -139,7 +144,10 @@ class TeamCoordinator:
         team.reserved[name] = index
         agent_id = protocol.agent_id_of(name, team.name)
         try:
-            run = await self.planner.prepare(request, parent_ctx, team_name=team.name, name=name, agent_id=agent_id)
+            run = await self.planner.prepare(
+                request, parent_ctx, team_name=team.name, name=name, agent_id=agent_id,
+                send_message=SendMessageTool(self.messaging, self), exit_plan=TeammateExitPlanModeTool(self),
+            )
         except AgentSpawnError as exc:
             return ToolResult(str(exc), is_error=True)
         except CatuiError as exc:

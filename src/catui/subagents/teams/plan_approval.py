@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import Field
 
@@ -22,12 +22,21 @@ class TeammateExitPlanModeInput(ToolInput):
     plan: str = Field(description="The plan to be approved, in Markdown.")
 
 
+class PlanApprovals(Protocol):
+    """Where a teammate's plan goes for approval (``catui.subagents.teams.coordinator.TeamCoordinator``)."""
+
+    def submit_plan(self, name: str, plan_file: str, plan: str) -> str: ...
+
+
 class TeammateExitPlanModeTool(Tool):
     """ExitPlanMode for a teammate in plan mode: asks the lead instead of the user."""
 
     name: ClassVar[str] = "ExitPlanMode"
     input_model: ClassVar[type[ToolInput]] = TeammateExitPlanModeInput
     read_only: ClassVar[bool] = True
+
+    def __init__(self, coordinator: PlanApprovals) -> None:
+        self.coordinator = coordinator
 
     @property
     def description(self) -> str:
@@ -40,8 +49,8 @@ class TeammateExitPlanModeTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, TeammateExitPlanModeInput)
-        team = ctx.services.team
-        coordinator = ctx.services.teams
+        team = ctx.team
+        coordinator = self.coordinator
         if team is None or coordinator is None:
             return ToolResult("ExitPlanMode here is for team members; this agent is not on a team.", is_error=True)
         if ctx.permissions.mode != "plan":

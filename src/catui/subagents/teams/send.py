@@ -17,7 +17,7 @@ from catui.subagents.teams.roster import Member, Team
 from catui.tools.base import ToolContext, ToolResult
 
 
-class TeamCoordinator(Protocol):
+class TeamRouter(Protocol):
     """What routing needs of the team (``catui.subagents.teams.coordinator.TeamCoordinator``)."""
 
     team: Team | None
@@ -35,12 +35,12 @@ def tool_use_error(text: str) -> ToolResult:
 
 def sender_name(ctx: ToolContext) -> str | None:
     """Who sends: a teammate by its member name, the lead (the main agent), or None (anyone else)."""
-    if ctx.services.team is not None:
-        return ctx.services.team.member_name
+    if ctx.team is not None:
+        return ctx.team.member_name
     return LEAD_NAME if ctx.agent_id is None else None
 
 
-def route_team_message(coordinator: TeamCoordinator, to: str, message: Any, summary: str | None,
+def route_team_message(coordinator: TeamRouter, to: str, message: Any, summary: str | None,
                        ctx: ToolContext) -> ToolResult | None:
     """The tool_result of a team message, or None when the call is not team traffic."""
     team = coordinator.team
@@ -76,13 +76,13 @@ def route_team_message(coordinator: TeamCoordinator, to: str, message: Any, summ
     return _plan_answer(coordinator, team, sender, target, message)
 
 
-def _routing(coordinator: TeamCoordinator, sender: str, target: str, summary: str | None,
+def _routing(coordinator: TeamRouter, sender: str, target: str, summary: str | None,
              content: str) -> dict[str, Any]:
     return {"sender": sender, "senderColor": coordinator.colour_of(sender), "target": f"@{target}",
             "targetColor": coordinator.colour_of(target), "summary": summary, "content": content}
 
 
-def _direct(coordinator: TeamCoordinator, team: Team, sender: str, target: str, text: str,
+def _direct(coordinator: TeamRouter, team: Team, sender: str, target: str, text: str,
             summary: str | None) -> ToolResult:
     coordinator.post(target, sender, text, summary=summary)
     member = team.member(sender)
@@ -92,7 +92,7 @@ def _direct(coordinator: TeamCoordinator, team: Team, sender: str, target: str, 
                         "routing": _routing(coordinator, sender, target, summary, text)})
 
 
-def _broadcast(coordinator: TeamCoordinator, team: Team, sender: str, text: str,
+def _broadcast(coordinator: TeamRouter, team: Team, sender: str, text: str,
                summary: str | None) -> ToolResult:
     recipients = [m.name for m in team.active_members() if m.name != sender]
     if sender != LEAD_NAME:
@@ -105,7 +105,7 @@ def _broadcast(coordinator: TeamCoordinator, team: Team, sender: str, text: str,
                         "routing": _routing(coordinator, sender, "team", summary, text)})
 
 
-def _shutdown_request(coordinator: TeamCoordinator, team: Team, sender: str, target: str,
+def _shutdown_request(coordinator: TeamRouter, team: Team, sender: str, target: str,
                       reason: str | None) -> ToolResult:
     if sender != LEAD_NAME or team.member(target) is None:
         return tool_use_error("Only the team lead can ask a teammate to shut down (to: the teammate's name).")
@@ -115,7 +115,7 @@ def _shutdown_request(coordinator: TeamCoordinator, team: Team, sender: str, tar
                         "request_id": request_id, "target": target})
 
 
-def _shutdown_response(coordinator: TeamCoordinator, team: Team, sender: str, target: str,
+def _shutdown_response(coordinator: TeamRouter, team: Team, sender: str, target: str,
                        message: Any) -> ToolResult:
     member = team.member(sender)
     if member is None or target != LEAD_NAME:
@@ -128,7 +128,7 @@ def _shutdown_response(coordinator: TeamCoordinator, team: Team, sender: str, ta
     return ToolResult(f"Shutdown approved. Sent confirmation to team-lead. Agent {sender} is now exiting.")
 
 
-def _plan_answer(coordinator: TeamCoordinator, team: Team, sender: str, target: str, message: Any) -> ToolResult:
+def _plan_answer(coordinator: TeamRouter, team: Team, sender: str, target: str, message: Any) -> ToolResult:
     member = team.member(target)
     if sender != LEAD_NAME or member is None:
         return tool_use_error("Only the team lead answers a teammate's plan (to: the teammate's name).")

@@ -6,7 +6,7 @@ prompt (the lead's own, then the team section, then a custom agent's body,
 then the usual notes and environment), its tools (the child's set plus
 SendMessage, never Agent-for-teammates or Team*, ExitPlanMode in plan mode),
 its model (general-purpose runs on opus unless the call names one) and its
-context (``services.team``).
+context (``ToolContext.team``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from catui.subagents.send_message import SendMessageTool
 from catui.subagents.teams.plan_approval import TeammateExitPlanModeTool
 from catui.subagents.teams.protocol import LEAD_NAME, teammate_message_block
 from catui.telemetry.events import Telemetry
-from catui.tools.base import Tool, ToolContext
-from catui.tools.services import TeamMembership
+from catui.tools.base import TeamMembership, Tool, ToolContext
 
 TEAM_TOOLS = frozenset({"TeamCreate", "TeamDelete"})
 DEFAULT_TEAMMATE_MODEL = "opus"
@@ -72,6 +71,7 @@ class TeammatePlanner:
 
     async def prepare(
         self, request: SpawnRequest, parent_ctx: ToolContext, *, team_name: str, name: str, agent_id: str,
+        send_message: SendMessageTool, exit_plan: TeammateExitPlanModeTool,
     ) -> SubagentRun:
         """The teammate's run, built but not started. Raises AgentSpawnError / CatuiError like any child."""
         general = request.subagent_type in (None, DEFAULT_AGENT_TYPE)
@@ -86,7 +86,7 @@ class TeammatePlanner:
         plan = await self.planner.plan_child(planned_request, parent_ctx, agent_id=agent_id)
         plan_mode = plan.permissions.mode == "plan"
         lead = parent_session(parent_ctx)
-        tools = _teammate_tools(plan.tools, plan_mode=plan_mode)
+        tools = _teammate_tools(plan.tools, send_message, exit_plan if plan_mode else None)
         system = [
             *_blocks(lead.config.system_prompt),
             {"type": "text", "text": team_section(name, team_name, plan_mode=plan_mode)},
@@ -98,7 +98,7 @@ class TeammatePlanner:
             team=TeamMembership(team_name=team_name, in_process=True, member_name=name),
         )
         try:
-            run = build_child_session(plan, parent_ctx, lead, self.transcripts, self.telemetry)
+            run = build_child_session(plan, parent_ctx, lead, self.transcripts, self.planner.deps)
         except BaseException:
             await plan.release(self.planner.worktrees)
             raise
@@ -106,12 +106,15 @@ class TeammatePlanner:
         return run
 
 
-def _teammate_tools(tools: list[Tool], *, plan_mode: bool) -> list[Tool]:
+def _teammate_tools(tools: list[Tool], send_message: SendMessageTool,
+                    exit_plan: TeammateExitPlanModeTool | None) -> list[Tool]:
+    """The teammate's tools: its planned ones without the team tools, with its own SendMessage (and, in plan
+    mode, the ExitPlanMode that sends the plan to the lead)."""
     kept = [t for t in tools if t.name not in TEAM_TOOLS and t.name != SendMessageTool.name]
-    kept.append(SendMessageTool())
-    if plan_mode:
+    kept.append(send_message)
+    if exit_plan is not None:
         kept = [t for t in kept if t.name != TeammateExitPlanModeTool.name]
-        kept.append(TeammateExitPlanModeTool())
+        kept.append(exit_plan)
     return sorted(kept, key=lambda t: t.name)
 
 

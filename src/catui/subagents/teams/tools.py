@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import Field
 
@@ -35,10 +35,23 @@ class TeamDeleteInput(ToolInput):
     """TeamDelete takes no arguments."""
 
 
+class TeamLead(Protocol):
+    """What the team tools call on the team (``catui.subagents.teams.coordinator.TeamCoordinator``)."""
+
+    def create_team(self, team_name: str, description: str | None, agent_type: str | None,
+                    ctx: ToolContext) -> ToolResult: ...
+
+    def delete_team(self) -> ToolResult: ...
+
+
 class TeamTool(Tool):
     """What the team tools share: a schema without the input model's docstring, no approval needed."""
 
     read_only: ClassVar[bool] = False
+
+    def __init__(self, coordinator: TeamLead | None) -> None:
+        self.coordinator = coordinator
+        """The team this session leads (None when the teams feature is off)."""
 
     def input_schema(self) -> dict[str, Any]:
         schema = super().input_schema()
@@ -68,8 +81,8 @@ class TeamCreateTool(TeamTool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, TeamCreateInput)
-        coordinator = ctx.services.teams
-        if coordinator is None or ctx.services.team is not None:
+        coordinator = self.coordinator
+        if coordinator is None or ctx.team is not None:
             return _no_team_support()
         return coordinator.create_team(args.team_name.strip(), args.description, args.agent_type, ctx)
 
@@ -85,7 +98,7 @@ class TeamDeleteTool(TeamTool):
         return DELETE_DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
-        coordinator = ctx.services.teams
-        if coordinator is None or ctx.services.team is not None:
+        coordinator = self.coordinator
+        if coordinator is None or ctx.team is not None:
             return _no_team_support()
         return coordinator.delete_team()
