@@ -141,15 +141,16 @@ def test_a_sub_agents_task_events_inherit_its_parent_tool_use_id() -> None:
     from catui.sdk import CatuiClient
 
     client = CatuiClient()
-    client._app = SimpleNamespace(session=SimpleNamespace(session_id="s"))
-    client._deliver(
+    driver = client._driver
+    driver._app = SimpleNamespace(session=SimpleNamespace(session_id="s"))  # type: ignore[assignment]
+    driver._deliver(
         AssistantMessageEvent(message={"role": "assistant", "content": [
             {"type": "tool_use", "id": "toolu_x", "name": "Read", "input": {}}]}, model="m", agent_id="a1",
                               parent_tool_use_id="toolu_outer")
     )
-    client._deliver(SystemEvent(subtype="task_started", data={"task_id": "a2", "tool_use_id": "toolu_inner"},
+    driver._deliver(SystemEvent(subtype="task_started", data={"task_id": "a2", "tool_use_id": "toolu_inner"},
                                 agent_id="a1"))
-    client._deliver(SystemEvent(subtype="task_started", data={"task_id": "a1"}))
-    delivered = [client._outbox.get_nowait() for _ in range(3)]
+    driver._deliver(SystemEvent(subtype="task_started", data={"task_id": "a1"}))
+    delivered = [driver._outbox.get_nowait() for _ in range(3)]
     assert [getattr(m, "parent_tool_use_id", None) for m in delivered] == ["toolu_outer", "toolu_outer", None]
     assert isinstance(delivered[1], TaskStartedMessage) and delivered[1].tool_use_id == "toolu_inner"

@@ -412,7 +412,7 @@ async def test_stop_task_and_background_tasks_report_clearly(project: Path, tmp_
     async with catui.CatuiClient(catui.CatuiOptions(model=f"scripted:{script}", cwd=project)) as client:
         with pytest.raises(catui.ConfigurationError, match="no background task with id 'nope'"):
             await client.stop_task("nope")
-        runtime = client._app.session.ctx.services.subagents
+        runtime = client._driver.require_app().subagent_runtime
         if hasattr(runtime, "background_all_foreground"):
             assert await client.background_tasks() == []
         else:
@@ -474,7 +474,7 @@ async def test_an_agent_definition_that_does_not_load_is_a_configuration_error(p
 
 
 def _require_background(client: catui.CatuiClient) -> None:
-    app = client._app
+    app = client._driver.require_app()
     runtime = app.session.ctx.services.subagents
     assert runtime is not None and runtime.launcher is not None, "background agents should be installed"
 
@@ -579,7 +579,7 @@ async def test_stop_task_stops_a_running_background_agent(backend: Backend, proj
         await asyncio.wait_for(entered.wait(), GUARD_S)
         await client.stop_task(started.task_id)
         assert cancelled == [True]
-        task = client._app.tasks.get(started.task_id)
+        task = client._driver.require_app().tasks.get(started.task_id)
         assert task is not None and task.status in ("stopped", "killed")
         stopped = await _until(
             client, lambda m: isinstance(m, catui.TaskNotificationMessage) and m.task_id == started.task_id, received

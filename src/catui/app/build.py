@@ -184,6 +184,7 @@ def build_app(options: RunOptions) -> AgentApp:
         max_tokens=default_max_tokens(resolved.model_id),
         transcript=transcript,
         can_use_tool=options.can_use_tool,
+        idle_events=options.idle_events,
         include_partial_messages=options.include_partial_messages,
         usage_tracker=usage_tracker,
         history=list(resumed.messages),
@@ -273,10 +274,11 @@ def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> Hoo
 def _stop_for_budget(app: AgentApp) -> None:
     """The budget tripped: abort the main session (its foreground children with it) and stop background agents."""
     app.session.abort()
-    agents = [t for t in app.tasks.list() if t.type == "local_agent" and t.is_live]
-    if agents:
+    tasks = app.tasks
+    agents = [t for t in tasks.list() if t.type == "local_agent" and t.is_live] if tasks is not None else []
+    if tasks is not None and agents:
         # Called from inside a usage update (synchronous); the stops need the loop, so they run as a task.
-        stopping = asyncio.ensure_future(asyncio.gather(*(app.tasks.stop(t.id) for t in agents)))
+        stopping = asyncio.ensure_future(asyncio.gather(*(tasks.stop(t.id) for t in agents)))
         app.services.background_stops.add(stopping)
         stopping.add_done_callback(app.services.background_stops.discard)
 

@@ -9,16 +9,19 @@ how to resume it by hand.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError, ConfigurationError
 from catui.subagents.interrupted import describe, resume_interrupted_mode
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 Say = Callable[[str], object]
 Ask = Callable[[str], Awaitable[str]]
 
 
-async def handle_interrupted_agents(app: Any, *, interactive: bool, say: Say, ask: Ask | None = None) -> list[str]:
+async def handle_interrupted_agents(app: AgentApp, *, interactive: bool, say: Say, ask: Ask | None = None) -> list[str]:
     """Find this project's interrupted background agents and act per the setting; returns the ids resumed."""
     system = app.services.subagents
     interrupted = system.interrupted if system is not None else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from catui.hooks.config import HooksConfig
 from catui.mcp.config import SdkTransport
 from catui.models.reasoning import Effort
 from catui.session.config import PermissionHook
+from catui.session.events import Event
 from catui.tasks.schedule import ScheduleClock
 from catui.tools.base import Tool
 
@@ -39,6 +40,8 @@ class RunOptions:
     include_partial_messages: bool = False
     extra_tools: list[Tool] = field(default_factory=list)
     can_use_tool: PermissionHook | None = None
+    idle_events: Callable[[Event], None] | None = None
+    """Where the main session's events between runs go (the SDK client's caller); None drops them."""
     env: Mapping[str, str] | None = None
     sandbox: Mapping[str, Any] | None = None
     """The SDK's ``sandbox`` option: laid over the settings' ``sandbox`` value (docs/sandbox.md)."""

@@ -1,4 +1,8 @@
-"""The built application: :class:`AgentApp` (the main session and what it shares) and its :class:`AppServices`."""
+"""The built application: :class:`AgentApp` (the main session and what it shares) and its :class:`AppServices`.
+
+Front ends (the CLI, the SDK) ask the application rather than reach through its session: ``app.switch_model``,
+``app.set_permission_mode``, ``app.stop_task``, ``app.rewind_files``, ``app.context_usage``, ``app.mcp_status`` …
+"""
 
 from __future__ import annotations
 
@@ -9,17 +13,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
+from catui.agents.registry import AgentRegistry
+from catui.app import controls, status
 from catui.app.options import RunOptions
+from catui.config.settings import Settings
+from catui.errors import ConfigurationError
 from catui.hooks.install import close_hooks
 from catui.hooks.runner import HookRunner
-from catui.models.resolve import ResolvedModel
+from catui.models.resolve import ResolvedModel, create_provider, default_max_tokens, resolve_model
 from catui.session.budget import SessionBudget
+from catui.session.file_history import RewindOutcome
 from catui.session.session import Session
 from catui.skills.registry import SkillRegistry
+from catui.tasks.registry import TaskRegistry
+from catui.tasks.schedule import CronSchedule
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
     from catui.subagents.install import SubagentSystem
+    from catui.subagents.runtime import SubagentRuntime
 
 
 @dataclass
@@ -58,9 +70,9 @@ class AgentApp:
 
     session: Session
     options: RunOptions
-    settings: Any
-    registry: Any
-    tasks: Any
+    settings: Settings
+    registry: AgentRegistry
+    tasks: TaskRegistry
     project_root: Path
     transcript_path: Path | None
     model_display: str
@@ -79,9 +91,8 @@ class AgentApp:
             await system.teams.aclose()  # teammates first: they may still use the task registry and providers
         if self.services.background_stops:
             await asyncio.gather(*self.services.background_stops, return_exceptions=True)
-        closer = getattr(self.tasks, "shutdown", None)
-        if closer is not None:
-            await closer()
+        if self.tasks is not None:
+            await self.tasks.shutdown()
         mcp = self.services.mcp
         if mcp is not None:
             await mcp.aclose()
@@ -90,3 +101,74 @@ class AgentApp:
         if self.session.ctx.services.sandbox is not None:
             self.session.ctx.services.sandbox.close()  # the allow-list proxy's thread and socket
         await self.session.config.provider.aclose()
+
+    # -- what front ends ask of a running application ----------------------------------------------
+
+    @property
+    def subagent_runtime(self) -> SubagentRuntime | None:
+        """The sub-agent runtime (None before :func:`catui.app.build.build_app` installed it)."""
+        return self.services.subagents.runtime if self.services.subagents is not None else None
+
+    @property
+    def schedule(self) -> CronSchedule | None:
+        """The session's scheduled prompts (CronCreate), or None."""
+        return self.session.ctx.services.schedule
+
+    def set_permission_mode(self, mode: Any) -> None:
+        """Use ``mode`` for the main agent's following tool calls. Raises ConfigurationError for an unknown mode."""
+        controls.set_permission_mode(self.session.ctx, mode)
+
+    def switch_model(self, model: Any) -> ResolvedModel:
+        """Use ``model`` (an alias, an id or provider:model; None: the default) from the next turn on.
+
+        Sub-agents whose model is ``inherit`` follow. Raises ConfigurationError (a one-line reason) for a
+        value that is not a model name or a model that cannot be resolved.
+        """
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ConfigurationError(f"the model must be a model name string or null, not {model!r}")
+        env = self.services.env
+        merged = self.settings.merged
+        # Within the current model: a scripted session stays on its script (only the model id changes), as
+        # its sub-agents do; for the API providers this changes nothing.
+        resolved = resolve_model(model, merged, env, within=self.services.resolved_model if model else None)
+        provider = create_provider(resolved, merged, env)
+        config = self.session.config
+        config.provider = provider
+        config.max_tokens = default_max_tokens(resolved.model_id)
+        self.session.set_model(resolved.model_id)
+        self.services.resolved_model = resolved
+        self.model_display = resolved.display
+        # Sub-agents with model "inherit" follow the main agent's new model.
+        runtime = self.subagent_runtime
+        if runtime is not None:
+            runtime.deps.parent_resolved = resolved
+        return resolved
+
+    async def stop_task(self, task_id: Any) -> None:
+        """Stop a background task, or a sub-agent running in the foreground, by id. Raises CatuiError if unknown."""
+        await controls.stop_task(self.tasks, self.subagent_runtime, task_id)
+
+    def rewind_files(self, user_message_id: Any) -> RewindOutcome:
+        """Put the files the agents changed since a prompt (its uuid) back as they were before it."""
+        return controls.rewind_files(self.session.config.file_history, user_message_id)
+
+    async def background_foreground_agents(self) -> list[str]:
+        """Move every foreground sub-agent to the background (Ctrl-B); the ids moved (none without a runtime)."""
+        runtime = self.subagent_runtime
+        return await runtime.background_all_foreground() if runtime is not None else []
+
+    def mcp_status(self) -> dict[str, Any]:
+        """claude-agent-sdk's ``get_mcp_status()``: the session's MCP servers, their state and tools."""
+        return status.mcp_status(self.services.mcp, self.options.extra_tools)
+
+    def context_usage(self, last_usage: dict[str, Any] | None) -> dict[str, Any]:
+        """claude-agent-sdk's ``get_context_usage()`` for the main agent, from the last request's usage."""
+        return status.context_usage(self.session.config.model, last_usage)
+
+    async def reconnect_mcp_server(self, server_name: Any) -> None:
+        """Reconnect a configured MCP server; the main agent is offered its tools again."""
+        await status.reconnect_mcp_server(self.services.mcp, self.session, server_name)
+
+    async def toggle_mcp_server(self, server_name: Any, enabled: Any) -> None:
+        """Turn a configured MCP server off or on again for this session."""
+        await status.toggle_mcp_server(self.services.mcp, self.session, server_name, enabled)

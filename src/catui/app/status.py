@@ -1,100 +1,27 @@
-"""What a front end reports about its session: the init message's data, server info, MCP status,
-context usage; and the MCP controls (reconnect, toggle). claude-agent-sdk's shapes, catui's values.
+"""What a front end reports about its session: MCP status and context usage; and the MCP controls
+(reconnect, toggle). claude-agent-sdk's shapes, catui's values.
+
+Each function takes the parts it reads; front ends call them through
+:class:`catui.app.services.AgentApp` (``app.mcp_status()``, ``app.context_usage(…)`` …).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import ConfigurationError
 
-OUTPUT_STYLE = "default"
-"""catui has one output style; the init message and server info name it as Claude Code does."""
+if TYPE_CHECKING:  # the SDK's client imports this module before it loads the agent
+    from catui.mcp.manager import McpManager
+    from catui.session.session import Session
+    from catui.tools.base import Tool
 
+def mcp_status(manager: McpManager | None, extra_tools: Sequence[Tool]) -> dict[str, Any]:
+    """claude-agent-sdk's ``get_mcp_status()``: ``{"mcpServers": [{name, status, error?, tools}]}``.
 
-def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
-    """``[{"name", "path"}]`` of the session's plugin folders (the name from the manifest, else the folder)."""
-    entries = []
-    for raw in plugin_dirs:
-        folder = Path(raw).expanduser()
-        name = folder.name
-        try:
-            manifest = json.loads((folder / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
-            if isinstance(manifest, dict) and isinstance(manifest.get("name"), str):
-                name = manifest["name"]
-        except (OSError, ValueError):
-            pass  # a folder without a readable manifest is named after itself, as the agent loader does
-        entries.append({"name": name, "path": str(folder)})
-    return entries
-
-
-def skill_names(app: Any) -> list[str]:
-    skills = app.services.skills
-    return list(skills.names()) if skills is not None else []
-
-
-def init_data(app: Any) -> dict[str, Any]:
-    """The data of the ``system``/``init`` message each prompt starts with."""
-    session = app.session
-    data = {
-        "type": "system",
-        "subtype": "init",
-        "cwd": str(session.ctx.cwd),
-        "session_id": session.session_id,
-        "tools": [t.name for t in session.tools],
-        "mcp_servers": app.services.mcp.server_statuses() if app.services.mcp is not None else [],
-        "model": session.config.model,
-        "permissionMode": session.ctx.permissions.mode,
-        # catui's slash commands are its skills (user-invocable with /name in the terminal).
-        "slash_commands": skill_names(app),
-        "skills": skill_names(app),
-        "plugins": plugin_entries(list(app.options.plugin_dirs)),
-        "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
-        "output_style": OUTPUT_STYLE,
-        # Settings problems, odd agent definitions (an unknown field) and start-up trouble are
-        # reported here, never fatal (the CLI prints them).
-        "warnings": [
-            str(w)
-            for w in [
-                *getattr(app.settings, "warnings", []),
-                *getattr(app.registry, "warnings", []),
-                *app.services.startup_warnings,
-            ]
-        ],
-    }
-    return data
-
-
-def server_info(app: Any) -> dict[str, Any]:
-    """claude-agent-sdk's ``get_server_info()``: commands, agents, output styles, the model."""
-    skills = app.services.skills
-    commands = []
-    if skills is not None:
-        for name in skills.names():
-            skill = skills.get(name)
-            commands.append({
-                "name": name,
-                "description": skill.description if skill is not None else "",
-                "argumentHint": (skill.argument_hint or "") if skill is not None else "",
-            })
-    return {
-        "commands": commands,
-        "agents": [
-            {"name": a.agent_type, "description": a.when_to_use, "model": a.model}
-            for a in getattr(app.registry, "active", [])
-        ],
-        "output_style": OUTPUT_STYLE,
-        "available_output_styles": [OUTPUT_STYLE],
-        "model": app.session.config.model,
-        "models": [{"value": app.session.config.model, "displayName": app.model_display}],
-    }
-
-
-def mcp_status(app: Any) -> dict[str, Any]:
-    """claude-agent-sdk's ``get_mcp_status()``: ``{"mcpServers": [{name, status, error?, tools}]}``."""
-    manager = app.services.mcp
+    ``extra_tools`` are the run's in-process tools (``create_sdk_mcp_server``'s among them).
+    """
     servers: list[dict[str, Any]] = []
     if manager is not None:
         for name, connection in manager.connections.items():
@@ -109,7 +36,7 @@ def mcp_status(app: Any) -> dict[str, Any]:
             servers.append(entry)
     # In-process servers (create_sdk_mcp_server) are always connected: their tools are functions here.
     in_process: dict[str, list[dict[str, Any]]] = {}
-    for tool in app.options.extra_tools:
+    for tool in extra_tools:
         parts = str(tool.name).split("__")
         if len(parts) == 3 and parts[0] == "mcp":
             in_process.setdefault(parts[1], []).append({"name": parts[2], "description": tool.description})
@@ -117,7 +44,7 @@ def mcp_status(app: Any) -> dict[str, Any]:
     return {"mcpServers": servers}
 
 
-def context_usage(app: Any, last_usage: dict[str, Any] | None) -> dict[str, Any]:
+def context_usage(model: str, last_usage: dict[str, Any] | None) -> dict[str, Any]:
     """claude-agent-sdk's ``get_context_usage()``: how full the main agent's context window is.
 
     ``totalTokens`` is what the last model request used (its input, cache reads and writes, and its
@@ -127,7 +54,6 @@ def context_usage(app: Any, last_usage: dict[str, Any] | None) -> dict[str, Any]
     # Imported here: it loads the model tables, which creating a client (bench_sdk measures it) does not need.
     from catui.session.usage import context_window, total_tokens
 
-    model = app.session.config.model
     window = context_window(model)
     usage = last_usage or {}
     used = total_tokens(usage)
@@ -146,11 +72,10 @@ def context_usage(app: Any, last_usage: dict[str, Any] | None) -> dict[str, Any]
     }
 
 
-def require_mcp_server(app: Any, name: Any) -> Any:
+def require_mcp_server(manager: McpManager | None, name: Any) -> McpManager:
     """The MCP manager when ``name`` is one of its servers; ConfigurationError naming the known ones."""
-    manager = app.services.mcp
     known = list(manager.connections) if manager is not None else []
-    if not isinstance(name, str) or name not in known:
+    if manager is None or not isinstance(name, str) or name not in known:
         raise ConfigurationError(
             f"no MCP server named {name!r} in this session (configured: {', '.join(known) or 'none'}); "
             "in-process SDK servers cannot be reconnected or toggled"
@@ -158,22 +83,22 @@ def require_mcp_server(app: Any, name: Any) -> Any:
     return manager
 
 
-async def reconnect_mcp_server(app: Any, server_name: Any) -> None:
+async def reconnect_mcp_server(manager: McpManager | None, session: Session, server_name: Any) -> None:
     """Disconnect a configured MCP server and connect it again; the main agent is offered its tools again.
 
     Shared by ``CatuiClient.reconnect_mcp_server()`` and the ``mcp_reconnect`` control request.
     """
-    manager = require_mcp_server(app, server_name)
+    manager = require_mcp_server(manager, server_name)
     await manager.reconnect(server_name)
-    refresh_mcp_tools(app)
+    refresh_mcp_tools(manager, session)
 
 
-async def toggle_mcp_server(app: Any, server_name: Any, enabled: Any) -> None:
+async def toggle_mcp_server(manager: McpManager | None, session: Session, server_name: Any, enabled: Any) -> None:
     """Turn a configured MCP server off (disconnected, its tools gone) or on again for this session.
 
     Shared by ``CatuiClient.toggle_mcp_server()`` and the ``mcp_toggle`` control request.
     """
-    manager = require_mcp_server(app, server_name)
+    manager = require_mcp_server(manager, server_name)
     if not isinstance(enabled, bool):
         raise ConfigurationError(f"toggling MCP server {server_name!r} needs enabled true or false, not {enabled!r}")
     if enabled:
@@ -181,18 +106,16 @@ async def toggle_mcp_server(app: Any, server_name: Any, enabled: Any) -> None:
             await manager.reconnect(server_name)
     else:
         await manager.disable(server_name)
-    refresh_mcp_tools(app)
+    refresh_mcp_tools(manager, session)
 
 
-def refresh_mcp_tools(app: Any) -> None:
+def refresh_mcp_tools(manager: McpManager, session: Session) -> None:
     """Give the main session the MCP tools of the servers connected now (after a reconnect or a toggle)."""
-    manager = app.services.mcp
-    session = app.session
     kept = [t for t in session.tools if not _is_server_tool(t, manager)]
     # Claude Code's order, as install_mcp keeps it: the others as they were, then the servers' tools.
     session.set_tools([*kept, *manager.tools(manager.connected())])
 
 
-def _is_server_tool(tool: Any, manager: Any) -> bool:
+def _is_server_tool(tool: Tool, manager: McpManager) -> bool:
     name = str(tool.name)
     return name.startswith("mcp__") and name.split("__")[1] in manager.connections

@@ -13,7 +13,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -37,6 +37,9 @@ from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent
 from catui.session.resume import check_new_session_id
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 EXIT_ERROR = 1
 
@@ -212,7 +215,7 @@ async def print_mode_main(
                 final = event
     finally:
         await app.aclose()
-    teams = getattr(app.services.subagents, "teams", None)
+    teams = (app.services.subagents.teams if app.services.subagents is not None else None)
     for line in teams.shutdown_log if teams is not None else []:
         click.echo(f"catui: {line}", err=True)
     if final is None:
@@ -247,7 +250,7 @@ async def stream_input_main(
 
 
 async def conversation_events(
-    app: Any, prompt: str, *, on_team_turn: Callable[[], None] | None = None
+    app: AgentApp, prompt: str, *, on_team_turn: Callable[[], None] | None = None
 ) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
@@ -268,7 +271,7 @@ async def conversation_events(
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     result = event
                 yield event
-            waiter = getattr(app.tasks, "next_notification", None)
+            waiter = app.tasks.next_notification
             if waiter is None or result is None or app.session.ctx.abort.is_set():
                 return
             teams = _leading_team(app)
@@ -308,7 +311,7 @@ async def conversation_events(
         restore()
 
 
-def _leading_team(app: Any) -> Any:
+def _leading_team(app: AgentApp) -> Any:
     """The app's team coordinator when the main session leads a team now, else None."""
     system = app.services.subagents
     teams = getattr(system, "teams", None)

@@ -20,11 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import (
     CancelledError,
     CatuiError,
@@ -40,18 +38,10 @@ from catui.errors import (
     ToolError,
     UnsupportedEventLoopError,
 )
-from catui.sdk._internal.controls import ClientControls, wrap_error
-from catui.sdk._internal.driver import CLOSED, END_OF_INPUT, IDLE, INPUT_DONE, ClientDriver
-from catui.sdk._internal.messages import MessageView
-from catui.sdk._internal.prompts import (
-    QueuedPrompt,
-    check_text_prompt,
-    is_prompt_stream,
-    prompt_from_message,
-    require_asyncio,
-)
-from catui.sdk._internal.setup import StderrLines, check_sdk_agents, memory_by_sources
-from catui.sdk.options import CanUseToolCallback, CatuiOptions, run_options_from
+from catui.sdk._internal.controls import ClientControls
+from catui.sdk._internal.driver import IDLE, ClientDriver
+from catui.sdk._internal.prompts import check_text_prompt, is_prompt_stream, require_asyncio
+from catui.sdk.options import CanUseToolCallback, CatuiOptions
 from catui.sdk.permissions import PermissionRuleValue
 from catui.sdk.types import (
     TERMINAL_TASK_STATUSES,
@@ -86,6 +76,7 @@ from catui.sdk.types import (
 
 if TYPE_CHECKING:
     from catui.agents.definition import AgentDefinition
+    from catui.sdk.shapes import ContextUsageResponse, McpStatusResponse
     from catui.sdk.tools import SdkMcpServer, SdkTool, create_sdk_mcp_server, tool
 
 # These pull in pydantic (about half of the SDK's start-up); a client is created without them and
@@ -164,7 +155,7 @@ __all__ = [
 ]
 
 
-class CatuiClient(ClientDriver, ClientControls):
+class CatuiClient:
     """A conversation with the main agent, kept open across prompts.
 
     Use it as an async context manager::
@@ -185,25 +176,8 @@ class CatuiClient(ClientDriver, ClientControls):
 
     def __init__(self, options: CatuiOptions | None = None) -> None:
         self.options = options if options is not None else CatuiOptions()
-        self._app: Any = None
-        self._inbox: asyncio.Queue[QueuedPrompt] = asyncio.Queue()
-        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
-        self._pump: asyncio.Task[None] | None = None
-        self._running = False
-        self._interrupt_pending = False
-        self._usage_by_agent: dict[str | None, dict[str, Any]] = {}
-        self._parent_of_agent: dict[str, str] = {}
-        self._view = MessageView(
-            forward_subagent_text=bool(getattr(self.options, "forward_subagent_text", False)),
-            include_hook_events=bool(getattr(self.options, "include_hook_events", False)),
-            replay_user_messages=bool(getattr(self.options, "replay_user_messages", False)),
-        )
-        self._structured: StructuredResult | None = None
-        self._stderr_handler: StderrLines | None = None
-        self._turn_origin: MessageOrigin | None = None
-        self._main_usage: dict[str, Any] | None = None
-        self._ends_team = False
-        """Whether a team the agent leads is ended when it goes quiet (one-shot ``query``)."""
+        self._driver = ClientDriver(self.options)
+        self._controls = ClientControls(self._driver)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -220,91 +194,11 @@ class CatuiClient(ClientDriver, ClientControls):
         Raises ConfigurationError for bad options (an unknown model, a bad agent definition).
         """
         require_asyncio("CatuiClient.connect()")
-        if self._app is not None:
-            return
-        # Both import pydantic and the rest of the app: only when a client connects.
-        from catui.app.build import build_app, start_app
-        from catui.app.interrupted_agents import handle_interrupted_agents
-
-        try:
-            schema = output_schema_from(getattr(self.options, "output_format", None))
-            self._structured = StructuredResult(schema) if schema is not None else None
-            run_options = run_options_from(
-                self.options,
-                abort_run=self._abort_main,
-                on_permission_updates=self._apply_to_main,
-                structured=self._structured,
-            )
-            app = build_app(run_options)
-        except CatuiError:
-            raise
-        except Exception as exc:
-            raise wrap_error(exc) from exc
-        try:
-            check_sdk_agents(app)
-        except CatuiError:
-            await app.aclose()
-            raise
-        memory_by_sources(app, run_options)
-        try:
-            await start_app(app)
-        except CatuiError:
-            await app.aclose()
-            raise
-        except Exception as exc:
-            await app.aclose()
-            raise wrap_error(exc) from exc
-        # Interrupted background agents of this project: resumed or reported per resumeInterruptedAgents
-        # (print mode's default, off); what it says reaches the caller in the init message's warnings.
-        await handle_interrupted_agents(app, interactive=False, say=app.services.startup_warnings.append)
-        # A client may be connected again after disconnect(): start from empty queues.
-        self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
-        self._app = app
-        self._attach_stderr()
-        self._install_idle_delivery()
-        self._pump = asyncio.create_task(self._drive(), name="catui-sdk-client")
-        if prompt is not None:
-            await self.query(prompt)
-
-    def _attach_stderr(self) -> None:
-        callback = getattr(self.options, "stderr", None)
-        if callback is None:
-            return
-        if not callable(callback):
-            raise ConfigurationError("CatuiOptions.stderr must be a function taking one line (str)")
-        self._stderr_handler = StderrLines(callback)
-        logger = logging.getLogger("catui")
-        logger.addHandler(self._stderr_handler)
-        app = self._app
-        if app is not None:
-            for warning in app.services.startup_warnings:
-                self._stderr_handler.emit(logging.makeLogRecord({"msg": f"warning: {warning}"}))
-
-    def _detach_stderr(self) -> None:
-        handler, self._stderr_handler = self._stderr_handler, None
-        if handler is not None:
-            logging.getLogger("catui").removeHandler(handler)
+        await self._driver.connect(prompt)
 
     async def disconnect(self) -> None:
         """Stop any run and background work, and release the provider. Safe to call twice."""
-        self._detach_stderr()
-        app, self._app = self._app, None
-        if app is None:
-            return
-        if self._pump is not None:
-            app.session.abort()
-            self._pump.cancel()
-            with contextlib.suppress(BaseException):
-                await self._pump
-            self._pump = None
-        try:
-            await app.aclose()
-        except CatuiError:
-            raise
-        except Exception as exc:
-            raise wrap_error(exc) from exc
-        finally:
-            self._outbox.put_nowait(CLOSED)
+        await self._driver.disconnect()
 
     # -- talking --------------------------------------------------------------------------------
 
@@ -315,89 +209,93 @@ class CatuiClient(ClientDriver, ClientControls):
         (``{"type": "user", "message": {"role": "user", "content": ...}}``): each is
         queued as one prompt, in order; this returns once the iterable is exhausted.
         """
-        require_asyncio("CatuiClient.query()")
-        self._require_running()
-        if not is_prompt_stream(prompt):
-            self._inbox.put_nowait(QueuedPrompt(check_text_prompt(prompt, "CatuiClient.query()")))
-            return
-        index = 0
-        async for message in prompt:  # type: ignore[union-attr]
-            self._require_running()
-            self._inbox.put_nowait(prompt_from_message(message, index))
-            index += 1
-
-    def _require_running(self) -> None:
-        self._require_app()
-        if self._pump is None or self._pump.done():
-            raise CatuiError("the client stopped after an error (see the exception raised earlier); open a new one")
+        await self._driver.enqueue(prompt, "CatuiClient.query()")
 
     async def receive_messages(self) -> AsyncIterator[Message]:
         """Every message, as it arrives, until the client is closed."""
-        async for item in self._messages():
+        async for item in self._driver.messages():
             if item is not IDLE:
                 yield item
 
     async def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next main-agent ResultMessage."""
-        async for item in self._messages():
+        async for item in self._driver.messages():
             if item is IDLE:
                 continue
             yield item
             if isinstance(item, ResultMessage):
                 return
 
-    async def _messages(self) -> AsyncIterator[Any]:
-        self._require_app()
-        while True:
-            item = await self._outbox.get()
-            if item is CLOSED:
-                return
-            if isinstance(item, BaseException):
-                raise wrap_error(item) from item
-            yield item
-
-    async def _until_input_done(self) -> AsyncIterator[Message]:
-        """Messages until the last queued prompt ran and nothing is pending (what one-shot ``query()`` yields)."""
-        input_done = False
-        async for item in self._messages():
-            if item is INPUT_DONE:
-                input_done = True
-            elif item is IDLE:
-                if input_done:
-                    return
-            else:
-                yield item
-
-    async def _feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
-        """Queue a streamed prompt's messages as they come, then mark the end of the input (one-shot query()).
-
-        A bad message goes to the consumer as its error (raised from ``query()``'s loop).
-        """
-        try:
-            await self.query(prompt)
-        except CatuiError as exc:
-            self._outbox.put_nowait(exc)
-        except Exception as exc:
-            self._outbox.put_nowait(wrap_error(exc))
-        finally:
-            self._end_input()
-
-    def _end_input(self) -> None:
-        self._inbox.put_nowait(END_OF_INPUT)  # type: ignore[arg-type]
-
     @property
     def session_id(self) -> str:
-        return str(self._require_app().session.session_id)
+        return str(self._driver.require_app().session.session_id)
 
-    def _require_app(self) -> Any:
-        if self._app is None:
-            raise CLIConnectionError("the client is not connected: use `async with CatuiClient(options) as client:`")
-        return self._app
+    # -- control (claude-agent-sdk's ClaudeSDKClient names) ---------------------------------------
 
-    def _abort_main(self) -> None:
-        if self._app is not None:
-            self._interrupt_pending = True
-            self._app.session.abort()
+    async def interrupt(self) -> None:
+        """Stop the current run (sub-agents included); it ends with an error_during_execution ResultMessage."""
+        await self._controls.interrupt()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Change the permission mode for the following tool calls (default, acceptEdits, plan, …)."""
+        await self._controls.set_permission_mode(mode)
+
+    async def set_model(self, model: str | None = None) -> None:
+        """Switch the main agent's model (an alias, an id or provider:model); None means the default."""
+        await self._controls.set_model(model)
+
+    def team(self) -> list[dict[str, Any]]:
+        """The members of the team this client's agent leads (name, agentId, color, busy, active,
+        lastMessage); empty when it leads none."""
+        return self._controls.team()
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a task by id: a background agent or shell command, or a sub-agent running in the foreground.
+
+        A background task's notification follows. A foreground agent stops at once: its parent's Agent
+        call returns an error result saying it was stopped, a ``TaskNotificationMessage`` with status
+        ``stopped`` follows, and the parent (and the agent's siblings) carry on.
+        """
+        await self._controls.stop_task(task_id)
+
+    async def rewind_files(self, user_message_id: str) -> None:
+        """Put the files the agents changed since a prompt back as they were before it.
+
+        ``user_message_id`` is the ``uuid`` of a :class:`UserMessage` this client received for one of
+        its prompts. Needs ``enable_file_checkpointing=True``; changes made by shell commands are not
+        tracked. Raises :class:`CatuiError` for an unknown id or with checkpointing off.
+        """
+        await self._controls.rewind_files(user_message_id)
+
+    async def background_tasks(self) -> list[str]:
+        """Move the running foreground sub-agents to the background (Claude Code's Ctrl-B).
+
+        The parent's Agent calls return at once with "launched in the background"
+        results; the agents keep running and report with task messages. Returns
+        the task ids of the agents moved.
+        """
+        return await self._controls.background_tasks()
+
+    async def get_server_info(self) -> dict[str, Any]:
+        """Commands (skills), agents, output styles and the model of this session."""
+        return await self._controls.get_server_info()
+
+    async def get_mcp_status(self) -> McpStatusResponse:
+        """``{"mcpServers": [{"name", "status", "tools", "error"?}]}`` for configured and in-process servers."""
+        return await self._controls.get_mcp_status()
+
+    async def get_context_usage(self) -> ContextUsageResponse:
+        """How full the main agent's context window is after its last model request."""
+        return await self._controls.get_context_usage()
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """Disconnect an MCP server and connect it again; its tools are offered again if it connects."""
+        await self._controls.reconnect_mcp_server(server_name)
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Turn an MCP server off (disconnected, its tools gone) or on again for this session."""
+        await self._controls.toggle_mcp_server(server_name, enabled)
+
 
 async def query(
     prompt: str | AsyncIterable[dict[str, Any]], options: CatuiOptions | None = None
@@ -419,18 +317,17 @@ async def query(
     streamed = is_prompt_stream(prompt)
     if not streamed:
         check_text_prompt(prompt, "query()")
-    client = CatuiClient(options)
-    client._ends_team = True
-    await client.connect()
+    driver = ClientDriver(options if options is not None else CatuiOptions(), ends_team=True)
+    await driver.connect()
     feeder: asyncio.Task[None] | None = None
     last_result: ResultMessage | None = None
     try:
         if streamed:
-            feeder = asyncio.create_task(client._feed(prompt))  # type: ignore[arg-type]
+            feeder = asyncio.create_task(driver.feed(prompt))  # type: ignore[arg-type]
         else:
-            await client.query(prompt)
-            client._end_input()
-        async for message in client._until_input_done():
+            await driver.enqueue(prompt, "query()")
+            driver.end_input()
+        async for message in driver.until_input_done():
             if isinstance(message, ResultMessage):
                 last_result = message
             yield message
@@ -439,7 +336,7 @@ async def query(
             feeder.cancel()
             with contextlib.suppress(BaseException):
                 await feeder
-        await client.disconnect()
+        await driver.disconnect()
     if last_result is not None and last_result.is_error:
         raise ResultError(
             f"the run ended with an error result ({last_result.subtype}): "

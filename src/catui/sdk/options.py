@@ -17,7 +17,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from catui.app.output_format import output_schema_from
+from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_effort, parse_thinking_config, thinking_from_budget
 from catui.permissions.context import PERMISSION_MODES
@@ -32,7 +32,8 @@ from catui.sdk.permissions import (
 from catui.session.budget import check_budget_amount
 
 if TYPE_CHECKING:
-    from catui.app.build import RunOptions
+    from catui.app.options import RunOptions
+    from catui.session.events import Event
     from catui.tools.base import Tool
 
 SETTING_SOURCES: tuple[str, ...] = ("user", "project", "local")
@@ -154,14 +155,15 @@ def run_options_from(
     *,
     abort_run: Callable[[], None] | None = None,
     on_permission_updates: Callable[[list[Any]], None] | None = None,
-    structured: Any = None,
+    structured: StructuredResult | None = None,
+    idle_events: Callable[[Event], None] | None = None,
 ) -> RunOptions:
     """Validate ``options`` and build the RunOptions of a fresh app. Raises ConfigurationError.
 
     ``structured`` is the client's :class:`~catui.app.output_format.StructuredResult` when
     ``output_format`` is set: its tool joins the run's tools and its instructions the system prompt.
     """
-    from catui.app.build import RunOptions
+    from catui.app.options import RunOptions
 
     if not isinstance(options, CatuiOptions):
         raise ConfigurationError(f"options must be a catui.CatuiOptions, not {type(options).__name__}")
@@ -193,6 +195,7 @@ def run_options_from(
         if shadowed is not None:
             warnings.warn(shadowed, CanUseToolShadowedWarning, stacklevel=3)
     return RunOptions(
+        idle_events=idle_events,
         cwd=cwd,
         model=options.model,
         fallback_model=options.fallback_model,

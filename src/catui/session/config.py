@@ -14,6 +14,7 @@ from catui.models.base import ModelProvider
 from catui.permissions.context import PermissionDecision, PermissionRequest
 from catui.session.budget import SessionBudget
 from catui.session.context_window import ContextPolicy
+from catui.session.events import Event
 from catui.session.file_history import FileHistory
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
@@ -52,6 +53,9 @@ class SessionConfig:
     parent_tool_use_id: str | None = None
     pending_messages: Callable[[], list[str]] | None = None
     before_turn: Callable[[], Awaitable[None]] | None = None
+    idle_events: Callable[[Event], None] | None = None
+    """Where events emitted between runs go (background agents' task messages), instead of being dropped;
+    the SDK's client delivers them to its caller. Set, the context's ``emit`` is the session's from the start."""
     """Awaited before each model turn (the owner's checks: background notices, limits, MCP servers ready)."""
     request_metadata: dict[str, Any] = field(default_factory=dict)
     fallback: tuple[ModelProvider, str] | None = None

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from catui.errors import CatuiError, ProviderError
@@ -74,6 +74,8 @@ class Session:
             # The main agent's plan file, where it writes its plan in plan mode (catui.tools.plan_file).
             self.ctx.permissions = self.ctx.permissions.with_plan_file(plan_file_for_session(config.session_id))
         self.set_tools(config.tools)
+        if config.idle_events is not None:
+            self.ctx.emit = self.emit  # events between runs reach the idle listener too
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -133,9 +135,12 @@ class Session:
             self._queue.put_nowait(_STOP_NOW)
 
     def emit(self, event: Event) -> None:
-        """Push an event (typically a sub-agent's) into the stream of the current run."""
+        """Push an event (typically a sub-agent's) into the stream of the current run (between runs: to
+        ``config.idle_events``, else nowhere)."""
         if self._queue is not None:
             self._queue.put_nowait(event)
+        elif self.config.idle_events is not None:
+            self.config.idle_events(event)
 
     def emit_or_hold(self, event: Event) -> None:
         """Push an event into the current run's stream or, between runs, into the next run's (first).
@@ -148,7 +153,7 @@ class Session:
         else:
             self._held.append(event)
 
-    async def run(self, prompt: str | list[Block] | Message) -> AsyncIterator[Event]:
+    async def run(self, prompt: str | list[Block] | Message) -> AsyncGenerator[Event, None]:
         """Send ``prompt`` and drive the loop; yields events, the last being a ResultEvent."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
         for held in self._held:

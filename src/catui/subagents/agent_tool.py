@@ -18,7 +18,7 @@ from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.permissions.subagent_limits import is_agent_type_denied
 from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import tool_summary
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import AgentCatalogue, Tool, ToolContext, ToolInput, ToolResult
 
 AGENT_TOOL_NAME = "Agent"
 LEGACY_AGENT_TOOL_NAME = "Task"
@@ -135,7 +135,7 @@ class AgentTool(Tool):
 
     def __init__(
         self,
-        registry: Any,
+        registry: AgentCatalogue,
         *,
         env: Mapping[str, str] | None = None,
         permissions: Callable[[], PermissionContext] | None = None,
@@ -153,15 +153,13 @@ class AgentTool(Tool):
         """The agent list and guidance; rebuilt when the registry's version or the deny rules change."""
         # The session reads this once per model turn: the registry's cheap mtime check here is what
         # makes an agent file added or edited mid-session visible before the next turn.
-        reload = getattr(self.registry, "reload_if_changed", None)
-        if reload is not None:
-            reload()
+        self.registry.reload_if_changed()
         permissions = self.permissions() if self.permissions is not None else None
-        key = (getattr(self.registry, "version", None), permissions.rules if permissions is not None else ())
+        key = (self.registry.version, permissions.rules if permissions is not None else ())
         cached = self._description_cache
-        if cached is not None and cached[0] == key and key[0] is not None:
+        if cached is not None and cached[0] == key:
             return cached[1]
-        agents = list(getattr(self.registry, "active", []) or [])
+        agents = list(self.registry.active)
         if permissions is not None:
             # Types a rule denies are left out, so the model is not offered what it may not use.
             agents = [a for a in agents if is_agent_type_denied(permissions, a.agent_type) is None]

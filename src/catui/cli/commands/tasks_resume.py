@@ -23,18 +23,19 @@ async def resume_to_completion(root: Path, agent_id: str) -> int:
     try:
         system = app.services.subagents
         interrupted = system.interrupted if system is not None else None
-        if interrupted is None:
+        tasks = app.tasks
+        if interrupted is None or tasks is None:
             raise CatuiError("background agents are disabled here (CATUI_DISABLE_BACKGROUND_TASKS); "
                              "unset it to resume an agent")
         why_not = await interrupted.resume(agent_id)
         if why_not is not None:
             raise CatuiError(why_not)
         click.echo(f"Resumed interrupted agent {agent_id}; waiting for it to finish.", err=True)
-        while await app.tasks.next_notification() is not None:
-            task = app.tasks.get(agent_id)
+        while await tasks.next_notification() is not None:
+            task = tasks.get(agent_id)
             if task is not None and not task.is_live:
                 break
-        task = app.tasks.get(agent_id)
+        task = tasks.get(agent_id)
         if task is None:
             raise CatuiError(f"agent {agent_id} resumed but its task vanished")
         if task.status != "completed":

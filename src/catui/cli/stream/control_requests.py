@@ -15,8 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from catui.app.build import AgentApp
-from catui.app.controls import rewind_files, stop_task, switch_model, switch_permission_mode
-from catui.app.status import context_usage, mcp_status, reconnect_mcp_server, toggle_mcp_server
 from catui.errors import CatuiError
 
 # Requests of claude-agent-sdk that catui has no counterpart for yet.
@@ -59,25 +57,25 @@ class ControlRequestHandler:
             self.interrupt()
             return {}
         if subtype == "set_permission_mode":
-            switch_permission_mode(self.app, request.get("mode"))
+            self.app.set_permission_mode(request.get("mode"))
             return {}
         if subtype == "set_model":
-            return {"model": switch_model(self.app, request.get("model"))}
+            return {"model": self.app.switch_model(request.get("model")).model_id}
         if subtype == "stop_task":
-            await stop_task(self.app, request.get("task_id"))
+            await self.app.stop_task(request.get("task_id"))
             return {}
         if subtype == "rewind_files":
-            rewind_files(self.app, request.get("user_message_id"))
+            self.app.rewind_files(request.get("user_message_id"))
             return {}
         if subtype == "mcp_status":
-            return mcp_status(self.app)
+            return self.app.mcp_status()
         if subtype == "get_context_usage":
-            return context_usage(self.app, self.main_usage())
+            return self.app.context_usage(self.main_usage())
         if subtype == "mcp_reconnect":
-            await reconnect_mcp_server(self.app, request.get("serverName"))
+            await self.app.reconnect_mcp_server(request.get("serverName"))
             return {}
         if subtype == "mcp_toggle":
-            await toggle_mcp_server(self.app, request.get("serverName"), request.get("enabled"))
+            await self.app.toggle_mcp_server(request.get("serverName"), request.get("enabled"))
             return {}
         if subtype == "initialize":
             raise CatuiError("catui is already initialized; send initialize once, before the first prompt")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from catui import __version__
 from catui.session.events import (
@@ -20,6 +20,9 @@ from catui.session.events import (
     SystemEvent,
     UserMessageEvent,
 )
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 
 def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
@@ -83,7 +86,7 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
-    def __init__(self, app: Any, stream: TextIO, *, replay_user_messages: bool = False) -> None:
+    def __init__(self, app: AgentApp, stream: TextIO, *, replay_user_messages: bool = False) -> None:
         self.app = app
         self.stream = stream
         self.replay_user_messages = replay_user_messages
@@ -113,7 +116,7 @@ class StreamJsonWriter:
                 "apiKeySource": api_key_source(self.app.services.env),
                 "claude_code_version": __version__,
                 "output_style": "default",
-                "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],
+                "agents": [a.agent_type for a in self.app.registry.active],
                 "skills": self.app.services.skills.names() if self.app.services.skills is not None else [],
                 "plugins": [{"name": name, "path": path} for name, path in plugin_list(self.app.registry)],
                 "unavailable_tools": [

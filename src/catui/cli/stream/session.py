@@ -177,7 +177,7 @@ class StreamSession:
             raise
         settle_startup_objects()
         for warning in [*app.settings.warnings, *app.services.startup_warnings,
-                        *(f.error for f in getattr(app.registry, "failed_files", []))]:
+                        *(f.error for f in app.registry.failed_files)]:
             self.warn(f"warning: {warning}")
         self.app = app
         self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages)
@@ -278,7 +278,7 @@ class StreamSession:
 
     def _watch_notifications(self, app: AgentApp) -> asyncio.Task[Any] | None:
         """A task giving the next background notification (None when no background work is left)."""
-        waiter = getattr(app.tasks, "next_notification", None)
+        waiter = app.tasks.next_notification
         return asyncio.ensure_future(waiter()) if waiter is not None else None
 
     async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:

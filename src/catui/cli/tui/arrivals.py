@@ -8,9 +8,12 @@ user's line is kept here and runs after that line's turn, never lost.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.cli.tui.team import leading_team
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 
 class BetweenTurnArrivals:
@@ -28,23 +31,23 @@ class BetweenTurnArrivals:
         """Hold scheduled prompts that fell due with the user's line: the next waiter hands them out."""
         self._scheduled.extend(entries)
 
-    def scheduled_waiter(self, app: Any) -> asyncio.Future[Any] | None:
+    def scheduled_waiter(self, app: AgentApp) -> asyncio.Future[Any] | None:
         """A future of the next due scheduled prompts (a list), or None when the session has no schedule."""
         if self._scheduled:
             pending, self._scheduled = self._scheduled, []
             done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             done.set_result(pending)
             return done
-        schedule = app.session.ctx.services.schedule
+        schedule = app.schedule
         return None if schedule is None else asyncio.ensure_future(schedule.wait_due())
 
-    def notification_waiter(self, app: Any) -> asyncio.Future[Any] | None:
+    def notification_waiter(self, app: AgentApp) -> asyncio.Future[Any] | None:
         """A future of the next notification (None in it: no background agent runs), or None without tasks."""
         if self._notifications:
             done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             done.set_result(self._notifications.pop(0))
             return done
-        waiter = getattr(app.tasks, "next_notification", None)
+        waiter = app.tasks.next_notification
         if waiter is None:
             return None
         teams = leading_team(app)

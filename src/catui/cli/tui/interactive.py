@@ -21,7 +21,7 @@ import dataclasses
 import signal
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from catui import __version__
 from catui.app.build import build_app, first_prompt_content, start_app
@@ -41,6 +41,9 @@ from catui.cli.tui.team import TEAM_HELP, team_command
 from catui.cli.tui.terminal import KeyReader, LineEditor, key
 from catui.cli.tui.turn import INTERRUPT_GRACE_S, TICK_S, TurnRunner
 from catui.errors import CatuiError
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 __all__ = [
     "BRACKETED_PASTE_OFF", "BRACKETED_PASTE_ON", "DOUBLE_PRESS_S", "EXIT_COMMANDS", "HELP_TEXT", "INTERRUPT_GRACE_S",
@@ -90,7 +93,7 @@ async def _ask_line(question: str) -> str:
 class InteractiveSession:
     """The terminal front end of one :class:`~catui.app.build.AgentApp`."""
 
-    def __init__(self, app: Any, *, stdin: TextIO, stdout: TextIO) -> None:
+    def __init__(self, app: AgentApp, *, stdin: TextIO, stdout: TextIO) -> None:
         self.app = app
         self.stdin = stdin
         self.tty = stdin.isatty() and stdout.isatty()
@@ -114,7 +117,7 @@ class InteractiveSession:
         """Lines read in the instant a notification won the race to the prompt; they come next."""
         self._wire(app)
 
-    def _wire(self, app: Any) -> None:
+    def _wire(self, app: AgentApp) -> None:
         """Give ``app``'s session this terminal's permission prompt and question asker."""
         config = app.session.config
         prompt_lock = self._prompt_lock

@@ -13,9 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from catui.errors import CatuiError
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 COMMAND_LINE = re.compile(r"^/([A-Za-z][A-Za-z0-9-]*)(?:\s+(.*))?$", re.DOTALL)
 
@@ -23,7 +26,7 @@ COMMAND_LINE = re.compile(r"^/([A-Za-z][A-Za-z0-9-]*)(?:\s+(.*))?$", re.DOTALL)
 class CommandHost(Protocol):
     """What the terminal offers a command."""
 
-    app: Any
+    app: AgentApp
     """The running :class:`~catui.app.build.AgentApp` (replaced by :meth:`switch_session`)."""
     context_tokens: int | None
 

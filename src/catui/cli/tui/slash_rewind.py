@@ -7,7 +7,6 @@ restores the files to their state before the chosen one. The conversation itself
 
 from __future__ import annotations
 
-from catui.app.controls import rewind_files
 from catui.cli.tui.slash_commands import CommandHost, SlashCommand
 from catui.errors import ConfigurationError
 
@@ -39,7 +38,7 @@ async def rewind_command(host: CommandHost, argument: str) -> None:
         raise ConfigurationError(f"{choice!r} is not one of the prompts listed (1 to {len(checkpoints)}); "
                                  f"usage: {REWIND_USAGE}")
     point = checkpoints[int(choice) - 1]
-    outcome = rewind_files(host.app, point.prompt_uuid)
+    outcome = host.app.rewind_files(point.prompt_uuid)
     parts = [f"restored {len(outcome.restored)}", f"removed {len(outcome.removed)}"]
     host.say(f"Files as before “{point.preview}”: {', '.join(parts)}.")
     for path in [*outcome.restored, *outcome.removed]:

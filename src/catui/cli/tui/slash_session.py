@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from catui import __version__
-from catui.app.model_switch import switch_model
 from catui.cli.tui.format import format_tokens
 from catui.cli.tui.session_picker import session_choices
 from catui.cli.tui.slash_commands import CommandHost, SlashCommand
@@ -75,7 +74,7 @@ async def model_command(host: CommandHost, argument: str) -> None:
         host.say(f"Model: {app.model_display} ({app.session.config.model}). /model NAME switches "
                  "(sonnet, opus, haiku, a model id, or provider:model).")
         return
-    resolved = switch_model(app, argument.split()[0])
+    resolved = app.switch_model(argument.split()[0])
     host.say(f"Model set to {resolved.display} ({resolved.model_id}).", "dim")
 
 

@@ -16,10 +16,13 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui import __version__
 from catui.cli.tui.format import format_tokens
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 STATUS_COMMAND_TIMEOUT_S = 3.0
 
@@ -34,7 +37,7 @@ def status_command(settings: Mapping[str, Any]) -> str | None:
     return None
 
 
-def status_input(app: Any) -> dict[str, Any]:
+def status_input(app: AgentApp) -> dict[str, Any]:
     """The JSON object a statusLine command receives on stdin."""
 
     session = app.session
@@ -51,7 +54,7 @@ def status_input(app: Any) -> dict[str, Any]:
     }
 
 
-def default_status(app: Any, context_tokens: int | None = None) -> str:
+def default_status(app: AgentApp, context_tokens: int | None = None) -> str:
     """``sonnet · ~/src/project · 12.3k tokens``: the tokens of the conversation's latest request.
 
     That is how full the context is (input, cache and output of the last
@@ -87,9 +90,9 @@ async def run_status_command(command: str, payload: Mapping[str, Any], cwd: Path
     return lines[0] if lines else ""
 
 
-async def status_line(app: Any, context_tokens: int | None = None) -> str:
+async def status_line(app: AgentApp, context_tokens: int | None = None) -> str:
     """The status line to show now."""
-    settings = getattr(app.settings, "merged", None) or {}
+    settings = app.settings.merged
     command = status_command(settings)
     if command is None:
         return default_status(app, context_tokens)

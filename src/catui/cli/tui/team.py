@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 TEAM_HELP = "/team shows your agent team (members, colour, busy or idle, last message); /msg NAME TEXT writes to a teammate."
 USER_SENDER = "user"
@@ -15,13 +18,13 @@ TERMINAL_COLOURS = {"blue": "blue", "green": "green", "yellow": "yellow", "purpl
 """A member's colour as one of the terminal's styles (catui.cli.tui.screen.STYLES)."""
 
 
-def leading_team(app: Any) -> Any:
+def leading_team(app: AgentApp) -> Any:
     """The app's team coordinator when its main agent leads a team, else None."""
-    teams = getattr(app.services.subagents, "teams", None)
+    teams = (app.services.subagents.teams if app.services.subagents is not None else None)
     return teams if teams is not None and teams.team is not None else None
 
 
-def team_view(app: Any, style: Callable[[str, str], str]) -> str:
+def team_view(app: AgentApp, style: Callable[[str, str], str]) -> str:
     """The team as ``/team`` prints it: one line per member."""
     teams = leading_team(app)
     if teams is None:
@@ -38,7 +41,7 @@ def team_view(app: Any, style: Callable[[str, str], str]) -> str:
     return "\n".join(lines)
 
 
-def send_to_teammate(app: Any, command: str) -> str:
+def send_to_teammate(app: AgentApp, command: str) -> str:
     """``/msg NAME TEXT``: put TEXT in the teammate's inbox (it becomes its next turn); what to print."""
     parts = command.split(maxsplit=2)
     if len(parts) < 3:
@@ -53,7 +56,7 @@ def send_to_teammate(app: Any, command: str) -> str:
     return f"Sent to {name}."
 
 
-def team_command(app: Any, text: str, style: Callable[[str, str], str]) -> str | None:
+def team_command(app: AgentApp, text: str, style: Callable[[str, str], str]) -> str | None:
     """The output of a team command, or None when ``text`` is not one."""
     if text == "/team":
         return team_view(app, style)

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.cli.interrupted_turn import close_interrupted_tool_calls
 from catui.cli.tui.progress import TurnView
 from catui.cli.tui.screen import Screen
 from catui.cli.tui.terminal import KeyReader, key
 from catui.session.events import ResultEvent
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 TICK_S = 0.25
 INTERRUPT_GRACE_S = 0.5
@@ -31,11 +33,11 @@ class TurnRunner:
         self.tty = tty
         self.running = False
         """Whether a turn is under way (a signal then interrupts it)."""
-        self._app: Any = None
+        self._app: AgentApp | None = None
         self._interrupted = asyncio.Event()
         self._background_jobs: set[asyncio.Future[Any]] = set()
 
-    async def run(self, app: Any, content: Any, record_context_tokens: Callable[[int], None]) -> None:
+    async def run(self, app: AgentApp, content: Any, record_context_tokens: Callable[[int], None]) -> None:
         """Run one turn of ``app``'s session with ``content`` as the user's message.
 
         ``record_context_tokens`` hears the context size the turn's last request measured, if any.
@@ -68,7 +70,7 @@ class TurnRunner:
                 await ticker
             self.screen.suspend_live()
 
-    async def _show_events(self, app: Any, content: Any, view: TurnView) -> None:
+    async def _show_events(self, app: AgentApp, content: Any, view: TurnView) -> None:
         """Show the turn's events; after an interrupt, end it even if a model call or tool does not stop.
 
         ``session.abort()`` ends a turn at the next event, which a slow first
@@ -108,30 +110,24 @@ class TurnRunner:
     def _on_turn_key(self, token: str) -> None:
         if token in (key("ctrl-c"), key("esc")):
             self.interrupt()
-        elif token == key("ctrl-b"):
+        elif token == key("ctrl-b") and self._app is not None:
             self.background_agents(self._app)
         elif self.keys is not None:
             self.keys.defer(token)  # typed ahead (or Ctrl-D): the next prompt receives it
 
     def interrupt(self) -> None:
         """Stop the running turn (its ResultEvent still arrives)."""
-        if self.running and not self._interrupted.is_set():
+        if self.running and not self._interrupted.is_set() and self._app is not None:
             self._interrupted.set()
             self._app.session.abort()
             self.screen.print(self.screen.style("  ⎿ Interrupted · what should catui do instead?", "red"))
 
-    def background_agents(self, app: Any) -> None:
+    def background_agents(self, app: AgentApp) -> None:
         """Ctrl-B: move ``app``'s running foreground sub-agents to the background."""
-        runtime = app.session.ctx.services.subagents
-        move = runtime.background_all_foreground if runtime is not None else None
-        if move is None:
+        if app.subagent_runtime is None:
             self.screen.print(self.screen.style("  Background agents are not available in this session.", "dim"))
             return
-        outcome = move()
-        if inspect.isawaitable(outcome):
-            self._background_jobs.add(asyncio.ensure_future(self._report_backgrounded(outcome)))
-            return
-        self._report_moved(outcome)
+        self._background_jobs.add(asyncio.ensure_future(self._report_backgrounded(app.background_foreground_agents())))
 
     async def _report_backgrounded(self, pending: Any) -> None:
         try:

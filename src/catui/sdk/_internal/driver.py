@@ -1,23 +1,39 @@
-"""The driver of a :class:`catui.CatuiClient`: runs queued prompts and background notification turns,
-one at a time, and turns the session's events into the messages the caller reads.
+"""The machinery of one :class:`catui.CatuiClient` (and of one ``query()``): the app it builds, the prompts
+it queues, the turns it runs one at a time (prompts and background notifications), and the messages it
+hands the caller, converted from the session's events.
 
-A mixin of CatuiClient (same object; split out to keep sdk.py about the conversation's API).
+The client is a list of short calls into one :class:`ClientDriver`; ``query()`` uses the same driver.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from typing import Any
+import logging
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import TYPE_CHECKING, Any
 
-from catui.app.output_format import StructuredResult
-from catui.app.status import init_data
-from catui.sdk._internal.controls import wrap_error
+from catui.app.output_format import StructuredResult, output_schema_from
+from catui.errors import CatuiError, CLIConnectionError, ConfigurationError
+from catui.sdk._internal.client_info import init_data
 from catui.sdk._internal.messages import MessageView, message_from_event
-from catui.sdk._internal.prompts import QueuedPrompt
-from catui.sdk.types import MessageOrigin, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
+from catui.sdk._internal.prompts import (
+    QueuedPrompt,
+    check_text_prompt,
+    is_prompt_stream,
+    prompt_from_message,
+    require_asyncio,
+)
+from catui.sdk._internal.setup import StderrLines, check_sdk_agents, memory_by_sources
+from catui.sdk.options import CatuiOptions, run_options_from
+from catui.sdk.permissions import apply_sdk_permission_updates
+from catui.sdk.types import Message, MessageOrigin, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent, UsageEvent, UserMessageEvent
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
 IDLE = object()
 """Put in the outbox when the client has nothing left to do: no prompt running, no background work pending."""
@@ -32,40 +48,245 @@ INPUT_DONE = object()
 TASK_NOTIFICATION_ORIGIN: MessageOrigin = {"kind": "task-notification"}
 
 
+def wrap_error(exc: BaseException) -> CatuiError:
+    """``exc`` as a CatuiError (itself when it is one)."""
+    if isinstance(exc, CatuiError):
+        return exc
+    error = CatuiError(f"internal error: {type(exc).__name__}: {exc}")
+    error.__cause__ = exc
+    return error
+
 
 class ClientDriver:
-    """The part of CatuiClient that runs turns and delivers messages."""
+    """One client's app, queues and turns.
 
-    _app: Any
-    _inbox: asyncio.Queue[QueuedPrompt]
-    _outbox: asyncio.Queue[Any]
-    _running: bool
-    _interrupt_pending: bool
-    _usage_by_agent: dict[str | None, dict[str, Any]]
-    _parent_of_agent: dict[str, str]
-    _view: MessageView
-    _structured: StructuredResult | None
-    _turn_origin: MessageOrigin | None
-    _main_usage: dict[str, Any] | None
-    _ends_team: bool
+    ``ends_team``: a team the agent leads is ended when it goes quiet (one-shot ``query()``, as print mode).
+    """
 
-    def _install_idle_delivery(self) -> None:
-        """Route events that background agents emit between runs to the consumer.
+    def __init__(self, options: CatuiOptions, *, ends_team: bool = False) -> None:
+        self.options = options
+        self._app: AgentApp | None = None
+        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self._running = False
+        self._interrupt_pending = False
+        self._usage_by_agent: dict[str | None, dict[str, Any]] = {}
+        self._parent_of_agent: dict[str, str] = {}
+        self._view = MessageView(
+            forward_subagent_text=bool(getattr(options, "forward_subagent_text", False)),
+            include_hook_events=bool(getattr(options, "include_hook_events", False)),
+            replay_user_messages=bool(getattr(options, "replay_user_messages", False)),
+        )
+        self._structured: StructuredResult | None = None
+        self._stderr_handler: StderrLines | None = None
+        self._turn_origin: MessageOrigin | None = None
+        self._main_usage: dict[str, Any] | None = None
+        self._ends_team = ends_team
 
-        The session drops events emitted while no run is active; a background
-        agent's task_progress/task_notification can arrive then.
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def app(self) -> AgentApp | None:
+        """The connected application, or None."""
+        return self._app
+
+    def require_app(self) -> AgentApp:
+        """The connected application; CLIConnectionError when the client is not connected."""
+        if self._app is None:
+            raise CLIConnectionError("the client is not connected: use `async with CatuiClient(options) as client:`")
+        return self._app
+
+    @property
+    def main_usage(self) -> dict[str, Any] | None:
+        """The usage of the main agent's last model request (what ``get_context_usage()`` measures)."""
+        return self._main_usage
+
+    async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None) -> None:
+        """Build the agent (settings, model, tools, agents); optionally send a first prompt (or a stream of them).
+
+        Raises ConfigurationError for bad options (an unknown model, a bad agent definition).
         """
-        session = self._app.session
-        deliver_in_run = session.emit
+        if self._app is not None:
+            return
+        # Both import pydantic and the rest of the app: only when a client connects.
+        from catui.app.build import build_app, start_app
+        from catui.app.interrupted_agents import handle_interrupted_agents
 
-        def emit(event: Event) -> None:
-            if self._running:
-                deliver_in_run(event)
+        try:
+            schema = output_schema_from(getattr(self.options, "output_format", None))
+            self._structured = StructuredResult(schema) if schema is not None else None
+            run_options = run_options_from(
+                self.options,
+                abort_run=self.abort_main,
+                on_permission_updates=self.apply_to_main,
+                structured=self._structured,
+                idle_events=self._deliver_between_runs,
+            )
+            app = build_app(run_options)
+        except CatuiError:
+            raise
+        except Exception as exc:
+            raise wrap_error(exc) from exc
+        try:
+            check_sdk_agents(app)
+        except CatuiError:
+            await app.aclose()
+            raise
+        memory_by_sources(app, run_options)
+        try:
+            await start_app(app)
+        except CatuiError:
+            await app.aclose()
+            raise
+        except Exception as exc:
+            await app.aclose()
+            raise wrap_error(exc) from exc
+        # Interrupted background agents of this project: resumed or reported per resumeInterruptedAgents
+        # (print mode's default, off); what it says reaches the caller in the init message's warnings.
+        await handle_interrupted_agents(app, interactive=False, say=app.services.startup_warnings.append)
+        # A client may be connected again after disconnect(): start from empty queues.
+        self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
+        self._app = app
+        self._attach_stderr()
+        self._pump = asyncio.create_task(self._drive(), name="catui-sdk-client")
+        if prompt is not None:
+            await self.enqueue(prompt, "CatuiClient.connect()")
+
+    def _attach_stderr(self) -> None:
+        callback = getattr(self.options, "stderr", None)
+        if callback is None:
+            return
+        if not callable(callback):
+            raise ConfigurationError("CatuiOptions.stderr must be a function taking one line (str)")
+        self._stderr_handler = StderrLines(callback)
+        logger = logging.getLogger("catui")
+        logger.addHandler(self._stderr_handler)
+        app = self._app
+        if app is not None:
+            for warning in app.services.startup_warnings:
+                self._stderr_handler.emit(logging.makeLogRecord({"msg": f"warning: {warning}"}))
+
+    def _detach_stderr(self) -> None:
+        handler, self._stderr_handler = self._stderr_handler, None
+        if handler is not None:
+            logging.getLogger("catui").removeHandler(handler)
+
+    async def disconnect(self) -> None:
+        """Stop any run and background work, and release the provider. Safe to call twice."""
+        self._detach_stderr()
+        app, self._app = self._app, None
+        if app is None:
+            return
+        if self._pump is not None:
+            app.session.abort()
+            self._pump.cancel()
+            with contextlib.suppress(BaseException):
+                await self._pump
+            self._pump = None
+        try:
+            await app.aclose()
+        except CatuiError:
+            raise
+        except Exception as exc:
+            raise wrap_error(exc) from exc
+        finally:
+            self._outbox.put_nowait(CLOSED)
+
+    # -- prompts in, messages out ---------------------------------------------------------------
+
+    async def enqueue(self, prompt: str | AsyncIterable[dict[str, Any]], where: str) -> None:
+        """Queue a prompt: a string, or each user-message dict of an async iterable, in order (``where``
+        names the caller in errors)."""
+        require_asyncio(where)
+        self.require_running()
+        if not is_prompt_stream(prompt):
+            self._inbox.put_nowait(QueuedPrompt(check_text_prompt(prompt, where)))
+            return
+        index = 0
+        async for message in prompt:  # type: ignore[union-attr]
+            self.require_running()
+            self._inbox.put_nowait(prompt_from_message(message, index))
+            index += 1
+
+    def require_running(self) -> None:
+        """Raise unless connected and the driver still runs (it stops after an internal error)."""
+        self.require_app()
+        if self._pump is None or self._pump.done():
+            raise CatuiError("the client stopped after an error (see the exception raised earlier); open a new one")
+
+    async def messages(self) -> AsyncIterator[Any]:
+        """Every item of the outbox until the client closes (IDLE markers included; errors raised)."""
+        self.require_app()
+        while True:
+            item = await self._outbox.get()
+            if item is CLOSED:
+                return
+            if isinstance(item, BaseException):
+                raise wrap_error(item) from item
+            yield item
+
+    async def until_input_done(self) -> AsyncIterator[Message]:
+        """Messages until the last queued prompt ran and nothing is pending (what one-shot ``query()`` yields)."""
+        input_done = False
+        async for item in self.messages():
+            if item is INPUT_DONE:
+                input_done = True
+            elif item is IDLE:
+                if input_done:
+                    return
             else:
-                self._deliver(event)
+                yield item
 
-        session.emit = emit
-        session.ctx.emit = emit
+    async def feed(self, prompt: AsyncIterable[dict[str, Any]]) -> None:
+        """Queue a streamed prompt's messages as they come, then mark the end of the input (one-shot query()).
+
+        A bad message goes to the consumer as its error (raised from ``query()``'s loop).
+        """
+        try:
+            await self.enqueue(prompt, "CatuiClient.query()")
+        except CatuiError as exc:
+            self._outbox.put_nowait(exc)
+        except Exception as exc:
+            self._outbox.put_nowait(wrap_error(exc))
+        finally:
+            self.end_input()
+
+    def end_input(self) -> None:
+        """No prompt follows: once the queued ones ran and nothing is pending, the outbox gets INPUT_DONE."""
+        self._inbox.put_nowait(END_OF_INPUT)
+
+    # -- the main agent -------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Stop the current run (its queued prompts still run), if one runs or is queued."""
+        app = self.require_app()
+        if self._running or not self._inbox.empty():
+            self._interrupt_pending = True
+            app.session.abort()
+
+    def abort_main(self) -> None:
+        """Abort the main agent's run now (``can_use_tool`` answered with ``interrupt=True``)."""
+        if self._app is not None:
+            self._interrupt_pending = True
+            self._app.session.abort()
+
+    def apply_to_main(self, updates: list[Any]) -> None:
+        """Apply a ``can_use_tool`` answer's ``updated_permissions`` to the main agent as well."""
+        app = self._app
+        if app is None:
+            return
+        ctx = app.session.ctx
+        with contextlib.suppress(ValueError):  # already checked when the asking agent applied them
+            ctx.permissions = apply_sdk_permission_updates(ctx.permissions, updates)
+
+    # -- delivery -------------------------------------------------------------------------------
+
+    def _deliver_between_runs(self, event: Event) -> None:
+        """The session's events between runs (background agents' task messages); dropped while a turn
+        of this client is under way but its session's run has ended."""
+        if not self._running:
+            self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
         app = self._app
@@ -145,10 +366,11 @@ class ClientDriver:
                     task.cancel()
 
     def _wait_for_notification(self) -> asyncio.Task[Any] | None:
-        waiter = getattr(self._app.tasks, "next_notification", None)
-        if waiter is None:
+        app = self.require_app()
+        if app.tasks is None:
             return None
-        teams = getattr(self._app.services.subagents, "teams", None)
+        waiter = app.tasks.next_notification
+        teams = app.services.subagents.teams if app.services.subagents is not None else None
         if teams is not None and teams.team is not None:
             # A lead: its teammates' messages start its turns too; one-shot query() ends the team when
             # it goes quiet (as print mode does), a client that lives on keeps it.
@@ -158,7 +380,7 @@ class ClientDriver:
     async def _run_turn(self, prompt: Any, *, from_user: bool, origin: MessageOrigin | None = None) -> None:
         from catui.app.build import first_prompt_content
 
-        app = self._app
+        app = self.require_app()
         session = app.session
         if from_user and isinstance(prompt, list):
             # Content blocks of a streamed message: the context reminder (and an --agent's initialPrompt, which

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
-def check_sdk_agents(app: Any) -> None:
+
+def check_sdk_agents(app: AgentApp) -> None:
     """Refuse agent definitions from options that did not load (a file's problem is only a warning)."""
     from catui.agents.registry import SDK_ORIGIN
 
-    problems = [f.error for f in getattr(app.registry, "failed_files", []) if getattr(f, "path", None) == SDK_ORIGIN]
+    problems = [f.error for f in app.registry.failed_files if getattr(f, "path", None) == SDK_ORIGIN]
     if problems:
         raise ConfigurationError("CatuiOptions.agents: " + "; ".join(problems))
 
 
-def memory_by_sources(app: Any, run_options: Any) -> None:
+def memory_by_sources(app: AgentApp, run_options: Any) -> None:
     """CLAUDE.md / CATUI.md come with the user or project setting source, whatever the system prompt.
 
     build_app ties memory to catui's own prompt; claude-agent-sdk ties it to
