@@ -1,6 +1,6 @@
 """Process start to exit for catui's everyday commands, against ``python -c pass`` in the same run.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs N] [--importtime]
+    .venv/bin/python benchmarks/bench_startup.py [--runs N] [--importtime] [--against OTHER/src]
 
 Cases, each the median of N fresh processes (runs interleaved, so that a
 noisy moment hits every case alike):
@@ -11,8 +11,12 @@ noisy moment hits every case alike):
   * a trivial ``catui -p`` on the anthropic provider against the loopback
     Messages API server of ``tests/support/anthropic_server.py``
     (issue 2's goal: under 0.4 s; Claude Code 2.1.92 takes 2.2 s here).
+  * ``import catui``.
 Prints medians in ms and ratios to the baseline. ``--importtime`` also lists
-the slowest imports of ``catui --help`` (``python -X importtime``).
+the slowest imports of ``catui --help`` (``python -X importtime``). ``--against``
+runs every catui case a second time from another source tree (say, main
+exported with ``git archive``), interleaved with this one, and prints this
+tree's median over the other's: an A/B in one run.
 No network beyond 127.0.0.1; HOME and CATUI_HOME are temporary folders.
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,10 +45,19 @@ def base_env(home: Path) -> dict[str, str]:
     return env
 
 
+CPU_SECONDS: dict[tuple[str, ...], list[float]] = {}
+"""Per argv and PYTHONPATH: the child's user + system CPU time of each run (steadier than wall time on a busy
+machine; the A/B comparison reports both)."""
+
+
 def time_once(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU_SECONDS.setdefault((*argv, env.get("PYTHONPATH", "")), []).append(cpu)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed with status {done.returncode}:\n{done.stderr}")
     return elapsed
@@ -84,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15, help="fresh processes per case (default 15)")
     parser.add_argument("--importtime", action="store_true", help="also list the slowest imports of --help")
+    parser.add_argument("--against", type=Path, help="another tree's src/ folder: each catui case runs from both")
     options = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="catui-bench-") as tmp:
@@ -98,6 +113,7 @@ def main() -> None:
         catui = [PYTHON, "-m", "catui"]
         cases: dict[str, tuple[list[str], dict[str, str]]] = {
             "python -c pass": ([PYTHON, "-c", "pass"], env),
+            "import catui": ([PYTHON, "-c", "import catui"], env),
             "catui --help": ([*catui, "--help"], env),
             "catui agents list": ([*catui, "agents", "list"], env),
             "catui -p (scripted)": ([*catui, "-p", "ping", "--model", f"scripted:{script}"], env),
@@ -106,6 +122,13 @@ def main() -> None:
         if server is not None:
             server_env = {**env, **server.env()}  # type: ignore[attr-defined]
             cases["catui -p (anthropic, loopback)"] = ([*catui, "-p", "ping", "--model", "sonnet"], server_env)
+        if options.against is not None:
+            # Both trees by PYTHONPATH, so that neither wins by being the installed one.
+            this_src = str(ROOT / "src")
+            for name in [n for n in cases if n != "python -c pass"]:
+                argv, case_env = cases[name]
+                cases[name] = (argv, {**case_env, "PYTHONPATH": this_src})
+                cases[f"{name} [against]"] = (argv, {**case_env, "PYTHONPATH": str(options.against.resolve())})
         try:
             for argv, case_env in cases.values():  # warm the file cache and .pyc files
                 time_once(argv, case_env, project)
@@ -125,6 +148,14 @@ def main() -> None:
                 f"{name:34} {median * 1000:10.1f} {min(values) * 1000:8.1f} {median / baseline:11.2f} "
                 f"{(median - baseline) * 1000:14.1f}"
             )
+        if options.against is not None:
+            print(f"\nthis tree over {options.against} (median ratios; below 1.00 is faster here):")
+            print(f"  {'case':32} {'wall':>6} {'cpu':>6}")
+            for name in [n for n in samples if f"{n} [against]" in samples]:
+                ratio = statistics.median(samples[name]) / statistics.median(samples[f"{name} [against]"])
+                cpu = [statistics.median(CPU_SECONDS[(*argv, case_env.get("PYTHONPATH", ""))])
+                       for argv, case_env in (cases[name], cases[f"{name} [against]"])]
+                print(f"  {name:32} {ratio:6.3f} {cpu[0] / cpu[1]:6.3f}")
         if server is None:
             print(f"(anthropic case skipped: {why_not})")
         else:
