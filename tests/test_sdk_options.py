@@ -147,7 +147,7 @@ def test_the_call_id_is_found_in_the_calling_agents_last_message(tmp_path: Path)
         {"type": "tool_use", "id": "toolu_c", "name": "ping", "input": {}},
     ]}
     ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
-    ctx.services.session = SimpleNamespace(messages=[{"role": "user", "content": "x"}, last])
+    ctx.session = SimpleNamespace(messages=[{"role": "user", "content": "x"}, last])
     assert _tool_use_id_of(ctx, "Bash", given) == "toolu_b"  # the very dict, though another call is equal
     assert _tool_use_id_of(ctx, "ping", {}) == "toolu_c"  # empty input: the one equal call
     assert _tool_use_id_of(ctx, "Bash", {"command": "make"}) is None  # two equal calls: unsure

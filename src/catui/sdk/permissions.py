@@ -287,7 +287,7 @@ def _tool_use_id_of(ctx: ToolContext, tool_name: str, raw_input: dict[str, Any])
     current = ctx.tool_use_id
     if current is not None:
         return current
-    session = ctx.services.session
+    session = ctx.session
     messages = getattr(session, "messages", None) or []
     last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant"), None)
     if last is None or not isinstance(last.get("content"), list):

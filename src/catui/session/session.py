@@ -54,6 +54,7 @@ class Session:
     def __init__(self, config: SessionConfig) -> None:
         self.config = config
         self.ctx = config.tool_context
+        self.ctx.session = self  # the context's owner, for the layers above tools (sub-agents find their parent)
         self.messages: list[Message] = list(config.history)
         self.usage: dict[str, Any] = empty_usage()
         self.permission_denials: list[dict[str, Any]] = []

@@ -45,7 +45,7 @@ def launched_text(agent_id: str, output_file: str, *, can_read_output: bool) -> 
 
 def launched_result(run: SubagentRun, task: Task) -> ToolResult:
     """The six-line text with ``AgentOutputAsync`` as data."""
-    parent = run.parent_ctx.services.session
+    parent = run.parent_ctx.session
     tools = parent.tools if parent is not None else []
     can_read = any(t.name in READ_TOOLS for t in tools)
     output = str(task.output_file)

@@ -105,7 +105,6 @@ def build_child_session(
                           cwd=plan.cwd, agent_transcript_path=transcript_path),
     )
     child = Session(config)
-    ctx.services.session = child
     # An inherited history goes in as it is (messages are never changed in place), and into the child's
     # transcript, which then holds everything the child saw.
     child.messages.extend(plan.inherited)

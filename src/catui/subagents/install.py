@@ -186,10 +186,9 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
     )
     system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging,
                             interrupted=interrupted, teams=teams, executor=executor)
-    # The three the main context's tools reach (TaskStop, Read/TaskOutput in auto mode, the Agent tool's
-    # parent): they exist only now, after the session they serve.
+    # The two the main context's tools reach (TaskStop and the Agent tool; Read/TaskOutput in auto mode):
+    # they exist only now, after the session they serve.
     session.ctx.services.subagents = runtime
-    session.ctx.services.session = session
     if tasks is not None and background is not None:
         session.ctx.services.output_review = DeferredReview(tasks, concluder)
     _offer_tools(session, parts.registry, env, runtime, fork_on, messaging=messaging, teams=teams,

@@ -101,7 +101,7 @@ class ChildPlan:
 
 def parent_session(ctx: ToolContext) -> Session:
     """The session that made the Agent call. Raises AgentSpawnError when the context has none."""
-    session = ctx.services.session
+    session = ctx.session
     if not isinstance(session, Session):
         raise AgentSpawnError("Sub-agents need a running session; none was found in this tool context.")
     return session

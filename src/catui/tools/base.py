@@ -168,15 +168,13 @@ class ToolServices:
     its sub-agents.
 
     ``env`` holds the variables of the settings' ``env`` block and the SDK's
-    ``env`` option (Bash commands see them). ``session`` is the session that owns
-    the context; a child's services are its parent's with its own session
+    ``env`` option (Bash commands see them). A child's services are its parent's
     (:meth:`for_child`). Collaborators only some tools use come to those tools by construction
     (the Agent tool's runtime, SendMessage's messaging, the MCP resource tools' manager).
     """
 
     env: Mapping[str, str] = field(default_factory=dict)
     tasks: TaskRegistry | None = None
-    session: AgentConversation | None = None
     subagents: SubagentSpawner | None = None
     output_review: OutputReviewer | None = None
     """Reviews a background agent's output when it is read in auto mode (None when background agents are off)."""
@@ -185,9 +183,9 @@ class ToolServices:
     schedule: CronSchedule | None = None
     """The session's scheduled prompts (CronCreate / CronDelete / CronList), shared with its sub-agents."""
 
-    def for_child(self, session: AgentConversation | None = None) -> ToolServices:
-        """A copy for a child agent's context, owned by ``session``."""
-        return dataclasses.replace(self, session=session)
+    def for_child(self) -> ToolServices:
+        """A copy for a child agent's context."""
+        return dataclasses.replace(self)
 
 
 @dataclass
@@ -221,6 +219,8 @@ class ToolContext:
     services: ToolServices = field(default_factory=ToolServices)
     team: TeamMembership | None = None
     """Set on a teammate's context only: the team it belongs to (spec 12.3's rules read it)."""
+    session: AgentConversation | None = None
+    """The session that owns this context; that session sets it when it is built."""
     plan: PlanModeState = field(default_factory=PlanModeState)
     worktree: EnteredWorktree | None = None
     """Set while the agent works in a worktree it entered with EnterWorktree (None otherwise)."""
