@@ -203,7 +203,7 @@ async def print_mode_main(
     try:
         instructions = compact_instructions(prompt)
         events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None)
-                  if instructions is None else compact_events(app, instructions))
+                  if instructions is None else compact_events(app.session, instructions))
         async for event in events:
             if isinstance(event, ResultEvent) and event.agent_id is None and structured is not None:
                 # The prompt's own result must carry the object; notification turns' need not.

@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from catui.errors import CatuiError
 from catui.session.events import Event, ResultEvent, SystemEvent
 from catui.session.transcript import COMPACT_BOUNDARY
+
+if TYPE_CHECKING:
+    from catui.session.session import Session
 
 COMPACT_PROMPT = re.compile(r"^\s*/compact(?:\s+(.*))?\s*$", re.DOTALL)
 
@@ -26,9 +29,8 @@ def compact_instructions(prompt: str) -> str | None:
     return None if found is None else (found.group(1) or "").strip()
 
 
-async def compact_events(app: Any, instructions: str) -> AsyncIterator[Event]:
-    """Compact ``app``'s session by hand and yield what a run would: the boundary event, then the result."""
-    session = app.session
+async def compact_events(session: Session, instructions: str) -> AsyncIterator[Event]:
+    """Compact ``session`` by hand and yield what a run would: the boundary event, then the result."""
     started = time.monotonic()
     try:
         if not session.messages:

@@ -400,7 +400,7 @@ class ClientDriver:
         skip_prompt_echo = from_user and not self._view.replay_user_messages
         self._running = True
         instructions = compact_instructions(prompt) if from_user and isinstance(prompt, str) else None
-        events = session.run(content) if instructions is None else compact_events(app, instructions)
+        events = session.run(content) if instructions is None else compact_events(session, instructions)
         try:
             async for event in events:
                 if self._interrupt_pending and not session.ctx.abort.is_set():
