@@ -30,7 +30,7 @@ from catui.session.transcript import COMPACT_BOUNDARY
 from catui.session.usage import add_usage
 
 if TYPE_CHECKING:
-    from catui.session.loop_host import LoopHost
+    from catui.session.loop_state import LoopDeps, LoopState
 
 SUMMARY_MAX_TOKENS = 8_000
 KEEP_FRACTION = 5
@@ -83,10 +83,10 @@ def estimate_tokens(items: list[Any]) -> int:
     return sum(len(json.dumps(item, ensure_ascii=False)) for item in items) // 4
 
 
-def conversation_tokens(session: LoopHost) -> int:
+def conversation_tokens(state: LoopState, session: LoopDeps) -> int:
     """The size of the next request: the last measured usage, plus an estimate of what came after it."""
-    mark = session.context_mark
-    messages = session.messages
+    mark = state.context_mark
+    messages = state.messages
     if mark is not None and mark[0] <= len(messages):
         return mark[1] + estimate_tokens(messages[mark[0]:])
     config = session.config
@@ -101,11 +101,11 @@ def is_prompt_too_long(exc: ProviderError) -> bool:
                                              "maximum context length", "context window"))
 
 
-async def fit_context(session: LoopHost, policy: ContextPolicy) -> CompactionOutcome | None:
+async def fit_context(state: LoopState, session: LoopDeps, policy: ContextPolicy) -> CompactionOutcome | None:
     """Before a request: compact when the conversation has reached the auto-compaction threshold."""
     config = session.config
-    tokens = conversation_tokens(session)
-    if tokens < policy.auto_threshold(config.model, config.max_tokens) or len(session.messages) < 2:
+    tokens = conversation_tokens(state, session)
+    if tokens < policy.auto_threshold(config.model, config.max_tokens) or len(state.messages) < 2:
         return None
     usable = policy.usable(config.model, config.max_tokens)
     if not policy.auto_enabled:
@@ -116,14 +116,14 @@ async def fit_context(session: LoopHost, policy: ContextPolicy) -> CompactionOut
                 "turn it back on (autoCompactEnabled, DISABLE_AUTO_COMPACT)")
         return None
     try:
-        return await compact_session(session, policy, trigger="auto")
+        return await compact_session(state, session, policy, trigger="auto")
     except CompactionError:
         if tokens >= usable:
             raise
         return None  # a hook refused, but the request still fits: go on uncompacted
 
 
-async def compact_session(session: LoopHost, policy: ContextPolicy, *, trigger: str,
+async def compact_session(state: LoopState, session: LoopDeps, policy: ContextPolicy, *, trigger: str,
                           instructions: str | None = None, keep_recent: bool = True) -> CompactionOutcome:
     """Summarise the older part of ``session``'s conversation and continue from the summary.
 
@@ -133,19 +133,19 @@ async def compact_session(session: LoopHost, policy: ContextPolicy, *, trigger: 
     config = session.config
     if not policy.compact_enabled:
         raise CompactionError("compaction is turned off (DISABLE_COMPACT); unset it to compact")
-    messages = list(session.messages)
+    messages = list(state.messages)
     if not messages:
         raise CompactionError("there is nothing to compact yet: the conversation is empty")
-    pre_tokens = conversation_tokens(session)
-    instructions = await _pre_compact_hooks(session, trigger, instructions)
+    pre_tokens = conversation_tokens(state, session)
+    instructions = await _pre_compact_hooks(state, session, trigger, instructions)
     usable = policy.usable(config.model, config.max_tokens)
     split = keep_from(messages, usable // KEEP_FRACTION) if keep_recent else len(messages)
     older, kept = messages[:split], messages[split:]
-    summary = await _summarise(session, older, instructions)
+    summary = await _summarise(state, session, older, instructions)
     summary_message = user_message(summary_text(summary, continuing=trigger == "auto"))
-    _record(session, trigger, pre_tokens, summary_message, kept)
+    _record(state, session, trigger, pre_tokens, summary_message, kept)
     session.replace_messages([summary_message, *kept])
-    post_tokens = conversation_tokens(session)
+    post_tokens = conversation_tokens(state, session)
     session.emit(SystemEvent(
         subtype=COMPACT_BOUNDARY,
         # A sub-agent's boundary names the Agent call it belongs to; the main agent's has Claude Code's shape.
@@ -156,7 +156,7 @@ async def compact_session(session: LoopHost, policy: ContextPolicy, *, trigger: 
     if config.hooks is not None and config.hooks.has("PostCompact"):
         post = await config.hooks.run_event("PostCompact", {"trigger": trigger, "compact_summary": summary},
                                             subject=trigger, ctx=session.ctx)
-        _emit_notices(session, post.notices)
+        _emit_notices(state, session, post.notices)
     if post_tokens >= usable:
         raise ContextWindowExceededError(
             f"the conversation does not fit the context window of {config.model} "
@@ -192,13 +192,13 @@ def summary_text(summary: str, *, continuing: bool) -> str:
     return f"{text}\n\n{CONTINUATION_NOTE}" if continuing else text
 
 
-async def _pre_compact_hooks(session: LoopHost, trigger: str, instructions: str | None) -> str | None:
+async def _pre_compact_hooks(state: LoopState, session: LoopDeps, trigger: str, instructions: str | None) -> str | None:
     hooks = session.config.hooks
     if hooks is None or not hooks.has("PreCompact"):
         return instructions
     outcome = await hooks.run_event("PreCompact", {"trigger": trigger, "custom_instructions": instructions or ""},
                                     subject=trigger, ctx=session.ctx)
-    _emit_notices(session, outcome.notices)
+    _emit_notices(state, session, outcome.notices)
     if outcome.blocked or outcome.halt:
         reason = outcome.reason or outcome.stop_reason or "no reason given"
         raise CompactionError(f"a PreCompact hook refused the compaction: {reason}")
@@ -206,7 +206,7 @@ async def _pre_compact_hooks(session: LoopHost, trigger: str, instructions: str 
     return "\n\n".join([*([instructions] if instructions else []), *extra]) or None
 
 
-async def _summarise(session: LoopHost, older: list[Message], instructions: str | None) -> str:
+async def _summarise(state: LoopState, session: LoopDeps, older: list[Message], instructions: str | None) -> str:
     config = session.config
     request_text = SUMMARY_REQUEST + (f"\n\nAlso follow these instructions:\n{instructions}" if instructions else "")
     request_messages = _with_request(older, request_text)
@@ -234,7 +234,7 @@ async def _summarise(session: LoopHost, older: list[Message], instructions: str 
         raise CompactionError("could not compact the conversation: the summary stream ended early")
     final = accumulator.message
     usage = final.get("usage") or {}
-    add_usage(session.usage, usage)
+    add_usage(state.usage, usage)
     config.usage_tracker.add(final.get("model") or config.model, usage)
     summary = text_of({"role": "assistant", "content": final.get("content") or []}).strip()
     if not summary:
@@ -253,7 +253,7 @@ def _with_request(older: list[Message], request_text: str) -> list[Message]:
     return [*older, user_message(request_text)]
 
 
-def _record(session: LoopHost, trigger: str, pre_tokens: int, summary: Message, kept: list[Message]) -> None:
+def _record(state: LoopState, session: LoopDeps, trigger: str, pre_tokens: int, summary: Message, kept: list[Message]) -> None:
     """The boundary, the summary and the kept messages, appended to the transcript (which keeps everything)."""
     transcript = session.config.transcript
     if transcript is None:
@@ -269,7 +269,7 @@ def _record(session: LoopHost, trigger: str, pre_tokens: int, summary: Message, 
                                 parent_tool_use_id=session.config.parent_tool_use_id))
 
 
-def _emit_notices(session: LoopHost, notices: list[Any]) -> None:
+def _emit_notices(state: LoopState, session: LoopDeps, notices: list[Any]) -> None:
     for notice in notices:
         session.emit(SystemEvent(subtype="hook_response", data=notice.as_event_data(),
                                  agent_id=session.config.agent_id,

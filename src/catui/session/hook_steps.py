@@ -15,17 +15,17 @@ from catui.session.events import ErrorEvent, SystemEvent, UserMessageEvent
 from catui.tools.base import ToolResult
 
 if TYPE_CHECKING:
-    from catui.session.loop_host import LoopHost
+    from catui.session.loop_state import LoopDeps, LoopState
 
 
-def emit_hook_notices(session: LoopHost, notices: list[HookNotice]) -> None:
+def emit_hook_notices(state: LoopState, session: LoopDeps, notices: list[HookNotice]) -> None:
     """Each hook's output as a ``hook_response`` system event of the session."""
     for notice in notices:
         session.emit(SystemEvent(subtype="hook_response", data=notice.as_event_data(), **session.event_fields()))
 
 
 async def post_tool_hooks(
-    session: LoopHost, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult,
+    state: LoopState, session: LoopDeps, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult,
     tool_use_id: str,
 ) -> ToolResult:
     """PostToolUse (or PostToolUseFailure for an error result); the result with the hooks' feedback added."""
@@ -35,18 +35,18 @@ async def post_tool_hooks(
     else:
         response = result.data if result.data is not None else result.content
         post = await hooks.post_tool_use(tool_name, tool_input, response, tool_use_id, session.ctx)
-    emit_hook_notices(session, post.notices)
+    emit_hook_notices(state, session, post.notices)
     if post.halt:
-        session.run_state.halt(post.stop_reason or f"A {post.event} hook stopped the agent.")
+        state.run_state.halt(post.stop_reason or f"A {post.event} hook stopped the agent.")
     return result_with_hook_feedback(result, post, tool_name)
 
 
-async def stop_hook_continues(session: LoopHost, hooks: HookRunner, last_text: str, continuations: int) -> bool:
+async def stop_hook_continues(state: LoopState, session: LoopDeps, hooks: HookRunner, last_text: str, continuations: int) -> bool:
     """Run Stop / SubagentStop hooks; True when one blocked and the reason went back to the model."""
     if session.ctx.abort.is_set():
         return False
     outcome = await hooks.at_stop(last_text, stop_hook_active=continuations > 0, ctx=session.ctx)
-    emit_hook_notices(session, outcome.notices)
+    emit_hook_notices(state, session, outcome.notices)
     if not outcome.blocked or outcome.halt:
         return False
     if continuations >= MAX_STOP_HOOK_CONTINUATIONS:

@@ -28,25 +28,25 @@ from catui.session.failures import is_overloaded, stream_retry_data
 from catui.session.usage import add_usage, total_tokens
 
 if TYPE_CHECKING:
-    from catui.session.loop_host import LoopHost
+    from catui.session.loop_state import LoopDeps, LoopState
 
 
-async def model_turn(session: LoopHost) -> Message:
+async def model_turn(state: LoopState, session: LoopDeps) -> Message:
     """One model turn; a request refused as too long is compacted and sent again, once."""
     try:
-        return await turn_with_fallback(session)
+        return await turn_with_fallback(state, session)
     except ProviderError as exc:
         policy = session.config.context_policy
-        if policy is None or not is_prompt_too_long(exc) or len(session.messages) < 2 or session.ctx.abort.is_set():
+        if policy is None or not is_prompt_too_long(exc) or len(state.messages) < 2 or session.ctx.abort.is_set():
             raise
-        await compact_session(session, policy, trigger="auto", keep_recent=False)
-        return await turn_with_fallback(session)
+        await compact_session(state, session, policy, trigger="auto", keep_recent=False)
+        return await turn_with_fallback(state, session)
 
 
-async def turn_with_fallback(session: LoopHost) -> Message:
+async def turn_with_fallback(state: LoopState, session: LoopDeps) -> Message:
     """An overloaded model hands the turn to the fallback model, once, if one is set."""
     try:
-        return await stream_turn(session)
+        return await stream_turn(state, session)
     except ProviderError as exc:
         fallback = session.config.fallback
         if fallback is None or not is_overloaded(exc) or session.ctx.abort.is_set():
@@ -55,10 +55,10 @@ async def turn_with_fallback(session: LoopHost) -> Message:
         session.config.provider, session.config.model = fallback
         session.emit(SystemEvent(subtype="model_fallback", data={"model": fallback[1], "reason": str(exc)},
                                  **session.event_fields()))
-        return await stream_turn(session)
+        return await stream_turn(state, session)
 
 
-async def stream_turn(session: LoopHost) -> Message:
+async def stream_turn(state: LoopState, session: LoopDeps) -> Message:
     """Send the session's request and stream the answer; the assistant message, appended to the session."""
     request = session.build_request()
     accumulator = MessageAccumulator()
@@ -104,20 +104,20 @@ async def stream_turn(session: LoopHost) -> Message:
         if closer is not None:
             with contextlib.suppress(Exception):
                 await closer()
-        session.totals.api_ms += int((time.monotonic() - api_started) * 1000)
+        state.totals.api_ms += int((time.monotonic() - api_started) * 1000)
     if not accumulator.done:
         # Half a message is never kept: a provider that stops early without raising ends the run.
         raise ProviderError("the model stream ended before message_stop; the partial message was discarded")
     final = accumulator.message
-    session.last_stop_reason = final.get("stop_reason")
+    state.last_stop_reason = final.get("stop_reason")
     usage = final.get("usage") or {}
     model = final.get("model") or session.config.model
-    add_usage(session.usage, usage)
+    add_usage(state.usage, usage)
     session.config.usage_tracker.add(model, usage)
     session.emit(UsageEvent(model=model, usage=usage, **fields))
     assistant: Message = {"role": "assistant", "content": [b for b in final.get("content", []) if b]}
     line_uuid = session.append_message(assistant)
-    session.context_mark = (len(session.messages), total_tokens(usage))
+    state.context_mark = (len(state.messages), total_tokens(usage))
     session.emit(AssistantMessageEvent(message=assistant, model=model, uuid=line_uuid,
                                        message_id=str(final.get("id") or ""), stop_reason=final.get("stop_reason"),
                                        usage=dict(usage), **fields))

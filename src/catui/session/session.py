@@ -32,10 +32,10 @@ from catui.session.events import ErrorEvent, Event, ResultEvent, UserMessageEven
 from catui.session.failures import format_validation_error
 from catui.session.file_history import prompt_preview
 from catui.session.hook_steps import emit_hook_notices, stop_hook_continues
+from catui.session.loop_state import LoopState
 from catui.session.model_turn import model_turn
 from catui.session.run_state import RunState
 from catui.session.tool_round import run_tool_round, transcript_tool_results, with_plan_reminder
-from catui.session.usage import empty_usage
 from catui.tools.base import Tool
 from catui.tools.plan_file import plan_file_for_session
 
@@ -55,15 +55,8 @@ class Session:
         self.config = config
         self.ctx = config.tool_context
         self.ctx.session = self  # the context's owner, for the layers above tools (sub-agents find their parent)
-        self.messages: list[Message] = list(config.history)
-        self.usage: dict[str, Any] = empty_usage()
-        self.permission_denials: list[dict[str, Any]] = []
-        self.totals = TurnTotals()
-        self.last_stop_reason: str | None = None
-        self.context_mark: tuple[int, int] | None = None
-        """(messages counted, tokens): the context size the last response's usage measured."""
-        self.run_state = RunState()
-        """What the current run's tool calls leave for its loop (a hook's halt, follow-ups, run-only rules)."""
+        self.state = LoopState(messages=list(config.history))
+        """What changes during runs (messages, usage, counters, the current run's notes); the steps take it."""
         self._queue: asyncio.Queue[Any] | None = None
         self._held: list[Event] = []
         self._tools_by_name: dict[str, Tool] = {}
@@ -79,6 +72,34 @@ class Session:
             self.ctx.emit = self.emit  # events between runs reach the idle listener too
 
     # -- public API -----------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.state.messages
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        return self.state.usage
+
+    @property
+    def totals(self) -> TurnTotals:
+        return self.state.totals
+
+    @property
+    def permission_denials(self) -> list[dict[str, Any]]:
+        return self.state.permission_denials
+
+    @property
+    def last_stop_reason(self) -> str | None:
+        return self.state.last_stop_reason
+
+    @property
+    def context_mark(self) -> tuple[int, int] | None:
+        return self.state.context_mark
+
+    @property
+    def run_state(self) -> RunState:
+        return self.state.run_state
 
     @property
     def session_id(self) -> str:
@@ -109,13 +130,13 @@ class Session:
 
     def replace_messages(self, messages: list[Message]) -> None:
         """Continue from these messages instead (a compaction); the transcript is the caller's to write."""
-        self.messages[:] = messages
-        self.context_mark = None
+        self.state.messages[:] = messages
+        self.state.context_mark = None
 
     async def compact(self, instructions: str | None = None) -> CompactionOutcome:
         """``/compact``: summarise the conversation now (between runs); raises CompactionError if it cannot."""
         policy = self.config.context_policy or ContextPolicy()
-        return await compact_session(self, policy, trigger="manual", instructions=instructions)
+        return await compact_session(self.state, self, policy, trigger="manual", instructions=instructions)
 
     def is_running(self) -> bool:
         """Whether a :meth:`run` is under way (events emitted now reach its consumer)."""
@@ -219,14 +240,14 @@ class Session:
             if hooks is not None:  # SessionStart / SubagentStart / UserPromptSubmit may add context or refuse
                 message, start = await hooks.before_run(message, has_history=bool(self.messages),
                                                         model=self.config.model, ctx=self.ctx)
-                emit_hook_notices(self, start.notices)
+                emit_hook_notices(self.state, self, start.notices)
                 refused = start.blocked or start.halt
                 if refused:
                     subtype, is_error = "error_during_execution", True
                     result_text = start.reason or start.stop_reason or "A hook stopped this prompt."
                     terminal_reason = "hook_stopped"
             if not refused:
-                message = with_plan_reminder(self, message)
+                message = with_plan_reminder(self.state, self, message)
                 line_uuid = self.append_message(message)
                 history = self.config.file_history
                 if history is not None and self.config.agent_id is None:
@@ -249,9 +270,9 @@ class Session:
                     if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
                         raise asyncio.CancelledError
                 if self.config.context_policy is not None:
-                    await fit_context(self, self.config.context_policy)
+                    await fit_context(self.state, self, self.config.context_policy)
                 in_tools = False
-                assistant = await model_turn(self)
+                assistant = await model_turn(self.state, self)
                 turns_this_run += 1
                 self.totals.num_turns += 1
                 result_text = text_of(assistant) or result_text
@@ -261,12 +282,12 @@ class Session:
                     break
                 tool_uses = tool_uses_of(assistant)
                 if not tool_uses:
-                    if hooks is not None and await stop_hook_continues(self, hooks, result_text, stop_continuations):
+                    if hooks is not None and await stop_hook_continues(self.state, self, hooks, result_text, stop_continuations):
                         stop_continuations += 1
                         continue
                     break
                 in_tools = True  # until the next model turn starts: an abort seen before it stopped the tools
-                await run_tool_round(self, tool_uses)
+                await run_tool_round(self.state, self, tool_uses)
                 if self.run_state.hook_halt is not None:  # a hook answered continue: false
                     result_text = self.run_state.hook_halt
                     terminal_reason = "hook_stopped"
@@ -274,7 +295,7 @@ class Session:
         except asyncio.CancelledError:
             subtype, is_error = "error_during_execution", True
             result_text = "Interrupted by the user."
-            self.last_stop_reason = "aborted"
+            self.state.last_stop_reason = "aborted"
             terminal_reason = "aborted_tools" if in_tools else "aborted_streaming"
             if self.config.budget is not None and self.config.budget.exceeded:  # the budget stopped the run
                 subtype, result_text = BUDGET_SUBTYPE, self.config.budget.describe()

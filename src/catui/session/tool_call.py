@@ -20,10 +20,10 @@ from catui.session.hook_steps import emit_hook_notices, post_tool_hooks
 from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolResult
 
 if TYPE_CHECKING:
-    from catui.session.loop_host import LoopHost
+    from catui.session.loop_state import LoopDeps, LoopState
 
 
-async def execute_tool(session: LoopHost, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:
+async def execute_tool(state: LoopState, session: LoopDeps, name: str, raw_input: dict[str, Any], tool_use_id: str) -> ToolResult:
     """Run the call ``name(raw_input)`` through hooks and permissions; its result, errors included."""
     tool = session.find_tool(name)
     if tool is None:
@@ -38,16 +38,16 @@ async def execute_tool(session: LoopHost, name: str, raw_input: dict[str, Any], 
     pre = None
     if hooks is not None:
         pre = await hooks.pre_tool_use(tool.name, raw_input, tool_use_id, session.ctx)
-        emit_hook_notices(session, pre.notices)
+        emit_hook_notices(state, session, pre.notices)
         if pre.halt:
-            session.run_state.halt(pre.stop_reason or "A PreToolUse hook stopped the agent.")
+            state.run_state.halt(pre.stop_reason or "A PreToolUse hook stopped the agent.")
         if pre.updated_input is not None and pre.decision != "deny":
             try:  # a hook's rewritten input must still fit the tool
                 args = tool.input_model.model_validate(pre.updated_input)
             except ValidationError as exc:
                 return ToolResult(format_validation_error(tool.name, exc), is_error=True)
             raw_input = pre.updated_input
-    permitted = await permit_call(session, tool, args, raw_input, pre, tool_use_id)
+    permitted = await permit_call(state, session, tool, args, raw_input, pre, tool_use_id)
     if isinstance(permitted, ToolResult):
         return permitted
     args, raw_input = permitted
@@ -63,25 +63,25 @@ async def execute_tool(session: LoopHost, name: str, raw_input: dict[str, Any], 
     except Exception as exc:  # a tool bug must not end the session; the model sees what failed
         result = ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if hooks is not None:
-        result = await post_tool_hooks(session, hooks, tool.name, raw_input, result, tool_use_id)
+        result = await post_tool_hooks(state, session, hooks, tool.name, raw_input, result, tool_use_id)
     return result
 
 
 async def permit_call(
-    session: LoopHost, tool: Tool, args: Any, raw_input: dict[str, Any], pre: HookOutcome | None,
+    state: LoopState, session: LoopDeps, tool: Tool, args: Any, raw_input: dict[str, Any], pre: HookOutcome | None,
     tool_use_id: str,
 ) -> tuple[Any, dict[str, Any]] | ToolResult:
     """The permission check: rules, then the PreToolUse decision, then the approver when it is ``ask``.
 
     Allowed: the (possibly approver-rewritten) ``(args, raw_input)``. Denied or bad rewritten input: the
-    error result to give the model (a denial is also recorded in ``session.permission_denials``).
+    error result to give the model (a denial is also recorded in ``state.permission_denials``).
     """
     request = tool.permission_request(args, session.ctx)
     decision = session.ctx.permissions.decide(request)
     if pre is not None and (pre.decision is not None or pre.halt):
         decision = apply_hook_decision(decision, pre, tool.name)
         if pre.halt and decision.behavior != "deny":
-            decision = PermissionDecision("deny", session.run_state.hook_halt or "")
+            decision = PermissionDecision("deny", state.run_state.hook_halt or "")
     if decision.behavior == "ask":
         if session.config.can_use_tool is not None:
             decision = await session.config.can_use_tool(tool, raw_input, request, session.ctx)
@@ -99,6 +99,6 @@ async def permit_call(
                 f"Allow it with --allowedTools '{tool.name}' or a permissions.allow rule in settings.",
             )
     if decision.behavior != "allow":
-        session.permission_denials.append({"tool_name": tool.name, "tool_use_id": tool_use_id, "tool_input": raw_input})
+        state.permission_denials.append({"tool_name": tool.name, "tool_use_id": tool_use_id, "tool_input": raw_input})
         return ToolResult(decision.reason or f"Permission to use {tool.name} was denied.", is_error=True)
     return args, raw_input

@@ -20,7 +20,7 @@ from catui.session.usage import add_usage
 from catui.tools.plan_file import plan_mode_reminder
 
 if TYPE_CHECKING:
-    from catui.session.loop_host import LoopHost
+    from catui.session.loop_state import LoopDeps, LoopState
 
 
 def transcript_tool_results(data: dict[str, Any], tool_uses: list[Block]) -> dict[str, Any] | None:
@@ -37,7 +37,7 @@ def transcript_tool_results(data: dict[str, Any], tool_uses: list[Block]) -> dic
     return {"toolUseResults": data}
 
 
-def with_plan_reminder(session: LoopHost, message: Message) -> Message:
+def with_plan_reminder(state: LoopState, session: LoopDeps, message: Message) -> Message:
     """Add the plan-mode reminder (plan file path, rules) once per entry into plan mode."""
     reminder = plan_mode_reminder(session.ctx)
     if reminder is None:
@@ -47,7 +47,7 @@ def with_plan_reminder(session: LoopHost, message: Message) -> Message:
     return {**message, "content": [*blocks, {"type": "text", "text": reminder}]}
 
 
-async def run_tool_round(session: LoopHost, tool_uses: list[Block]) -> None:
+async def run_tool_round(state: LoopState, session: LoopDeps, tool_uses: list[Block]) -> None:
     """Run one assistant message's tool calls and append their results as one user message."""
     results: dict[str, tuple[Block, Any]] = {}
     batch: list[Block] = []
@@ -55,7 +55,7 @@ async def run_tool_round(session: LoopHost, tool_uses: list[Block]) -> None:
     async def flush_batch() -> None:
         if batch:
             # At most N at a time, a new one starting as soon as one ends (observed section 14).
-            starters = [functools.partial(run_one_tool, session, b) for b in batch]
+            starters = [functools.partial(run_one_tool, state, session, b) for b in batch]
             outcomes = await run_windowed(starters, max(1, session.config.max_tool_use_concurrency))
             for block, outcome in zip(batch, outcomes, strict=True):
                 results[block["id"]] = outcome
@@ -73,29 +73,29 @@ async def run_tool_round(session: LoopHost, tool_uses: list[Block]) -> None:
             batch.append(block)
             continue
         await flush_batch()
-        results[block["id"]] = await run_one_tool(session, block)
+        results[block["id"]] = await run_one_tool(state, session, block)
     await flush_batch()
 
     content: list[Block] = [results[b["id"]][0] for b in tool_uses]
-    content.extend(block for b in tool_uses for block in session.run_state.take_follow_ups(b["id"]))
+    content.extend(block for b in tool_uses for block in state.run_state.take_follow_ups(b["id"]))
     data = {b["id"]: results[b["id"]][1] for b in tool_uses if results[b["id"]][1] is not None}
     if session.config.pending_messages is not None:
         for text in session.config.pending_messages():
             content.append({"type": "text", "text": text})
-    message = with_plan_reminder(session, user_message(content))
+    message = with_plan_reminder(state, session, user_message(content))
     line_uuid = session.append_message(message, extra=transcript_tool_results(data, tool_uses))
     session.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **session.event_fields()))
 
 
-async def run_one_tool(session: LoopHost, block: Block) -> tuple[Block, Any]:
+async def run_one_tool(state: LoopState, session: LoopDeps, block: Block) -> tuple[Block, Any]:
     """One call with its start/end events and side effects on the session; its tool_result block and data."""
     tool_use_id = block["id"]
     name = block.get("name", "")
     raw_input = block.get("input") or {}
     fields = session.event_fields()
-    session.totals.tool_uses += 1
+    state.totals.tool_uses += 1
     session.emit(ToolStartEvent(tool_use_id=tool_use_id, name=name, input=raw_input, **fields))
-    result = await execute_tool(session, name, raw_input, tool_use_id)
+    result = await execute_tool(state, session, name, raw_input, tool_use_id)
     if result.data is not None and isinstance(result.data, dict) and "permission_mode" in result.data:
         mode = result.data["permission_mode"]
         session.ctx.permissions = session.ctx.permissions.with_mode(mode)
@@ -106,10 +106,10 @@ async def run_one_tool(session: LoopHost, block: Block) -> tuple[Block, Any]:
         )
     )
     if result.follow_up:
-        session.run_state.add_follow_up(tool_use_id, list(result.follow_up))
+        state.run_state.add_follow_up(tool_use_id, list(result.follow_up))
     if result.server_tool_use:
-        add_usage(session.usage, {"server_tool_use": result.server_tool_use})
+        add_usage(state.usage, {"server_tool_use": result.server_tool_use})
     if result.run_rules:  # granted until this run ends (the loop takes them back)
         session.ctx.permissions = session.ctx.permissions.with_rules(*result.run_rules)
-        session.run_state.grant_run_rules(list(result.run_rules))
+        state.run_state.grant_run_rules(list(result.run_rules))
     return tool_result_block(tool_use_id, result.content, is_error=result.is_error), result.data

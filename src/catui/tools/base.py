@@ -113,7 +113,10 @@ class AgentConversation(Protocol):
         """The tools it offers now."""
         ...
 
-    messages: list[Message]
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation so far."""
+        ...
 
 
 class SubagentSpawner(Protocol):

@@ -97,7 +97,7 @@ async def status_command(host: CommandHost, argument: str) -> None:
     session = app.session
     policy = session.config.context_policy or ContextPolicy()
     window = policy.window(session.config.model)
-    used = conversation_tokens(session) if session.messages else 0
+    used = conversation_tokens(session.state, session) if session.messages else 0
     live = [task for task in app.tasks.list() if task.is_live]
     auto = "on" if policy.auto_enabled else "off"
     lines = [
