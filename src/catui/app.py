@@ -58,6 +58,7 @@ from catui.subagents.install import install_subagents
 from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
+from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext
 from catui.tools.services import ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
@@ -194,6 +195,7 @@ def build_app(options: RunOptions) -> AgentApp:
         max_tool_use_concurrency=window.value,
         context_policy=context_policy(env, settings.merged),
         budget=budget,
+        telemetry=start_telemetry(env),  # None (and nothing of OpenTelemetry imported) unless turned on
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)

@@ -16,6 +16,7 @@ from catui.session.budget import SessionBudget
 from catui.session.context_window import ContextPolicy
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
+from catui.telemetry.hooks import RunTelemetry
 from catui.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -68,6 +69,10 @@ class SessionConfig:
     budget: SessionBudget | None = None
     """The session-wide spending limit, shared by the main session and its sub-agents: once it trips, their runs
     end with its subtype (a turn that crossed it runs no tools)."""
+    telemetry: RunTelemetry | None = None
+    """OpenTelemetry spans, metrics and events (catui.telemetry.switch); None, the default, records nothing."""
+    spawned_from: Any = None
+    """A sub-agent's place in the trace: ``telemetry.spawn_context()`` taken by the call that started it."""
 
 
 @dataclass

@@ -36,6 +36,7 @@ from catui.session.model_turn import model_turn
 from catui.session.run_state import RunState
 from catui.session.tool_round import run_tool_round, transcript_tool_results, with_plan_reminder
 from catui.session.usage import empty_usage
+from catui.telemetry.hooks import AgentIdentity, RunEnd
 from catui.tools.base import Tool
 from catui.tools.plan_file import plan_file_for_session
 
@@ -202,6 +203,17 @@ class Session:
         return str(uuid.uuid4())
 
     async def _drive(self, prompt: str | list[Block] | Message) -> None:
+        telemetry = self.config.telemetry
+        if telemetry is None:
+            await self._drive_run(prompt)
+            return
+        agent = AgentIdentity(self.config.agent_id, self.ctx.agent_type)
+        with telemetry.run(session_id=self.session_id, agent=agent, prompt=prompt, model=self.config.model,
+                           spawned_from=self.config.spawned_from) as observed:
+            result = await self._drive_run(prompt)
+            observed.finished(RunEnd(result.subtype, result.is_error, result.num_turns, result.duration_ms))
+
+    async def _drive_run(self, prompt: str | list[Block] | Message) -> ResultEvent:
         started = time.monotonic()
         message = prompt if isinstance(prompt, dict) else user_message(prompt)
         subtype, is_error, result_text = "success", False, ""
@@ -281,8 +293,10 @@ class Session:
         run_rules = self.run_state.take_run_rules()
         if run_rules:
             self.ctx.permissions = self.ctx.permissions.without_rules(run_rules)
-        self.emit(self.result_event(subtype, is_error, result_text, started=started, terminal_reason=terminal_reason,
-                                    api_error_status=api_error_status))
+        result = self.result_event(subtype, is_error, result_text, started=started, terminal_reason=terminal_reason,
+                                   api_error_status=api_error_status)
+        self.emit(result)
+        return result
 
     def result_event(self, subtype: str, is_error: bool, result_text: str, *, started: float,
                      terminal_reason: str | None = None, api_error_status: int | None = None) -> ResultEvent:

@@ -101,7 +101,15 @@ def build_child_session(
         # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
         hooks=child_hooks(parent_ctx.services.hooks, definition, plan.agent_id, definition.agent_type,
                           cwd=plan.cwd, agent_transcript_path=transcript_path),
+        telemetry=parent.config.telemetry,
     )
+    if config.telemetry is not None:  # the child's span hangs under the call being made now (its Agent call)
+        config.spawned_from = config.telemetry.spawn_context(**{
+            "catui.agent.description": plan.request.description, "catui.agent.model_reason": plan.model.reason,
+            "catui.agent.is_async": plan.is_async, "catui.agent.is_fork": plan.is_fork,
+            "catui.agent.is_resume": is_resume, "catui.agent.depth": plan.depth,
+            "catui.agent.tool_use_id": plan.request.tool_use_id,
+        })
     child = Session(config)
     ctx.services.session = child
     # An inherited history goes in as it is (messages are never changed in place), and into the child's
