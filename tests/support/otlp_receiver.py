@@ -85,6 +85,9 @@ class OtlpReceiver:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
+        self._grpc: Any = None
+        self.grpc_port: int | None = None
+
     # -- lifecycle -----------------------------------------------------------------------------
 
     def __enter__(self) -> OtlpReceiver:
@@ -94,6 +97,47 @@ class OtlpReceiver:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        if self._grpc is not None:
+            self._grpc.stop(grace=None)
+
+    def start_grpc(self) -> str:
+        """Also receive OTLP over gRPC (the three collector services, grpcio); returns its ``http://`` URL."""
+        from concurrent import futures
+
+        import grpc
+        from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+        from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        receiver = self
+
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                with receiver._lock:
+                    receiver.headers.append(dict(context.invocation_metadata()))
+                    receiver._traces(request)
+                return ExportTraceServiceResponse()
+
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                with receiver._lock:
+                    receiver._metrics(request)
+                return ExportMetricsServiceResponse()
+
+        class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                with receiver._lock:
+                    receiver._logs(request)
+                return ExportLogsServiceResponse()
+
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+        self.grpc_port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self._grpc = server
+        return f"http://127.0.0.1:{self.grpc_port}"
 
     @property
     def url(self) -> str:

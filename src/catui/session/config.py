@@ -16,11 +16,11 @@ from catui.session.budget import SessionBudget
 from catui.session.context_window import ContextPolicy
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
-from catui.telemetry.hooks import RunTelemetry
 from catui.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
     from catui.session.session import Session
+    from catui.telemetry.hooks import RunTelemetry
 
 CanUseTool = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""

@@ -26,10 +26,10 @@ from catui.session.events import (
 )
 from catui.session.failures import is_overloaded, stream_retry_data
 from catui.session.usage import add_usage, total_tokens
-from catui.telemetry.hooks import ModelRequestObservation
 
 if TYPE_CHECKING:
     from catui.session.session import Session
+    from catui.telemetry.hooks import ModelRequestObservation
 
 
 async def model_turn(session: Session) -> Message:

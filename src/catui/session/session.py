@@ -36,7 +36,6 @@ from catui.session.model_turn import model_turn
 from catui.session.run_state import RunState
 from catui.session.tool_round import run_tool_round, transcript_tool_results, with_plan_reminder
 from catui.session.usage import empty_usage
-from catui.telemetry.hooks import AgentIdentity, RunEnd
 from catui.tools.base import Tool
 from catui.tools.plan_file import plan_file_for_session
 
@@ -207,11 +206,11 @@ class Session:
         if telemetry is None:
             await self._drive_run(prompt)
             return
-        agent = AgentIdentity(self.config.agent_id, self.ctx.agent_type)
-        with telemetry.run(session_id=self.session_id, agent=agent, prompt=prompt, model=self.config.model,
-                           spawned_from=self.config.spawned_from) as observed:
+        with telemetry.run(session_id=self.session_id, agent_id=self.config.agent_id, agent_type=self.ctx.agent_type,
+                           prompt=prompt, model=self.config.model, spawned_from=self.config.spawned_from) as observed:
             result = await self._drive_run(prompt)
-            observed.finished(RunEnd(result.subtype, result.is_error, result.num_turns, result.duration_ms))
+            observed.finished(subtype=result.subtype, is_error=result.is_error, num_turns=result.num_turns,
+                              duration_ms=result.duration_ms)
 
     async def _drive_run(self, prompt: str | list[Block] | Message) -> ResultEvent:
         started = time.monotonic()

@@ -3,38 +3,21 @@
 A :class:`~catui.session.config.SessionConfig` holds a :class:`RunTelemetry`
 (or None when telemetry is off, the default: then the loop makes no call at
 all). The one implementation, :class:`catui.telemetry.otel_telemetry.OtelTelemetry`,
-imports the OpenTelemetry SDK; this module imports nothing, so the session
-code that calls it costs nothing when telemetry is off.
+imports the OpenTelemetry SDK. The session modules import this one for the
+type checker only, so telemetry costs nothing at start-up when it is off.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 
-@dataclass(frozen=True)
-class AgentIdentity:
-    """Which agent a run belongs to: the main session (``agent_id`` None) or a sub-agent."""
-
-    agent_id: str | None = None
-    agent_type: str | None = None
-
-
-@dataclass(frozen=True)
-class RunEnd:
-    """How a run ended, for its span and the main session's active time."""
-
-    subtype: str
-    is_error: bool
-    num_turns: int
-    duration_ms: int
-
-
 class RunObservation(Protocol):
-    def finished(self, end: RunEnd) -> None: ...
+    def finished(self, *, subtype: str, is_error: bool, num_turns: int, duration_ms: int) -> None:
+        """How the run ended (its ResultEvent's fields)."""
+        ...
 
 
 class ModelRequestObservation(Protocol):
@@ -58,11 +41,11 @@ class ToolCallObservation(Protocol):
 class RunTelemetry(Protocol):
     """Spans, metrics and events of a process's runs (see the module docstring)."""
 
-    def run(self, *, session_id: str, agent: AgentIdentity, prompt: Any, model: str,
+    def run(self, *, session_id: str, agent_id: str | None, agent_type: str | None, prompt: Any, model: str,
             spawned_from: Any) -> AbstractContextManager[RunObservation]:
-        """One run of a session: the turn's root span (main session) or the agent's span (sub-agent),
-        current while the run lasts. ``spawned_from``: :meth:`spawn_context` of the call that started the
-        agent (None for the main session)."""
+        """One run of a session: the turn's root span (the main session: ``agent_id`` None) or the agent's
+        span (a sub-agent), current while the run lasts. ``spawned_from``: :meth:`spawn_context` of the call
+        that started the agent (None for the main session)."""
         ...
 
     def spawn_context(self, **attributes: Any) -> Any:

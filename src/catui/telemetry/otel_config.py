@@ -1,8 +1,8 @@
 """The OpenTelemetry switches and exporter settings, read from a run's environment as Claude Code reads them.
 
 Telemetry is on with ``CLAUDE_CODE_ENABLE_TELEMETRY=1`` (or ``CATUI_ENABLE_TELEMETRY=1``), from the
-process environment or a settings file's ``env`` block. The standard ``OTEL_*`` variables then say
-where each signal goes. This module only parses: it imports nothing of OpenTelemetry, so a run with
+process environment or a settings file's ``env`` block (``catui.telemetry.switch`` checks that). The
+standard ``OTEL_*`` variables then say where each signal goes. This module only parses: it imports nothing of OpenTelemetry, so a run with
 telemetry off pays for none of it. A bad value is a :class:`~catui.errors.ConfigurationError` naming
 the variable and the values it takes.
 """
@@ -15,7 +15,6 @@ from urllib.parse import unquote
 
 from catui.errors import ConfigurationError
 
-ENABLE_ENV = ("CLAUDE_CODE_ENABLE_TELEMETRY", "CATUI_ENABLE_TELEMETRY")
 SIGNALS = ("traces", "metrics", "logs")
 EXPORTERS = ("otlp", "console", "none")
 PROTOCOLS = ("http/protobuf", "grpc")
@@ -33,11 +32,6 @@ _TRUE = ("1", "true", "yes", "on")
 
 def is_true(value: str | None) -> bool:
     return value is not None and value.strip().lower() in _TRUE
-
-
-def telemetry_requested(env: Mapping[str, str]) -> bool:
-    """Whether the run exports OpenTelemetry data (``CLAUDE_CODE_ENABLE_TELEMETRY`` / ``CATUI_ENABLE_TELEMETRY``)."""
-    return any(is_true(env.get(name)) for name in ENABLE_ENV)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from typing import Any
 
 from opentelemetry.metrics import NoOpMeter
 
-COMMIT = re.compile(r"(^|[;&|\s(])git(\s+-\S+(\s+\S+)?)*\s+commit\b")
-PULL_REQUEST = re.compile(r"(^|[;&|\s(])gh\s+pr\s+create\b")
+# `git [-C dir] commit …` / `gh pr create …` anywhere in a compound command (not `git commit-tree`)
+COMMIT = re.compile(r"(^|[;&|\s(])git(\s+-\S+(\s+\S+)?)*\s+commit(?![\w-])")
+PULL_REQUEST = re.compile(r"(^|[;&|\s(])gh\s+pr\s+create(?![\w-])")
 LANGUAGES = {
     ".py": "Python", ".pyi": "Python", ".ts": "TypeScript", ".tsx": "TypeScript", ".js": "JavaScript",
     ".jsx": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".md": "Markdown", ".json": "JSON",

@@ -29,7 +29,6 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from catui import __version__
 from catui.models.pricing import cost_usd
-from catui.telemetry.hooks import AgentIdentity, RunEnd
 from catui.telemetry.otel_config import OtelSettings
 from catui.telemetry.otel_exporters import Providers, build_providers
 from catui.telemetry.otel_metrics import ClaudeCodeMetrics, code_changes, edit_language
@@ -134,10 +133,10 @@ class OtelTelemetry:
     # -- runs ----------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def run(self, *, session_id: str, agent: AgentIdentity, prompt: Any, model: str,
+    def run(self, *, session_id: str, agent_id: str | None, agent_type: str | None, prompt: Any, model: str,
             spawned_from: Any) -> Iterator[_Run]:
-        if agent.agent_id is None:
-            scope = _Scope(session_id, str(uuid.uuid4()), None, agent.agent_type or MAIN_AGENT)
+        if agent_id is None:
+            scope = _Scope(session_id, str(uuid.uuid4()), None, agent_type or MAIN_AGENT)
             parent = otel_context.Context()  # a new trace for every turn of the main session
             name = "claude_code.interaction"
             text = prompt_text(prompt)
@@ -149,19 +148,19 @@ class OtelTelemetry:
             spawn = spawned_from if isinstance(spawned_from, _Spawn) else self.spawn_context()
             outer = spawn.scope
             scope = _Scope(session_id, outer.prompt_id if outer is not None else str(uuid.uuid4()),
-                           agent.agent_id, agent.agent_type or "", outer.agent_id if outer is not None else None)
+                           agent_id, agent_type or "", outer.agent_id if outer is not None else None)
             parent = spawn.context
             name = "catui.agent"
             attributes = {
-                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": agent.agent_id,
-                "gen_ai.agent.name": agent.agent_type, "gen_ai.conversation.id": session_id,
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": agent_id,
+                "gen_ai.agent.name": agent_type, "gen_ai.conversation.id": session_id,
                 "catui.agent.model": model, **spawn.attributes,
             }
         token = _SCOPE.set(scope)
         try:
             with self.tracer.start_as_current_span(name, context=parent,
                                                    attributes=_clean({**self.standard(scope), **attributes})) as span:
-                if agent.agent_id is None:
+                if agent_id is None:
                     if session_id not in self._counted_sessions:
                         self._counted_sessions.add(session_id)
                         self.metrics.session_count.add(1, self.standard(scope))
@@ -252,14 +251,14 @@ class _Run:
     def __init__(self, telemetry: OtelTelemetry, span: Span, scope: _Scope) -> None:
         self.telemetry, self.span, self.scope = telemetry, span, scope
 
-    def finished(self, end: RunEnd) -> None:
-        self.span.set_attribute("catui.run.subtype", end.subtype)
-        self.span.set_attribute("catui.run.num_turns", end.num_turns)
-        if end.is_error:
-            self.span.set_status(Status(StatusCode.ERROR, end.subtype))
+    def finished(self, *, subtype: str, is_error: bool, num_turns: int, duration_ms: int) -> None:
+        self.span.set_attribute("catui.run.subtype", subtype)
+        self.span.set_attribute("catui.run.num_turns", num_turns)
+        if is_error:
+            self.span.set_status(Status(StatusCode.ERROR, subtype))
         if self.scope.agent_id is None:  # the time the CLI worked for the user on this prompt
-            self.telemetry.metrics.active_time.add(end.duration_ms / 1000, {**self.telemetry.standard(self.scope),
-                                                                            "type": "cli"})
+            self.telemetry.metrics.active_time.add(duration_ms / 1000, {**self.telemetry.standard(self.scope),
+                                                                        "type": "cli"})
 
 
 class _Request:

@@ -11,24 +11,30 @@ worker's many jobs share one set of exporters. A missing package is a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import ConfigurationError
-from catui.telemetry.hooks import RunTelemetry
-from catui.telemetry.otel_config import (
-    ENABLE_ENV,
-    INSTALL_HINT,
-    OtelSettings,
-    otel_settings,
-    telemetry_requested,
-)
 
-_STARTED: dict[OtelSettings, RunTelemetry] = {}
+if TYPE_CHECKING:
+    from catui.telemetry.hooks import RunTelemetry
+
+ENABLE_ENV = ("CLAUDE_CODE_ENABLE_TELEMETRY", "CATUI_ENABLE_TELEMETRY")
+_TRUE = ("1", "true", "yes", "on")
+_STARTED: dict[Any, RunTelemetry] = {}
+
+
+def telemetry_requested(env: Mapping[str, str]) -> bool:
+    """Whether the run exports OpenTelemetry data (``CLAUDE_CODE_ENABLE_TELEMETRY`` / ``CATUI_ENABLE_TELEMETRY``)."""
+    return any((env.get(name) or "").strip().lower() in _TRUE for name in ENABLE_ENV)
 
 
 def start_telemetry(env: Mapping[str, str]) -> RunTelemetry | None:
     """The run's telemetry (see the module docstring); None when off or when every exporter is ``none``."""
     if not telemetry_requested(env):
         return None
+    # lazy: the settings parser, only for runs that asked for telemetry
+    from catui.telemetry.otel_config import INSTALL_HINT, otel_settings
+
     settings = otel_settings(env)
     if not settings.any_exporter:
         return None
