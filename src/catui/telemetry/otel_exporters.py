@@ -8,6 +8,7 @@ exporters write to stderr: stdout carries print mode's answer and stream-json.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -58,8 +59,10 @@ class Providers:
 
 
 def build_resource(settings: OtelSettings) -> Resource:
-    """``service.name`` / ``service.version`` (catui's), then ``OTEL_RESOURCE_ATTRIBUTES`` over them."""
-    attributes: dict[str, Any] = {"service.name": settings.service_name, "service.version": __version__}
+    """``service.name`` / ``service.version`` (catui's) and ``process.pid`` (a Ray worker's records are told
+    from the caller's by it), then ``OTEL_RESOURCE_ATTRIBUTES`` over them."""
+    attributes: dict[str, Any] = {"service.name": settings.service_name, "service.version": __version__,
+                                  "process.pid": os.getpid()}
     attributes.update({k: v for k, v in settings.resource if k != "service.name"})
     return Resource.create(attributes)
 
