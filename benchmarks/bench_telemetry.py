@@ -19,7 +19,14 @@ interleaved so that a noisy moment hits all alike:
 Per model turn = ((turns - empty) on - (turns - empty) off) / turns; per agent
 likewise. Goal (issue 32): under 2 ms per agent. Start-up: the ``empty`` run's
 wall time off and on, and how many ``opentelemetry`` modules a run imports
-with telemetry off (must be 0). Nothing is asserted.
+with telemetry off (must be 0).
+
+The CLI differences are a few ms out of seconds of CPU, so a busy machine blurs
+them; the in-process section measures the same calls directly: what the agent
+loop's thread spends in the telemetry calls of one model turn (request span,
+tool span, decision, five events, token and cost metrics) and of one agent run
+(its span and ``subagent_completed``), ``thread_time`` of the calling thread,
+and apart from it the exporter's flush. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -83,6 +90,49 @@ def run_cli(cwd: Path, env: dict[str, str], prompt: str, script: Path, *extra: s
     return usage.ru_utime + usage.ru_stime, wall
 
 
+def in_process(rounds: int) -> tuple[float, float, float]:
+    """(µs per model turn, µs per agent run, µs of flush per turn) of the telemetry calls, in this process."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.otlp_receiver import OtlpReceiver
+
+    from catui.telemetry.otel_config import otel_settings
+    from catui.telemetry.otel_telemetry import OtelTelemetry
+
+    message = {"id": "msg_1", "stop_reason": "tool_use", "content": [
+        {"type": "text", "text": "Looking."}, {"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {}}],
+        "usage": {"input_tokens": 1200, "output_tokens": 40, "cache_read_input_tokens": 900}}
+    with OtlpReceiver() as receiver:
+        telemetry = OtelTelemetry(otel_settings(receiver.env()))
+        with telemetry.run(session_id="s", agent_id=None, agent_type=None, prompt="p", model="claude-sonnet-4-5",
+                           spawned_from=None):
+            started = time.thread_time()
+            for i in range(rounds):
+                request = telemetry.model_request(model="claude-sonnet-4-5", query_source="main", effort="high",
+                                                  system="anthropic")
+                request.first_event()
+                request.finished(model="claude-sonnet-4-5", message=message)
+                tool_input = {"pattern": "*.py"}
+                with telemetry.tool_call(name="Glob", tool_use_id=f"toolu_{i}", tool_input=tool_input) as call:
+                    telemetry.tool_decision(name="Glob", tool_use_id=f"toolu_{i}", decision="accept", source="config",
+                                            tool_input=tool_input)
+                    call.finished(is_error=False, content="a.py\nb.py", data=None)
+            per_turn = (time.thread_time() - started) / rounds
+            started = time.thread_time()
+            telemetry.flush()
+            flush = (time.thread_time() - started) / rounds
+            parent = telemetry.spawn_context()
+            started = time.thread_time()
+            for i in range(rounds):
+                with telemetry.run(session_id="s", agent_id=f"a{i}", agent_type="Explore", prompt="x",
+                                   model="claude-haiku-4-5", spawned_from=parent) as run:
+                    run.finished(subtype="success", is_error=False, num_turns=1, duration_ms=5)
+                telemetry.subagent_completed(agent_id=f"a{i}", agent_type="Explore", status="completed",
+                                             duration_ms=5, total_tokens=10, tool_uses=0, is_async=False)
+            per_agent = (time.thread_time() - started) / rounds
+            telemetry.flush()
+    return per_turn * 1e6, per_agent * 1e6, flush * 1e6
+
+
 def opentelemetry_modules_imported(cwd: Path, env: dict[str, str], script: Path) -> int:
     done = subprocess.run([PYTHON, "-X", "importtime", "-m", "catui", "-p", "ping", "--model", f"scripted:{script}"],
                           cwd=cwd, env=env, capture_output=True, text=True, check=True)
@@ -143,6 +193,9 @@ def main() -> None:
     wall_on = statistics.median(wall[("empty", "on")]) * 1000
     print(f"start-up (empty run, wall ms): off {wall_off:.0f}, on {wall_on:.0f} (ratio {wall_on / wall_off:.2f})")
     print(f"opentelemetry modules imported: off {imported_off}, on {imported_on}")
+    turn_us, agent_us, flush_us = in_process(2000)
+    print(f"in process, the loop's thread: {turn_us:.0f} µs per model turn, {agent_us:.0f} µs per agent run "
+          f"(+ its model turns); export (flush) {flush_us:.0f} µs per turn's records")
 
 
 if __name__ == "__main__":

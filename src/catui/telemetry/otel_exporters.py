@@ -38,6 +38,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from catui import __version__
 from catui.telemetry.otel_config import OtelSettings, SignalSettings
 
+QUEUE_SIZE = 16384
+"""Spans (and events) held for export. The SDK's 2048 drops records when a hundred agents start at once
+and the exporter is slower than they are; 16384 small records are a few MB at most."""
+
 
 @dataclass
 class Providers:
@@ -80,7 +84,8 @@ def _tracer_provider(signal: SignalSettings, resource: Resource) -> TracerProvid
     provider = TracerProvider(resource=resource)
     for name in signal.exporters:
         exporter: Any = ConsoleSpanExporter(out=sys.stderr) if name == "console" else _otlp(signal, "trace")
-        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=signal.interval_ms))
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=signal.interval_ms,
+                                                       max_queue_size=QUEUE_SIZE))
     return provider
 
 
@@ -108,7 +113,8 @@ def _logger_provider(signal: SignalSettings, resource: Resource) -> LoggerProvid
     provider = LoggerProvider(resource=resource)
     for name in signal.exporters:
         exporter: Any = ConsoleLogRecordExporter(out=sys.stderr) if name == "console" else _otlp(signal, "log")
-        provider.add_log_record_processor(BatchLogRecordProcessor(exporter, schedule_delay_millis=signal.interval_ms))
+        provider.add_log_record_processor(BatchLogRecordProcessor(exporter, schedule_delay_millis=signal.interval_ms,
+                                                                  max_queue_size=QUEUE_SIZE))
     return provider
 
 
