@@ -2,7 +2,8 @@
 
 An agent finishes in the foreground; in the next turn SendMessage resumes it (in the background): its
 second run's span hangs under that SendMessage call, in the second turn's trace. A fork (an Agent call
-without a type) hangs under its Agent call. The model is the loopback Anthropic server.
+without a type) hangs under its Agent call. A teammate's runs (one per message it gets) hang under the
+Agent call that spawned it. The model is the loopback Anthropic server.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from catui.cli.run import conversation_events
 from catui.models.scripted import ScriptEngine
 from catui.session.events import ToolEndEvent
 from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.cli_env import cli_env, git_repo, run_catui
 from tests.support.otlp_receiver import OtlpReceiver
+from tests.test_teams_cli import lifecycle_turns
 from tests.test_telemetry_otlp import parent_of, tool_span
 
 GUARD_S = 60
@@ -83,3 +86,22 @@ async def test_forked_and_resumed_agents_hang_under_the_calls_that_started_them(
     assert first_turn["trace_id"] != second_turn["trace_id"]  # a trace per turn
     assert {first["trace_id"], fork["trace_id"]} == {first_turn["trace_id"]}
     assert resumed["trace_id"] == second_turn["trace_id"]
+
+
+def test_teammates_runs_hang_under_the_agent_call_that_spawned_them(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path)
+    with OtlpReceiver() as receiver, AnthropicTestServer({"turns": lifecycle_turns()}) as server:
+        done = run_catui(repo, cli_env(tmp_path, server, CATUI_AGENT_TEAMS="1", **receiver.env()),
+                         "-p", "Lead the team", timeout=GUARD_S)
+        assert done.returncode == 0, done.stderr
+        receiver.wait_for(lambda rx: any(s["name"] == "catui.agent" and s["attributes"].get("catui.agent.tool_use_id")
+                                         == "toolu_spawn_w" for s in rx.spans), "the worker's span")
+        spans = list(receiver.spans)
+    worker_runs = [s for s in spans if s["name"] == "catui.agent"
+                   and s["attributes"].get("catui.agent.tool_use_id") == "toolu_spawn_w"]
+    # a teammate runs once per message it is given; every run hangs under the Agent call that spawned it
+    assert worker_runs and {parent_of(s, spans)["span_id"] for s in worker_runs} == {
+        tool_span(spans, "toolu_spawn_w")["span_id"]}
+    assert len({s["attributes"]["catui.agent.id"] for s in worker_runs}) == 1
+    # its own SendMessage calls hang under its runs
+    assert parent_of(tool_span(spans, "toolu_w_lead"), spans) in worker_runs
