@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_telemetry.py [--runs 7] [--agents 40] [--turns 40]
+    .venv/bin/python benchmarks/bench_telemetry.py [--runs 9] [--agents 150] [--turns 40]
 
 The real CLI (``python -m catui -p``) runs on the scripted provider (no HTTP to
 a model, so the figures are catui's own), with telemetry off and with all three
@@ -129,7 +129,8 @@ def in_process(rounds: int) -> tuple[float, float, float]:
                 telemetry.subagent_completed(agent_id=f"a{i}", agent_type="Explore", status="completed",
                                              duration_ms=5, total_tokens=10, tool_uses=0, is_async=False)
             per_agent = (time.thread_time() - started) / rounds
-            telemetry.flush()
+        telemetry.flush()
+        telemetry.providers.shutdown()  # while the receiver still listens
     return per_turn * 1e6, per_agent * 1e6, flush * 1e6
 
 
@@ -141,8 +142,8 @@ def opentelemetry_modules_imported(cwd: Path, env: dict[str, str], script: Path)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--agents", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--agents", type=int, default=150)
     parser.add_argument("--turns", type=int, default=40)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="catui-bench-telemetry-") as tmp:
