@@ -1,7 +1,8 @@
 """A real OTLP/HTTP receiver on 127.0.0.1: decodes ExportTrace/Metrics/LogsServiceRequest protobufs.
 
-No OpenTelemetry Collector binary is installable from the registries this
-project reaches (PyPI, npm, Debian), so the tests receive with the official
+No OpenTelemetry Collector that receives OTLP is installable from the
+registries this project reaches (PyPI, npm, Debian; see docs/decisions.md), so
+the tests receive with the official
 ``opentelemetry-proto`` messages behind a plain HTTP server, as a collector's
 ``otlp`` receiver does over ``http/protobuf``: ``POST /v1/traces``,
 ``/v1/metrics``, ``/v1/logs``; answers an empty Export*ServiceResponse.
