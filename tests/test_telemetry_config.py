@@ -155,3 +155,27 @@ def test_a_missing_package_is_one_message_with_the_install_command(tmp_path: Pat
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
     assert "CLAUDE_CODE_ENABLE_TELEMETRY" in lines[0] and "pip install 'catui[telemetry]'" in lines[0]
+
+
+def test_a_failed_request_is_an_api_error_event_and_an_error_span(tmp_path: Path) -> None:
+    script = tmp_path / "failing.json"
+    script.write_text(json.dumps({"turns": [
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is malformed"}}]}))
+    project = tmp_path / "project"
+    project.mkdir()
+    with OtlpReceiver() as receiver:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+               "CATUI_HOME": str(tmp_path / "catui-home"), "PYTHONPATH": str(SRC), **receiver.env()}
+        done = subprocess.run([sys.executable, "-m", "catui", "-p", "Say hi", "--model", f"scripted:{script}"],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0
+        receiver.wait_for(lambda rx: bool(rx.events("api_error")) and "claude_code.interaction" in rx.span_names(),
+                          "the api_error event and the turn's span")
+    [error] = receiver.events("api_error")
+    assert error["attributes"]["status_code"] == 400 and "prompt is malformed" in error["attributes"]["error"]
+    assert error["attributes"]["model"] and error["attributes"]["query_source"] == "main"
+    [request] = [s for s in receiver.spans if s["name"] == "claude_code.llm_request"]
+    assert request["status"] == 2 and request["attributes"]["success"] is False  # STATUS_CODE_ERROR
+    [turn] = [s for s in receiver.spans if s["name"] == "claude_code.interaction"]
+    assert turn["status"] == 2 and turn["attributes"]["catui.run.subtype"] == "error_during_execution"
+    assert not receiver.events("api_request")
