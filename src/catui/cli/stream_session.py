@@ -31,6 +31,7 @@ from catui.app import AgentApp, RunOptions, build_app, first_prompt_content, sta
 from catui.cli.control_bridges import control_mcp_transport, initialize_hooks, stdio_permission_asker
 from catui.cli.control_channel import ControlChannel
 from catui.cli.control_requests import ControlRequestHandler, initialize_response
+from catui.cli.initialize_request import apply_initialize
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
@@ -47,8 +48,18 @@ class StreamSession:
                  warn: Callable[[str], None], stdin: BinaryIO | None = None,
                  structured: StructuredResult | None = None,
                  report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
-                 = lambda _write: None, replay_user_messages: bool = False) -> None:
+                 = lambda _write: None, replay_user_messages: bool = False,
+                 forward_subagent_text: bool = False, await_initialize: bool = False,
+                 bypass_allowed: bool = True) -> None:
+        self.bypass_allowed = bypass_allowed
         self.run_options = run_options
+        self.forward_subagent_text = forward_subagent_text
+        """Show sub-agents' text and thinking (``--forward-subagent-text``, or ``forwardSubagentText`` in
+        ``initialize``); by default only their prompts, tool calls and results."""
+        self.await_initialize = await_initialize
+        """``--await-initialize``: build nothing before ``initialize`` arrives (prompts before it wait)."""
+        self.applied: dict[str, bool] = {}
+        """The ``*_applied`` keys of the answer to ``initialize`` (which delivered fields catui used)."""
         self.replay_user_messages = replay_user_messages
         self.structured = structured
         """``--json-schema``: each prompt's result carries the object the agent handed back."""
@@ -74,6 +85,7 @@ class StreamSession:
         self._running = False
         self._terminating = False
         self._sent_first_prompt = False
+        self._eof = asyncio.Event()
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -130,6 +142,7 @@ class StreamSession:
             self.channel.respond(request_id, response)
 
     def _stdin_closed(self, _task: asyncio.Task[None]) -> None:
+        self._eof.set()
         self.prompts.put_nowait(None)
         self.channel.close("catui's stdin was closed")
 
@@ -147,6 +160,11 @@ class StreamSession:
             first_prompt = asyncio.ensure_future(self.prompts.get())
             starting: set[asyncio.Future[Any]] = {self._initialize, first_prompt}
             await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
+            if self.await_initialize and not self._initialize.done() and first_prompt.result() is not None:
+                # --await-initialize: the driver sends initialize before anything runs; a prompt waits for it
+                eof_seen: asyncio.Future[Any] = asyncio.ensure_future(self._eof.wait())
+                await asyncio.wait({self._initialize, eof_seen}, return_when=asyncio.FIRST_COMPLETED)
+                eof_seen.cancel()
             init = self._initialize.result() if self._initialize.done() else None
             if not self._initialize.done():
                 self._initialize.cancel()  # a later initialize is answered "already initialized"
@@ -180,13 +198,15 @@ class StreamSession:
                         *(f.error for f in getattr(app.registry, "failed_files", []))]:
             self.warn(f"warning: {warning}")
         self.app = app
-        self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages)
-        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage)
+        self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages,
+                                       forward_subagent_text=self.forward_subagent_text)
+        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage,
+                                             bypass_allowed=self.bypass_allowed)
         mcp = app.services.mcp
         if mcp is not None:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
         if request_id is not None:
-            self.channel.respond(request_id, initialize_response(app))
+            self.channel.respond(request_id, {**initialize_response(app), **self.applied})
         for early_id, early in self._early_requests:  # in order, before any prompt: a mode set first applies
             await self._answer(self.handler, early_id, early)
         self._early_requests.clear()
@@ -202,12 +222,12 @@ class StreamSession:
         agents = init.get("agents")
         if agents is not None and not isinstance(agents, dict):
             raise ConfigurationError("initialize: 'agents' must be an object of agent names to definitions")
-        for ignored in ("excludeDynamicSections", "systemPromptSnapshot", "skills"):
-            if init.get(ignored) is not None:
-                self.warn(f"warning: initialize: catui does not support {ignored!r} yet; it is ignored")
+        laid = apply_initialize(options, init, self.warn)
+        self.applied = laid.applied
+        self.forward_subagent_text = self.forward_subagent_text or laid.forward_subagent_text
         return replace(
-            options,
-            sdk_agents={**(options.sdk_agents or {}), **agents} if agents else options.sdk_agents,
+            laid.options,
+            sdk_agents={**(options.sdk_agents or {}), **agents} if agents else laid.options.sdk_agents,
             callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
         )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from catui.errors import ConfigurationError
 from catui.messages import Message
@@ -34,6 +35,10 @@ class ResumeRequest:
     continue_conversation: bool = False
     fork_session: bool = False
     session_id: str | None = None
+    resume_at: str | None = None
+    """Keep the old conversation only up to and including the line with this uuid (``--resume-session-at``)."""
+    drops_turn: str | None = None
+    """With ``resume_at``: the prompt whose turn the cut drops; anything else dropped refuses the resume."""
 
     @property
     def wants_history(self) -> bool:
@@ -68,7 +73,15 @@ def plan_resume(request: ResumeRequest, cwd: Path, new_id: str | None = None) ->
     source = _source_transcript(request, cwd)
     read = read_records(source)
     old_id = source.stem
-    messages = conversation(read.records)
+    records = read.records
+    if request.resume_at is not None:
+        if not request.fork_session:
+            raise ConfigurationError(
+                f"--resume-session-at needs --fork-session (the SDKs' fork_session / forkSession): catui keeps one "
+                f"linear transcript per session, so the cut conversation of {old_id} continues under a new id"
+            )
+        records = cut_records(records, request.resume_at, request.drops_turn, old_id)
+    messages = conversation(records)
     if request.fork_session:
         return ResumePlan(session_id=fresh_id, messages=messages, source=source, forked=True, warnings=read.warnings)
     if request.session_id is not None and request.session_id != old_id:
@@ -78,6 +91,48 @@ def plan_resume(request: ResumeRequest, cwd: Path, new_id: str | None = None) ->
         )
     return ResumePlan(session_id=old_id, messages=messages, source=source,
                       last_uuid=last_message_uuid(read.records), warnings=read.warnings)
+
+
+def cut_records(records: list[dict[str, Any]], resume_at: str, drops_turn: str | None,
+                session_id: str) -> list[dict[str, Any]]:
+    """``records`` up to and including the line whose uuid is ``resume_at`` (a truncating resume).
+
+    With ``drops_turn`` (a prompt's uuid) the cut must drop that prompt's turn and nothing else: the first
+    main-chain message after the cut is that prompt, and no other prompt follows it. Otherwise the resume is
+    refused with a message starting "Resume rejected by --resume-drops-turn:", as Claude Code's.
+    """
+    index = next((i for i, record in enumerate(records) if record.get("uuid") == resume_at), None)
+    if index is None:
+        raise ConfigurationError(
+            f"--resume-session-at {resume_at}: session {session_id} has no line with that uuid "
+            "(get_session_messages lists its messages and their uuids)"
+        )
+    kept, dropped = records[: index + 1], records[index + 1:]
+    if drops_turn is None:
+        return kept
+    if not drops_turn:
+        raise ConfigurationError("Resume rejected by --resume-drops-turn: the value is empty; pass the uuid of "
+                                 "the prompt whose turn the cut drops")
+    prompts = [r for r in dropped if not r.get("isSidechain") and r.get("type") == "user" and _is_prompt(r)]
+    if not prompts or prompts[0].get("uuid") != drops_turn:
+        raise ConfigurationError(
+            f"Resume rejected by --resume-drops-turn: the first prompt after {resume_at} is "
+            f"{prompts[0].get('uuid') if prompts else 'none'}, not {drops_turn}"
+        )
+    if len(prompts) > 1:
+        raise ConfigurationError(
+            f"Resume rejected by --resume-drops-turn: the cut after {resume_at} also drops the prompt "
+            f"{prompts[1].get('uuid')}, which is not part of the turn of {drops_turn}"
+        )
+    return kept
+
+
+def _is_prompt(record: dict[str, Any]) -> bool:
+    """A user line that is a prompt (or a notification), not the results of tool calls."""
+    content = (record.get("message") or {}).get("content")
+    if not isinstance(content, list):
+        return True
+    return not all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def _source_transcript(request: ResumeRequest, cwd: Path) -> Path:
