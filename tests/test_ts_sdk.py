@@ -9,6 +9,7 @@ package cannot be had.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -76,3 +77,160 @@ await collect(sdk.query({ prompt: "Add 2 and 40",
     (answer,) = tool_results(second)
     assert result_text(answer) == "sum=42" and not answer.get("is_error")
     assert run.result()["result"] == "It is 42."
+
+
+def test_a_system_prompt_string_replaces_catuis_and_the_preset_appends(release: str, loopback: ServerFactory,
+                                                                        tmp_path: Path) -> None:
+    server = loopback({"turns": [{"repeat": True, "content": [{"type": "text", "text": "ok"}]}]})
+    run = run_case(release, """
+await collect(sdk.query({ prompt: "one", options: { ...base, systemPrompt: "You are a terse pirate." } }));
+await collect(sdk.query({ prompt: "two", options: { ...base,
+  systemPrompt: { type: "preset", preset: "claude_code", append: "Always end with ARRR." } } }));
+await collect(sdk.query({ prompt: "three", options: { ...base } }));
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    replaced, preset, default = server.bodies()
+    assert [block["text"] for block in replaced["system"]] == ["You are a terse pirate."]
+    preset_text = "\n".join(block["text"] for block in preset["system"])
+    assert preset_text.rstrip().endswith("Always end with ARRR.") and len(preset_text) > 1000  # catui's prompt + append
+    assert "system" not in default  # no systemPrompt: the SDKs' minimal default sends none
+
+
+def test_bypass_permissions_needs_allow_dangerously_skip_permissions(release: str, loopback: ServerFactory,
+                                                                    tmp_path: Path) -> None:
+    server = loopback({"turns": [{"repeat": True, "content": [{"type": "text", "text": "ok"}]}]})
+    run = run_case(release, """
+for (const allow of [false, true]) {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  async function* prompts() { await held; }
+  const q = sdk.query({ prompt: prompts(), options: { ...base, allowDangerouslySkipPermissions: allow } });
+  try { await q.setPermissionMode("bypassPermissions"); emit({ allow, switched: true }); }
+  catch (error) { emit({ allow, error: String(error.message || error) }); }
+  release();
+  for await (const _ of q) { /* drain until catui exits */ }
+}
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    refused = next(line for line in run.lines if isinstance(line, dict) and line.get("allow") is False)
+    assert "bypassPermissions" in refused["error"] and "--allow-dangerously-skip-permissions" in refused["error"]
+    assert {"allow": True, "switched": True} in run.lines
+
+
+def test_post_tool_use_sees_bash_output_and_a_failed_call_raises_post_tool_use_failure(
+    release: str, loopback: ServerFactory, tmp_path: Path
+) -> None:
+    server = loopback({"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "id": "toolu_fail", "name": "Bash", "input": {"command": "echo broken; exit 4"}},
+            {"type": "tool_use", "id": "toolu_stop", "name": "Bash", "input": {"command": "echo out; echo STOP >&2"}},
+        ]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "should not be asked"}]},
+    ]})
+    run = run_case(release, """
+const hooks = {
+  PostToolUse: [{ matcher: "Bash", hooks: [async (input) => {
+    emit({ post: input.tool_response, id: input.tool_use_id });
+    return input.tool_response.stdout.includes("STOP") ? { continue: false, stopReason: "the command said STOP" } : {};
+  }] }],
+  PostToolUseFailure: [{ matcher: "Bash", hooks: [async (input) => { emit({ failure: input }); return {}; }] }],
+};
+await collect(sdk.query({ prompt: "Run them", options: { ...base, hooks, allowedTools: ["Bash"] } }));
+""", tmp_path, server)
+    assert run.returncode in (0, 1), run.stderr
+    (post,) = [line for line in run.lines if isinstance(line, dict) and "post" in line]
+    assert post["id"] == "toolu_stop"
+    assert post["post"]["stdout"] == "out\nSTOP" and post["post"]["stderr"] == ""
+    assert post["post"]["interrupted"] is False and post["post"]["isImage"] is False
+    (failure,) = [line["failure"] for line in run.lines if isinstance(line, dict) and "failure" in line]
+    assert failure["hook_event_name"] == "PostToolUseFailure" and failure["tool_use_id"] == "toolu_fail"
+    assert "broken" in failure["error"] and "Exit code 4" in failure["error"]
+    assert len(server.bodies()) == 1  # the hook's continue: false ended the run before another request
+
+
+def test_the_sdks_session_readers_find_catuis_session(release: str, loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "remembered"}]}]})
+    run = run_case(release, """
+const messages = await collect(sdk.query({ prompt: "Remember the word teapot", options: { ...base } }));
+const sessionId = messages.find((m) => m.type === "result").session_id;
+const sessions = await sdk.listSessions({ dir: base.cwd });
+emit({ listed: sessions.map((s) => [s.sessionId, s.firstPrompt ?? s.summary]) });
+const read = await sdk.getSessionMessages(sessionId, { dir: base.cwd });
+emit({ read: read.map((m) => [m.type, JSON.stringify(m.message)]) , sessionId });
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    listed = next(line["listed"] for line in run.lines if isinstance(line, dict) and "listed" in line)
+    read = next(line for line in run.lines if isinstance(line, dict) and "read" in line)
+    assert [entry[0] for entry in listed] == [read["sessionId"]]
+    assert [kind for kind, _ in read["read"]] == ["user", "assistant"]
+    assert "teapot" in read["read"][0][1] and "remembered" in read["read"][1][1]
+    # catui's own reader still finds it where catui wrote it
+    import os
+
+    import catui
+    os.environ["CATUI_HOME"], saved = str(tmp_path / "catui-home"), os.environ.get("CATUI_HOME")
+    try:
+        assert [s.session_id for s in catui.list_sessions(directory=str(tmp_path / "work"))] == [read["sessionId"]]
+    finally:
+        os.environ["CATUI_HOME"] = saved or ""
+
+
+def test_an_unknown_model_ends_in_claude_codes_api_error_result(release: str, loopback: ServerFactory,
+                                                                tmp_path: Path) -> None:
+    server = loopback({"turns": [{"repeat": True,
+                                  "error": {"status": 404, "type": "not_found_error", "message": "model: claude-nope"}}]})
+    run = run_case(release, """
+try { await collect(sdk.query({ prompt: "hi", options: { ...base } })); } catch (error) { emit({ thrown: String(error) }); }
+""", tmp_path, server, model="claude-nope")
+    result = run.result()
+    assert result["subtype"] == "success" and result["is_error"] is True
+    assert result["api_error_status"] == 404 and result["terminal_reason"] == "api_error"
+    assert result["result"].startswith("API Error") and "model: claude-nope" in result["result"]
+
+
+def test_forward_subagent_text_is_asked_for_in_initialize(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "CHILD-TASK"}, "repeat": True,
+         "content": [{"type": "text", "text": "child words"}]},
+        {"match": {"last_is_tool_result": False}, "repeat": True, "content": [
+            {"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+             "input": {"description": "talk", "prompt": "CHILD-TASK: say something", "subagent_type": "general-purpose"}}]},
+        {"match": {"last_is_tool_result": True}, "repeat": True, "content": [{"type": "text", "text": "parent done"}]},
+    ]})
+    run = run_case("current", """
+for (const forwardSubagentText of [false, true]) {
+  const messages = [];
+  for await (const m of sdk.query({ prompt: "Delegate", options: { ...base, forwardSubagentText,
+      allowedTools: ["Agent"] } })) messages.push(m);
+  const child = messages.filter((m) => m.parent_tool_use_id === "toolu_agent");
+  emit({ forwardSubagentText, child: child.map((m) => [m.type, JSON.stringify(m.message?.content ?? "")]) });
+}
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    by_flag = {line["forwardSubagentText"]: line["child"] for line in run.lines
+               if isinstance(line, dict) and "child" in line}
+    assert any(kind == "user" and "CHILD-TASK" in text for kind, text in by_flag[False])  # the prompt, always
+    assert not any(kind == "assistant" and "child words" in text for kind, text in by_flag[False])
+    assert any(kind == "assistant" and "child words" in text for kind, text in by_flag[True])
+
+
+def test_an_external_mcp_server_sent_in_initialize(loopback: ServerFactory, tmp_path: Path) -> None:
+    """The current SDK sends external servers in ``initialize`` with --await-initialize."""
+    import sys
+
+    server = loopback({"turns": [
+        {"match": {"last_is_tool_result": False},
+         "content": [{"type": "tool_use", "id": "toolu_echo", "name": "mcp__tools__echo", "input": {"text": "hi"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "echoed"}]},
+    ]})
+    root = Path(__file__).resolve().parents[1]
+    config = {"command": sys.executable, "args": ["-m", "tests.support.mcp_servers.tools_server"],
+              "env": {"PYTHONPATH": str(root)}}
+    run = run_case("current", f"""
+await collect(sdk.query({{ prompt: "Echo", options: {{ ...base, mcpServers: {{ tools: {json.dumps(config)} }},
+  allowedTools: ["mcp__tools__echo"] }} }}));
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert {"name": "tools", "status": "connected"} in run.init()["mcp_servers"]
+    (answer,) = tool_results(server.bodies()[-1])
+    assert "hi" in result_text(answer) and not answer.get("is_error")

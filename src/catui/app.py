@@ -46,7 +46,7 @@ from catui.models.resolve import create_provider, default_max_tokens, resolve_mo
 from catui.paths import catui_home, find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
-from catui.session.claude_link import link_transcript
+from catui.session.claude_link import transcript_linker
 from catui.session.context_window import context_policy
 from catui.session.events import SystemEvent
 from catui.session.file_history import FileHistory, checkpointing_enabled
@@ -142,11 +142,9 @@ def build_app(options: RunOptions) -> AgentApp:
     transcript: TranscriptWriter | None = None
     if options.write_transcript:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
-        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd),
+                                      on_created=transcript_linker(cwd, session_id, env))
         carry_history(transcript, resumed)
-        link_warning = link_transcript(transcript_path, cwd, session_id, env)
-        if link_warning is not None:
-            resumed.warnings.append(link_warning)
 
     sandbox = bash_sandbox(settings, options.sandbox, cwd)
     if sandbox is not None and sandbox.settings.auto_allow_bash_if_sandboxed and sandbox.availability.usable:

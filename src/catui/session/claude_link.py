@@ -5,10 +5,11 @@ catui writes a session's transcript under its own home
 readers (``listSessions``/``getSessionMessages``, ``list_sessions``/
 ``get_session_messages``) read ``$CLAUDE_CONFIG_DIR/projects`` (or
 ``~/.claude/projects``) under Claude Code's folder name for the project. So
-each new transcript also gets a symbolic link there, named as Claude Code
-names it, pointing at catui's file (and one for its ``<id>/`` folder of
-sub-agent transcripts): one file, two ways in, so a rename or tag written
-through either is seen by both. docs/decisions.md explains the choice.
+each transcript, once its first line is written, also gets a hard link
+there, named as Claude Code names it (a symbolic link across file systems),
+and its ``<id>/`` folder of sub-agent transcripts a symbolic link: one file,
+two ways in, so a rename or tag appended through either is seen by both.
+docs/decisions.md explains the choice.
 
 ``CATUI_LINK_CLAUDE_SESSIONS=0`` turns the links off. A name that is already
 taken (a Claude Code session of the same id) is never replaced.
@@ -16,12 +17,14 @@ taken (a Claude Code session of the same id) is never replaced.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 MAX_SLUG_LENGTH = 200
 """Claude Code cuts a longer folder name here and appends a hash of the whole path."""
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
@@ -65,24 +68,42 @@ def _path_hash(text: str) -> str:
 
 
 def link_transcript(transcript: Path, cwd: Path, session_id: str, env: Mapping[str, str]) -> str | None:
-    """Link ``transcript`` (and its sub-agent folder) into Claude Code's projects folder.
+    """Link ``transcript`` (which exists) and its sub-agent folder into Claude Code's projects folder.
 
-    Returns a warning when the link could not be made (None when it was, or when links are off).
+    The transcript gets a hard link (readers that skip symbolic links see a plain file; appends through either
+    name are the same file), or a symbolic link when the two folders are on different file systems; the
+    ``<id>/`` folder of sub-agent transcripts gets a symbolic link. Returns a warning when a link could not be
+    made (None when it was, or when links are off).
     """
     if not links_enabled(env):
         return None
     folder = claude_projects_dir(env) / claude_project_slug(cwd)
-    pairs = [(folder / f"{session_id}.jsonl", transcript), (folder / session_id, transcript.parent / session_id)]
+    link, sub_link = folder / f"{session_id}.jsonl", folder / session_id
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for link, target in pairs:
-            if link.is_symlink() and Path(os.readlink(link)) == target:
-                continue
-            if link.exists() or link.is_symlink():
-                return (f"{link} already exists, so the official Agent SDKs' session readers will not see session "
-                        f"{session_id} (catui's transcript is {transcript})")
-            link.symlink_to(target)
+        if link.exists() or link.is_symlink():
+            if not (link.exists() and os.path.samefile(link, transcript)):
+                return (f"{link} already exists, so the official Agent SDKs' session readers will not see "
+                        f"session {session_id} (catui's transcript is {transcript})")
+        else:
+            try:
+                os.link(transcript, link)
+            except OSError:
+                link.symlink_to(transcript)
+        if not (sub_link.exists() or sub_link.is_symlink()):
+            sub_link.symlink_to(transcript.parent / session_id, target_is_directory=True)
     except OSError as exc:
         return (f"could not link session {session_id} into {folder} ({exc.strerror or exc}); the official Agent "
                 "SDKs' session readers will not list it (set CATUI_LINK_CLAUDE_SESSIONS=0 to stop trying)")
     return None
+
+
+def transcript_linker(cwd: Path, session_id: str, env: Mapping[str, str]) -> Callable[[Path], None]:
+    """The transcript writer's ``on_created``: links the new file; a failure is logged as a warning (see --debug)."""
+
+    def link(path: Path) -> None:
+        warning = link_transcript(path, cwd, session_id, env)
+        if warning is not None:
+            log.warning(warning)
+
+    return link
