@@ -7,11 +7,15 @@ the API's default tracer makes non-recording spans.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 _tracer: Any = None
 _checked = False
+OTEL_EXPORT_VARIABLES = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+"""Variables that say the user wants spans exported (the standard OpenTelemetry SDK configuration)."""
 
 
 def _get_tracer() -> Any:
@@ -23,6 +27,12 @@ def _get_tracer() -> Any:
             from opentelemetry import trace
         except ImportError:
             _tracer = None
+            if any(os.environ.get(name) for name in OTEL_EXPORT_VARIABLES):
+                # the user asked for export: say once that nothing will be exported, and how to fix it
+                logging.getLogger(__name__).warning(
+                    "catui: %s is set but the `opentelemetry` package is not installed, so no agent spans are "
+                    "exported; install it with `pip install opentelemetry-sdk opentelemetry-exporter-otlp`",
+                    next(name for name in OTEL_EXPORT_VARIABLES if os.environ.get(name)))
         else:
             _tracer = trace.get_tracer("catui")
     return _tracer
