@@ -98,6 +98,9 @@ class StreamJsonWriter:
         self.stream = stream
         self.replay_user_messages = replay_user_messages
         self.forward_subagent_text = forward_subagent_text
+        self.origin: dict[str, Any] | None = None
+        """What started the running turn (the prompt line's ``origin``, or a task notification); the main
+        agent's result carries it, as Claude Code's."""
         """Show a sub-agent's text and thinking too; by default, as Claude Code, its assistant messages carry
         only their tool calls (its prompt and tool results are always shown)."""
         """Echo the main agent's own input too (``--replay-user-messages``): the SDK reads prompts' uuids there."""
@@ -146,6 +149,8 @@ class StreamJsonWriter:
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return
         obj = event_to_json(event, self.app.session.session_id)
+        if obj is not None and isinstance(event, ResultEvent) and self.origin is not None:
+            obj["origin"] = self.origin
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
@@ -231,6 +232,15 @@ class StreamSession:
             callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
         )
 
+    def _refuse_clear(self, app: AgentApp) -> None:
+        """``/clear`` as a prompt: refused by name, with a result saying what catui does instead."""
+        assert self.writer is not None
+        self.warn(f"warning: {CLEAR_REFUSAL}")
+        result = app.session.result_event("error_during_execution", True, CLEAR_REFUSAL, started=time.monotonic(),
+                                          terminal_reason="error")
+        self.writer.write(result)
+        self.last_result = result
+
     def _main_context(self) -> Any:
         return self.app.session.ctx if self.app is not None else None
 
@@ -304,6 +314,10 @@ class StreamSession:
     async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
+        if isinstance(prompt, UserInput) and prompt.is_command("clear"):
+            self._refuse_clear(app)
+            return
+        self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else {"kind": "task-notification"}
         if isinstance(prompt, UserInput):
             # The context reminders go before the conversation's first prompt only, as in the terminal session.
             content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
@@ -330,6 +344,12 @@ class StreamSession:
                     self.last_result = event
         finally:
             self._running = False
+
+
+CLEAR_REFUSAL = (
+    "catui does not support /clear over stream-json (Claude Code answers it with a conversation_reset message): "
+    "the conversation goes on unchanged; to start afresh, start a new session (a new query() or client)"
+)
 
 
 def prompt_content(app: AgentApp, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
