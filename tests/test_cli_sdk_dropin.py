@@ -145,14 +145,32 @@ async def test_a_streamed_prompts_origin_is_on_its_result(loopback: ServerFactor
     assert messages[-1].origin == {"kind": "human"}
 
 
-async def test_clear_over_stream_json_is_refused_by_name(loopback: ServerFactory, tmp_path: Path) -> None:
+async def test_clear_resets_the_conversation_with_a_conversation_reset_message(loopback: ServerFactory,
+                                                                            tmp_path: Path) -> None:
+    from claude_agent_sdk import ClaudeSDKClient, ConversationResetMessage
+
     server = loopback({"turns": [{"repeat": True, "content": [{"type": "text", "text": "hi"}]}]})
-    messages, _raised = await run_query("/clear", options_for(server, tmp_path))
-    result = messages[-1]
-    assert isinstance(result, ResultMessage) and result.is_error
-    assert "/clear" in (result.result or "") and "new session" in (result.result or "")
-    assert server.bodies() == []  # nothing went to the model
-    assert not any(isinstance(m, AssistantMessage) for m in messages)
+
+    async def response(client: Any) -> list[Any]:
+        return [m async for m in client.receive_response()]
+
+    async with ClaudeSDKClient(options_for(server, tmp_path)) as client:
+        await client.query("remember the word teapot")
+        before = await asyncio.wait_for(response(client), GUARD_S)
+        await client.query("/clear")
+        cleared = await asyncio.wait_for(response(client), GUARD_S)
+        await client.query("what was the word?")
+        after = await asyncio.wait_for(response(client), GUARD_S)
+    old_id = before[-1].session_id
+    (reset,) = [m for m in cleared if isinstance(m, ConversationResetMessage)]
+    assert reset.session_id == old_id and reset.new_conversation_id
+    assert isinstance(cleared[-1], ResultMessage) and not cleared[-1].is_error
+    assert after[-1].session_id not in (old_id, None)
+    assert len(server.bodies()) == 2  # /clear itself asks the model nothing
+    assert "teapot" not in json.dumps(server.bodies()[-1]["messages"])
+    assert not any(isinstance(m, AssistantMessage) for m in cleared)
+    # the old session stays on disk, resumable
+    assert {s.session_id for s in list_sessions(directory=str(tmp_path / "work"))} == {old_id, after[-1].session_id}
 
 
 async def test_session_store_is_refused_naming_the_option(loopback: ServerFactory, tmp_path: Path) -> None:

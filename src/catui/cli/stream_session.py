@@ -24,6 +24,7 @@ import contextlib
 import json
 import signal
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
@@ -179,7 +180,7 @@ class StreamSession:
             try:
                 return await self._serve(app, first, eof)
             finally:
-                await app.aclose()
+                await (self.app or app).aclose()  # the session /clear started last, if any
         finally:
             reader.cancel()
             with contextlib.suppress(BaseException):
@@ -198,6 +199,17 @@ class StreamSession:
         for warning in [*app.settings.warnings, *app.services.startup_warnings,
                         *(f.error for f in getattr(app.registry, "failed_files", []))]:
             self.warn(f"warning: {warning}")
+        self._wire(app)
+        if request_id is not None:
+            self.channel.respond(request_id, {**initialize_response(app), **self.applied})
+        assert self.handler is not None
+        for early_id, early in self._early_requests:  # in order, before any prompt: a mode set first applies
+            await self._answer(self.handler, early_id, early)
+        self._early_requests.clear()
+        return app
+
+    def _wire(self, app: AgentApp) -> None:
+        """Make ``app`` the session the driver talks to: output, control requests, MCP warnings."""
         self.app = app
         self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages,
                                        forward_subagent_text=self.forward_subagent_text)
@@ -206,12 +218,6 @@ class StreamSession:
         mcp = app.services.mcp
         if mcp is not None:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
-        if request_id is not None:
-            self.channel.respond(request_id, {**initialize_response(app), **self.applied})
-        for early_id, early in self._early_requests:  # in order, before any prompt: a mode set first applies
-            await self._answer(self.handler, early_id, early)
-        self._early_requests.clear()
-        return app
 
     def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
         options = replace(self.run_options, sdk_mcp_transport=control_mcp_transport(self.channel))
@@ -232,14 +238,36 @@ class StreamSession:
             callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
         )
 
-    def _refuse_clear(self, app: AgentApp) -> None:
-        """``/clear`` as a prompt: refused by name, with a result saying what catui does instead."""
+    async def _clear(self, old: AgentApp) -> AgentApp:
+        """Start a new session with the same options (a new id and transcript; the old one stays resumable),
+        tell the driver with a ``conversation_reset`` message and end the command with a result, as Claude Code."""
+        started = time.monotonic()
+        options = replace(old.options, resume=None, continue_conversation=False, fork_session=False,
+                          session_id=None, resume_session_at=None, resume_drops_turn=None)
+        try:
+            new = build_app(options)
+            await start_app(new)
+        except CatuiError as exc:
+            assert self.writer is not None
+            failed = old.session.result_event("error_during_execution", True,
+                                              f"/clear could not start a new session: {exc}", started=started,
+                                              terminal_reason="error")
+            self.writer.write(failed)
+            self.last_result = failed
+            return old
+        settle_startup_objects()
+        self._write_line({"type": "conversation_reset", "new_conversation_id": str(uuid.uuid4()),
+                          "uuid": str(uuid.uuid4()), "session_id": old.session.session_id})
+        await old.aclose("clear")
+        self._wire(new)
+        self._sent_first_prompt = False
+        self.main_usage = None
         assert self.writer is not None
-        self.warn(f"warning: {CLEAR_REFUSAL}")
-        result = app.session.result_event("error_during_execution", True, CLEAR_REFUSAL, started=time.monotonic(),
-                                          terminal_reason="error")
-        self.writer.write(result)
-        self.last_result = result
+        done = new.session.result_event("success", False, "", started=started)
+        self.writer.origin = None
+        self.writer.write(done)
+        self.last_result = done
+        return new
 
     def _main_context(self) -> Any:
         return self.app.session.ctx if self.app is not None else None
@@ -260,8 +288,21 @@ class StreamSession:
         idle_writer = asyncio.ensure_future(self._write_idle_events(idle))
         prompt_wait: asyncio.Task[UserInput | None] | None = None
         notification: asyncio.Task[Any] | None = None
+
+        async def clear() -> None:
+            """``/clear``: a new session in place of the old one (whose background agents stop)."""
+            nonlocal app, restore, notification
+            if notification is not None:
+                notification.cancel()
+                notification = None
+            restore()
+            app = await self._clear(app)
+            restore = deliver_idle_events(app.session, idle)
+
         try:
-            if first is not None:
+            if first is not None and first.is_command("clear"):
+                await clear()
+            elif first is not None:
                 await self._turn(app, first)
                 notification = self._watch_notifications(app)
                 if notification is None and self.state is not None:
@@ -287,6 +328,8 @@ class StreamSession:
                     prompt, prompt_wait = prompt_wait.result(), None
                     if prompt is None:
                         eof = True
+                    elif prompt.is_command("clear"):
+                        await clear()
                     else:
                         await self._turn(app, prompt)
                         if notification is None:
@@ -314,9 +357,6 @@ class StreamSession:
     async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
-        if isinstance(prompt, UserInput) and prompt.is_command("clear"):
-            self._refuse_clear(app)
-            return
         self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else {"kind": "task-notification"}
         if isinstance(prompt, UserInput):
             # The context reminders go before the conversation's first prompt only, as in the terminal session.
@@ -344,12 +384,6 @@ class StreamSession:
                     self.last_result = event
         finally:
             self._running = False
-
-
-CLEAR_REFUSAL = (
-    "catui does not support /clear over stream-json (Claude Code answers it with a conversation_reset message): "
-    "the conversation goes on unchanged; to start afresh, start a new session (a new query() or client)"
-)
 
 
 def prompt_content(app: AgentApp, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
