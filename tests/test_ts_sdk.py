@@ -234,3 +234,69 @@ await collect(sdk.query({{ prompt: "Echo", options: {{ ...base, mcpServers: {{ t
     assert {"name": "tools", "status": "connected"} in run.init()["mcp_servers"]
     (answer,) = tool_results(server.bodies()[-1])
     assert "hi" in result_text(answer) and not answer.get("is_error")
+
+
+def test_can_use_tool_denies_a_call_and_agents_come_through_initialize(release: str, loopback: ServerFactory,
+                                                                        tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "REVIEW"}, "content": [{"type": "text", "text": "looks fine"}]},
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "id": "toolu_rm", "name": "Bash", "input": {"command": "rm -rf build"}},
+            {"type": "tool_use", "id": "toolu_review", "name": "Agent",
+             "input": {"description": "review", "prompt": "REVIEW the change", "subagent_type": "reviewer"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "all done"}]},
+    ]})
+    run = run_case(release, """
+const canUseTool = async (toolName, input, { toolUseID }) => {
+  emit({ asked: toolName, toolUseID });
+  return toolName === "Bash" ? { behavior: "deny", message: "no deleting here" } : { behavior: "allow", updatedInput: input };
+};
+const agents = { reviewer: { description: "Reviews changes.", prompt: "You review code.", tools: ["Read"] } };
+await collect(sdk.query({ prompt: "Clean and review", options: { ...base, canUseTool, agents } }));
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert {"asked": "Bash", "toolUseID": "toolu_rm"} in run.lines
+    assert "reviewer" in run.init()["agents"]
+    results = {block["tool_use_id"]: block for block in tool_results(server.bodies()[-1])}
+    assert results["toolu_rm"].get("is_error") is True and "no deleting here" in result_text(results["toolu_rm"])
+    assert "looks fine" in result_text(results["toolu_review"])
+    assert run.result()["result"] == "all done"
+
+
+def test_output_format_comes_back_as_structured_output(release: str, loopback: ServerFactory,
+                                                       tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "id": "toolu_out", "name": "StructuredOutput", "input": {"files": 3}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "reported"}]},
+    ]})
+    run = run_case(release, """
+const outputFormat = { type: "json_schema", schema: { type: "object", properties: { files: { type: "integer" } },
+  required: ["files"] } };
+await collect(sdk.query({ prompt: "Count the files", options: { ...base, outputFormat } }));
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert run.result()["structured_output"] == {"files": 3} and run.result()["is_error"] is False
+
+
+def test_resume_with_fork_and_resume_session_at(release: str, loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "first"}, "content": [{"type": "text", "text": "answer one"}]},
+        {"match": {"last_user_contains": "second"}, "content": [{"type": "text", "text": "answer two"}]},
+        {"match": {"last_user_contains": "third"}, "content": [{"type": "text", "text": "answer three"}]},
+    ]})
+    run = run_case(release, """
+const one = await collect(sdk.query({ prompt: "first question", options: { ...base } }));
+const sessionId = one.find((m) => m.type === "result").session_id;
+await collect(sdk.query({ prompt: "second question", options: { ...base, resume: sessionId } }));
+const stored = await sdk.getSessionMessages(sessionId, { dir: base.cwd });
+const cut = stored.find((m) => m.type === "assistant" && JSON.stringify(m.message).includes("answer one")).uuid;
+const forked = await collect(sdk.query({ prompt: "third question",
+  options: { ...base, resume: sessionId, forkSession: true, resumeSessionAt: cut } }));
+emit({ sessionId, forkedId: forked.find((m) => m.type === "result").session_id });
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    ids = next(line for line in run.lines if isinstance(line, dict) and "forkedId" in line)
+    assert ids["forkedId"] != ids["sessionId"]
+    sent = json.dumps(server.bodies()[-1]["messages"])
+    assert "answer one" in sent and "second question" not in sent and "third question" in sent
