@@ -173,17 +173,34 @@ async def test_clear_resets_the_conversation_with_a_conversation_reset_message(l
     assert {s.session_id for s in list_sessions(directory=str(tmp_path / "work"))} == {old_id, after[-1].session_id}
 
 
-async def test_session_store_is_refused_naming_the_option(loopback: ServerFactory, tmp_path: Path) -> None:
-    from claude_agent_sdk import InMemorySessionStore
+async def test_session_store_mirrors_the_transcript_and_resumes_from_it(loopback: ServerFactory,
+                                                                       tmp_path: Path) -> None:
+    import shutil
 
-    server = loopback({"turns": [{"content": [{"type": "text", "text": "hi"}]}]})
-    lines: list[str] = []
-    options = options_for(server, tmp_path, session_store=InMemorySessionStore(), stderr=lines.append)
-    _, raised = await run_query("hello", options)
-    assert raised is not None
-    said = "\n".join(lines)
-    assert "--session-mirror is not supported by catui" in said and "session_store" in said
-    assert server.bodies() == []
+    from claude_agent_sdk import InMemorySessionStore, project_key_for_directory
+
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "teapot"}, "content": [{"type": "text", "text": "noted"}]},
+        {"match": {"last_user_contains": "which word"}, "content": [{"type": "text", "text": "teapot"}]},
+    ]})
+    store = InMemorySessionStore()
+    messages, raised = await run_query("Remember the word teapot", options_for(server, tmp_path, session_store=store))
+    assert raised is None
+    session_id = messages[-1].session_id
+    key = {"project_key": project_key_for_directory(str(tmp_path / "work")), "session_id": session_id}
+    mirrored = await store.load(key)  # type: ignore[arg-type]
+    assert mirrored is not None
+    assert [e["type"] for e in mirrored if e.get("type") in ("user", "assistant")] == ["user", "assistant"]
+
+    # every local copy gone: the SDK writes the stored session into a temporary Claude config folder and
+    # catui resumes it from there
+    shutil.rmtree(tmp_path / "catui-home" / "projects")
+    shutil.rmtree(tmp_path / "claude-config" / "projects")
+    resumed, raised = await run_query("which word was it?", options_for(server, tmp_path, session_store=store,
+                                                                         resume=session_id))
+    assert raised is None and resumed[-1].result == "teapot" and resumed[-1].session_id == session_id
+    sent = json.dumps(server.bodies()[-1]["messages"])
+    assert "Remember the word teapot" in sent and "noted" in sent
 
 
 # Every flag the official SDKs pass (TypeScript current and 0.2.92, Python 0.2.189) with a sample value:

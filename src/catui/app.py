@@ -143,7 +143,8 @@ def build_app(options: RunOptions) -> AgentApp:
     if options.write_transcript:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
         transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd),
-                                      on_created=transcript_linker(cwd, session_id, env))
+                                      on_created=transcript_linker(cwd, session_id, env),
+                                      on_line=options.transcript_mirror)
         carry_history(transcript, resumed)
 
     sandbox = bash_sandbox(settings, options.sandbox, cwd)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,8 @@ from catui.app import AgentApp
 from catui.app_controls import rewind_files, stop_task, switch_model, switch_permission_mode
 from catui.errors import CatuiError
 from catui.sdk_client_info import context_usage, mcp_status, reconnect_mcp_server, toggle_mcp_server
+
+log = logging.getLogger(__name__)
 
 # Requests the official Agent SDKs can send that catui has no counterpart for -> what catui does instead.
 # Each is answered with an error naming the request and this text; the session goes on.
@@ -74,7 +77,6 @@ UNSUPPORTED: dict[str, str] = {
     "get_memory_dialog": _UI_ONLY,
     "get_sandbox_dialog": _UI_ONLY,
     "get_skills_dialog": _UI_ONLY,
-    "mirror_error": "catui mirrors no transcript (session_store is not supported)",
 }
 
 
@@ -127,6 +129,10 @@ class ControlRequestHandler:
             return {"task_ids": await background_tasks(self.app)}
         if subtype == "get_settings":
             return {"settings": dict(self.app.settings.merged)}
+        if subtype == "mirror_error":
+            # the driver's session_store failed to take some transcript lines; the transcript on disk is whole
+            log.warning("the driver's session store reported an error: %s", request.get("error"))
+            return {}
         if subtype == "rename_session":
             return rename_session(self.app, request.get("title"))
         if subtype == "set_model":

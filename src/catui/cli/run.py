@@ -296,7 +296,8 @@ async def stream_input_main(
                             replay_user_messages=bool(options.get("replay_user_messages")),
                             forward_subagent_text=forward_subagent_text(options),
                             await_initialize=bool(options.get("await_initialize")),
-                            bypass_allowed=bypass_allowed(options, run_options))
+                            bypass_allowed=bypass_allowed(options, run_options),
+                            session_mirror=bool(options.get("session_mirror")))
     return await session.run()
 
 

@@ -26,9 +26,6 @@ UNSUPPORTED_FLAGS: dict[str, tuple[str, str, str]] = {
     "task_budget": ("--task-budget", "task_budget / taskBudget",
                     "catui sends no task budget; --max-budget-usd limits a session's spending"),
     "betas": ("--betas", "betas", "catui sends only the beta headers its own features need"),
-    "session_mirror": ("--session-mirror", "session_store",
-                       "catui writes transcripts to disk only (they are linked into the Claude config folder, "
-                       "where the SDK's list_sessions and get_session_messages read them)"),
     "thinking_display": ("--thinking-display", "thinking's display",
                          "catui shows thinking as the model sends it"),
     "proactive": ("--proactive", "proactive", "catui answers prompts only"),

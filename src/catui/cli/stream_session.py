@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import time
 import uuid
@@ -40,6 +41,7 @@ from catui.cli.stream_input import StreamInputError, UserInput, read_messages, u
 from catui.cli.stream_json import StreamJsonWriter
 from catui.errors import CatuiError, ConfigurationError
 from catui.sdk_output_format import StructuredResult
+from catui.session.claude_link import claude_project_slug, claude_projects_dir
 from catui.session.events import Event, ResultEvent, UsageEvent
 
 
@@ -52,8 +54,11 @@ class StreamSession:
                  report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
                  = lambda _write: None, replay_user_messages: bool = False,
                  forward_subagent_text: bool = False, await_initialize: bool = False,
-                 bypass_allowed: bool = True) -> None:
+                 bypass_allowed: bool = True, session_mirror: bool = False) -> None:
         self.bypass_allowed = bypass_allowed
+        self.session_mirror = session_mirror
+        """``--session-mirror`` (the Python SDK's ``session_store``): each transcript line also goes to the driver
+        as a ``transcript_mirror`` frame, named by its path under Claude Code's projects folder."""
         self.run_options = run_options
         self.forward_subagent_text = forward_subagent_text
         """Show sub-agents' text and thinking (``--forward-subagent-text``, or ``forwardSubagentText`` in
@@ -219,8 +224,15 @@ class StreamSession:
         if mcp is not None:
             mcp.on_warning = lambda message: self.warn(f"warning: {message}")
 
+    def _mirror_line(self, record: dict[str, Any]) -> None:
+        folder = claude_projects_dir(os.environ) / claude_project_slug(self.run_options.cwd)
+        self._write_line({"type": "transcript_mirror", "filePath": str(folder / f"{record.get('sessionId')}.jsonl"),
+                          "entries": [record]})
+
     def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
         options = replace(self.run_options, sdk_mcp_transport=control_mcp_transport(self.channel))
+        if self.session_mirror:
+            options = replace(options, transcript_mirror=self._mirror_line)
         if self.permission_prompt_tool == "stdio":
             asker = stdio_permission_asker(self.channel, self.warn, self._interrupt, self._main_context)
             options = replace(options, can_use_tool=asker)

@@ -8,6 +8,7 @@ appended to (resume, continue) or copied into a new one (fork).
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +16,14 @@ from typing import Any
 
 from catui.errors import ConfigurationError
 from catui.messages import Message
+from catui.session.claude_link import claude_project_slug, claude_projects_dir
 from catui.session.store import (
     SESSION_ID_PATTERN,
     conversation,
     find_session_file,
     last_message_uuid,
     project_sessions_dir,
+    projects_root,
     read_records,
     session_files,
 )
@@ -55,6 +58,9 @@ class ResumePlan:
     """The transcript the messages were read from (None for a fresh session)."""
     forked: bool = False
     """True when ``messages`` must be copied into the new transcript (the old one stays untouched)."""
+    imported: bool = False
+    """The old transcript is not under catui's home (Claude Code's projects folder, where the Python SDK's
+    session_store puts a session it resumes): its messages are copied into catui's new transcript."""
     last_uuid: str | None = None
     """When appending to the old transcript: the uuid its next line's parentUuid points to."""
     warnings: list[str] = field(default_factory=list)
@@ -89,6 +95,8 @@ def plan_resume(request: ResumeRequest, cwd: Path, new_id: str | None = None) ->
             f"--session-id {request.session_id} differs from the resumed session {old_id}: "
             "add --fork-session to continue it under a new id"
         )
+    if not source.is_relative_to(projects_root()):
+        return ResumePlan(session_id=old_id, messages=messages, source=source, imported=True, warnings=read.warnings)
     return ResumePlan(session_id=old_id, messages=messages, source=source,
                       last_uuid=last_message_uuid(read.records), warnings=read.warnings)
 
@@ -142,7 +150,8 @@ def _source_transcript(request: ResumeRequest, cwd: Path) -> Path:
                 f"--resume {request.resume!r} is not a session id (letters, digits, '-' and '_'); "
                 "`catui -r` without an id lists this project's sessions"
             )
-        found = find_session_file(request.resume, cwd) or find_session_file(request.resume)
+        found = (find_session_file(request.resume, cwd) or find_session_file(request.resume)
+                 or _claude_session_file(request.resume, cwd))
         if found is None:
             raise ConfigurationError(
                 f"no saved session {request.resume} (looked in {project_sessions_dir(cwd)} and the other projects "
@@ -156,6 +165,13 @@ def _source_transcript(request: ResumeRequest, cwd: Path) -> Path:
             "start one with `catui` or `catui -p`"
         )
     return files[0]
+
+
+def _claude_session_file(session_id: str, cwd: Path) -> Path | None:
+    """The session's transcript in Claude Code's projects folder (a session catui did not write there itself:
+    one the Python SDK's session_store materialized for a resume), or None."""
+    candidate = claude_projects_dir(os.environ) / claude_project_slug(cwd) / f"{session_id}.jsonl"
+    return candidate if candidate.is_file() else None
 
 
 def check_new_session_id(session_id: str, cwd: Path, *, resuming: bool) -> None:
@@ -180,5 +196,8 @@ def carry_history(transcript: TranscriptWriter, plan: ResumePlan) -> None:
         forked_from = {"sessionId": plan.source.stem}
         for message in plan.messages:
             transcript.append(message, extra={"forkedFrom": forked_from})
+    elif plan.imported:
+        for message in plan.messages:
+            transcript.append(message)
     elif plan.last_uuid is not None:
         transcript.last_uuid = plan.last_uuid
