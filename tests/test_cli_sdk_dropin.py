@@ -232,3 +232,33 @@ def test_no_sdk_flag_ends_in_a_bare_usage_error(flag: list[str], tmp_path: Path)
     if done.returncode != 0:
         # refused: one line naming the flag (and what catui does instead, or what the flag needs)
         assert done.stderr.count("\n") == 1 and flag[0].split("=")[0] in done.stderr, done.stderr
+
+
+def test_every_control_request_of_the_sdks_is_answered_by_name(tmp_path: Path) -> None:
+    """Each request the SDKs can send is carried out or refused with an error naming it and saying what
+    catui does instead; none is left unanswered or called unknown."""
+    from catui.cli.control_requests import UNSUPPORTED
+
+    (tmp_path / "script.yaml").write_text("turns:\n  - content: [{type: text, text: hi}]\n", encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CATUI_HOME": str(tmp_path / "catui-home"),
+           "CATUI_MODEL": "scripted:script.yaml", "CATUI_LINK_CLAUDE_SESSIONS": "0"}
+    requests = [{"subtype": "initialize"}, *({"subtype": name} for name in sorted(UNSUPPORTED)),
+                {"subtype": "get_settings"}, {"subtype": "rename_session", "title": "renamed"}]
+    lines = [json.dumps({"type": "control_request", "request_id": f"r{i}", "request": r})
+             for i, r in enumerate(requests)]
+    done = subprocess.run([sys.executable, "-m", "catui", "--output-format", "stream-json", "--verbose",
+                           "--input-format", "stream-json"], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    answers = {obj["response"]["request_id"]: obj["response"] for obj in map(json.loads, done.stdout.splitlines())
+               if obj.get("type") == "control_response"}
+    assert len(answers) == len(requests)
+    for index, request in enumerate(requests[1:-2], start=1):
+        answer = answers[f"r{index}"]
+        assert answer["subtype"] == "error" and f"'{request['subtype']}'" in answer["error"]
+        assert UNSUPPORTED[request["subtype"]] in answer["error"]
+    assert answers[f"r{len(requests) - 2}"]["subtype"] == "success"  # get_settings
+    assert "settings" in answers[f"r{len(requests) - 2}"]["response"]
+    # rename_session before any prompt: no transcript to title yet (an empty session file is never made)
+    assert "send a prompt first" in answers[f"r{len(requests) - 1}"]["error"]
+    assert not list((tmp_path / "catui-home").glob("projects/*/*.jsonl"))

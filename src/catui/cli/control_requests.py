@@ -179,6 +179,8 @@ def rename_session(app: AgentApp, title: Any) -> dict[str, Any]:
     transcript = app.session.config.transcript
     if transcript is None:
         raise CatuiError("rename_session: this session writes no transcript (--no-session-persistence)")
+    if not transcript.paths or not transcript.paths[0].exists():
+        raise CatuiError("rename_session: the session has no transcript yet; send a prompt first")
     line = {"type": "custom-title", "customTitle": title.strip(), "sessionId": app.session.session_id}
     for path in transcript.paths[:1]:
         with path.open("a", encoding="utf-8") as handle:
