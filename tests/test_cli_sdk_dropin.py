@@ -262,3 +262,29 @@ def test_every_control_request_of_the_sdks_is_answered_by_name(tmp_path: Path) -
     # rename_session before any prompt: no transcript to title yet (an empty session file is never made)
     assert "send a prompt first" in answers[f"r{len(requests) - 1}"]["error"]
     assert not list((tmp_path / "catui-home").glob("projects/*/*.jsonl"))
+
+
+@pytest.mark.parametrize("how", ["default", "flag", "env"])
+def test_print_mode_forwards_sub_agent_text_only_when_asked(how: str, tmp_path: Path) -> None:
+    import yaml
+
+    script = {"turns": [
+        {"match": {"first_user_contains": "CHILD-TASK"}, "content": [{"type": "text", "text": "child words"}]},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+         "input": {"description": "talk", "prompt": "CHILD-TASK: talk", "subagent_type": "general-purpose"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "parent done"}]},
+    ]}
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CATUI_HOME": str(tmp_path / "catui-home"),
+           "CATUI_LINK_CLAUDE_SESSIONS": "0"}
+    if how == "env":
+        env["CLAUDE_CODE_FORWARD_SUBAGENT_TEXT"] = "1"
+    flags = ["--forward-subagent-text"] if how == "flag" else []
+    done = subprocess.run([sys.executable, "-m", "catui", "-p", "Delegate", "--model", "scripted:script.yaml",
+                           "--output-format", "stream-json", "--verbose", *flags], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    child = [obj for obj in map(json.loads, done.stdout.splitlines()) if obj.get("parent_tool_use_id") == "toolu_agent"]
+    assert any(obj["type"] == "user" and "CHILD-TASK" in json.dumps(obj["message"]) for obj in child)
+    forwarded = any(obj["type"] == "assistant" and "child words" in json.dumps(obj["message"]) for obj in child)
+    assert forwarded is (how != "default")
