@@ -9,7 +9,6 @@ hooks get) for each tool; a tool not listed passes its data unchanged.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -91,6 +90,8 @@ SHAPES: dict[str, Shape] = {
 
 def structured_patch(before: str, after: str) -> list[dict[str, Any]]:
     """The hunks between two texts (three lines of context), as Claude Code's ``structuredPatch``."""
+    import difflib  # lazy: only an Edit or Write with a PostToolUse hook needs it
+
     old, new = before.splitlines(), after.splitlines()
     hunks = []
     for group in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_grouped_opcodes(3):

@@ -17,14 +17,11 @@ taken (a Claude Code session of the same id) is never replaced.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-log = logging.getLogger(__name__)
 MAX_SLUG_LENGTH = 200
 """Claude Code cuts a longer folder name here and appends a hash of the whole path."""
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
@@ -43,6 +40,8 @@ def claude_projects_dir(env: Mapping[str, str]) -> Path:
 def claude_project_slug(cwd: Path) -> str:
     """The folder name Claude Code gives the project at ``cwd``: its real path, every non-alphanumeric
     character a ``-``; past 200 characters cut, with a hash of the path appended."""
+    import unicodedata  # lazy: needed once a transcript is linked, not on start-up
+
     path = unicodedata.normalize("NFC", os.path.realpath(cwd))
     slug = _NOT_ALNUM.sub("-", path)
     if len(slug) <= MAX_SLUG_LENGTH:
@@ -104,6 +103,8 @@ def transcript_linker(cwd: Path, session_id: str, env: Mapping[str, str]) -> Cal
     def link(path: Path) -> None:
         warning = link_transcript(path, cwd, session_id, env)
         if warning is not None:
-            log.warning(warning)
+            import logging  # lazy: only a failed link logs (start-up does not import logging)
+
+            logging.getLogger(__name__).warning(warning)
 
     return link
