@@ -300,3 +300,36 @@ emit({ sessionId, forkedId: forked.find((m) => m.type === "result").session_id }
     assert ids["forkedId"] != ids["sessionId"]
     sent = json.dumps(server.bodies()[-1]["messages"])
     assert "answer one" in sent and "second question" not in sent and "third question" in sent
+
+
+def test_sub_agent_transcripts_and_a_rename_are_shared_with_catui(release: str, loopback: ServerFactory,
+                                                                  tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "CHILD-TASK"}, "content": [{"type": "text", "text": "child done"}]},
+        {"match": {"last_is_tool_result": False}, "content": [
+            {"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+             "input": {"description": "look", "prompt": "CHILD-TASK: look", "subagent_type": "general-purpose"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "parent done"}]},
+    ]})
+    run = run_case(release, """
+const messages = await collect(sdk.query({ prompt: "Delegate", options: { ...base, allowedTools: ["Agent"] } }));
+const sessionId = messages.find((m) => m.type === "result").session_id;
+const agents = await sdk.listSubagents(sessionId, { dir: base.cwd });
+const child = agents.length ? await sdk.getSubagentMessages(sessionId, agents[0], { dir: base.cwd }) : [];
+await sdk.renameSession(sessionId, "Renamed by the SDK", { dir: base.cwd });
+emit({ sessionId, subagents: agents, child: child.map((m) => JSON.stringify(m.message)) });
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    seen = next(line for line in run.lines if isinstance(line, dict) and "subagents" in line)
+    assert len(seen["subagents"]) == 1 and any("CHILD-TASK" in text for text in seen["child"])
+    import os
+
+    import catui
+
+    saved = os.environ.get("CATUI_HOME")
+    os.environ["CATUI_HOME"] = str(tmp_path / "catui-home")
+    try:
+        info = catui.get_session_info(seen["sessionId"], directory=str(tmp_path / "work"))
+    finally:
+        os.environ["CATUI_HOME"] = saved or ""
+    assert info is not None and info.custom_title == "Renamed by the SDK"
