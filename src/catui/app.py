@@ -46,6 +46,7 @@ from catui.models.resolve import create_provider, default_max_tokens, resolve_mo
 from catui.paths import catui_home, find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
+from catui.session.claude_link import transcript_linker
 from catui.session.context_window import context_policy
 from catui.session.events import SystemEvent
 from catui.session.file_history import FileHistory, checkpointing_enabled
@@ -133,7 +134,8 @@ def build_app(options: RunOptions) -> AgentApp:
 
     tasks = TaskRegistry(project_root)
     resume_request = ResumeRequest(resume=options.resume, continue_conversation=options.continue_conversation,
-                                   fork_session=options.fork_session, session_id=options.session_id)
+                                   fork_session=options.fork_session, session_id=options.session_id,
+                                   resume_at=options.resume_session_at, drops_turn=options.resume_drops_turn)
     resumed = plan_resume(resume_request, cwd, new_id=options.session_id or new_session_id())
     session_id = resumed.session_id
 
@@ -141,7 +143,9 @@ def build_app(options: RunOptions) -> AgentApp:
     transcript: TranscriptWriter | None = None
     if options.write_transcript:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
-        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd),
+                                      on_created=transcript_linker(cwd, session_id, env),
+                                      on_line=options.transcript_mirror)
         carry_history(transcript, resumed)
 
     sandbox = bash_sandbox(settings, options.sandbox, cwd)
