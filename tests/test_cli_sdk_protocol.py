@@ -30,6 +30,7 @@ from claude_agent_sdk import (  # noqa: E402
     SystemMessage,
     TextBlock,
     ToolPermissionContext,
+    UserMessage,
     create_sdk_mcp_server,
     query,
     tool,
@@ -231,7 +232,9 @@ async def test_a_sub_agents_messages_carry_parent_tool_use_id_and_its_hooks_name
     messages = await run_query("Delegate", options)
 
     child = [m for m in messages if getattr(m, "parent_tool_use_id", None) == "toolu_agent"]
-    assert any(isinstance(m, AssistantMessage) and texts([m]) == "child finished" for m in child)
+    # As Claude Code: the child's prompt and tool calls reach the parent's stream, its text only on request
+    assert not any(isinstance(m, AssistantMessage) and texts([m]) for m in child)
+    assert any(isinstance(m, UserMessage) and "CHILD-TASK" in json.dumps(m.content, default=repr) for m in child)
     assert any(isinstance(m, AssistantMessage) and any(getattr(b, "id", None) == "toolu_child_ls" for b in m.content)
                for m in child)
     assert all(getattr(m, "parent_tool_use_id", None) is None for m in messages
@@ -240,6 +243,21 @@ async def test_a_sub_agents_messages_carry_parent_tool_use_id_and_its_hooks_name
     assert "agent_id" not in by_tool["Agent"]
     assert by_tool["Bash"]["agent_type"] == "general-purpose" and by_tool["Bash"]["agent_id"]
     assert by_tool["Bash"]["tool_use_id"] == "toolu_child_ls"
+
+
+async def test_forward_subagent_text_shows_the_childs_text(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"first_user_contains": "CHILD-TASK"}, "content": [{"type": "text", "text": "child finished"}]},
+        {"match": {"last_is_tool_result": False}, "content": [{"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+         "input": {"description": "look around", "prompt": "CHILD-TASK: say something",
+                   "subagent_type": "general-purpose"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "parent done"}]},
+    ]})
+    options = options_for(server, tmp_path, permission_mode="bypassPermissions", forward_subagent_text=True)
+    messages = await run_query("Delegate", options)
+
+    child = [m for m in messages if getattr(m, "parent_tool_use_id", None) == "toolu_agent"]
+    assert any(isinstance(m, AssistantMessage) and texts([m]) == "child finished" for m in child)
 
 
 async def test_the_client_interrupts_a_turn_then_switches_model_and_mode(loopback: ServerFactory,

@@ -72,8 +72,12 @@ async def test_sub_agent_text_is_forwarded_only_when_asked(backend: Backend, pro
     if forward:
         assert {"TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock"} <= kinds
         assert any(texts(m) == "Hi there!" for m in attributed if isinstance(m, catui.AssistantMessage))
-    else:  # claude-agent-sdk's default: the calls and their results, a progress heartbeat, no text
-        assert kinds == {"ToolUseBlock", "ToolResultBlock"}
+    else:  # claude-agent-sdk's default: the prompt, the calls and their results, no text or thinking
+        assert kinds == {"TextBlock", "ToolUseBlock", "ToolResultBlock"}
+        answers = {type(b).__name__ for m in attributed if isinstance(m, catui.AssistantMessage) for b in m.content}
+        assert answers == {"ToolUseBlock"}
+        assert any(isinstance(m, catui.UserMessage) and any(isinstance(b, catui.TextBlock) for b in m.content)
+                   for m in attributed)
     assert messages[-1].result == "DONE"
 
 

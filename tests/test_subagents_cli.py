@@ -250,7 +250,9 @@ def test_stream_json_denied_type_and_task_events(tmp_path: Path) -> None:
         {"match": {"first_user_contains": "PARENT-B", "last_user_contains": "the plan"}, "content": text("ok")},
     ]}
     with AnthropicTestServer(script) as server:
+        # --forward-subagent-text: the child's answer is shown too (by default only its prompt and calls are)
         done = run_cli(tmp_path, server, "PARENT-B", "--output-format", "stream-json", "--verbose",
+                       "--forward-subagent-text",
                        "--disallowedTools", "Agent(Explore)")
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]

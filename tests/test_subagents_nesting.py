@@ -73,7 +73,9 @@ def run_cli(tmp_path: Path, server: AnthropicTestServer, prompt: str, **env: str
     if not repo.exists():
         make_repo(tmp_path)
     return subprocess.run(
-        [sys.executable, "-m", "catui", "-p", prompt, "--output-format", "stream-json", "--verbose"],
+        # --forward-subagent-text: every agent's answer is in the stream, to follow the parent_tool_use_id chain
+        [sys.executable, "-m", "catui", "-p", prompt, "--output-format", "stream-json", "--verbose",
+         "--forward-subagent-text"],
         cwd=repo, env=cli_env(tmp_path, server, **env), capture_output=True, text=True, timeout=60,
     )
 

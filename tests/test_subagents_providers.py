@@ -43,7 +43,8 @@ CHILD_TURNS: list[dict[str, Any]] = [
 
 def run(repo: Path, env: dict[str, str], *args: str) -> list[dict[str, Any]]:
     done = subprocess.run(
-        [sys.executable, "-m", "catui", "-p", "PARENT go", "--output-format", "stream-json", "--verbose", *args],
+        [sys.executable, "-m", "catui", "-p", "PARENT go", "--output-format", "stream-json", "--verbose",
+         "--forward-subagent-text", *args],
         cwd=repo, env=env, capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr

@@ -8,7 +8,6 @@ from pathlib import Path
 from catui.models.replay.scripted import ScriptedProvider
 from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety, parse_verdict, render_transcript
 from catui.telemetry.events import Telemetry, read_events, telemetry_enabled
-from catui.telemetry.spans import agent_span
 
 CHILD_MESSAGES = [
     {"role": "user", "content": [{"type": "text", "text": "clean up the repo"}]},
@@ -73,13 +72,3 @@ def test_telemetry_switches(tmp_path: Path) -> None:
     on.record("catui_agent_tool_selected", {"agent_type": "x"})
     record = json.loads((tmp_path / "on.jsonl").read_text())
     assert record["event"] == "catui_agent_tool_selected" and record["agent_type"] == "x" and record["timestamp"]
-
-
-def test_agent_span_is_the_current_span_while_the_agent_runs() -> None:
-    from opentelemetry import trace
-
-    with agent_span("catui.agent", {"catui.agent.type": "Explore", "skipped": None}) as outer:
-        assert trace.get_current_span() is outer
-        with agent_span("catui.agent", {"catui.agent.type": "Plan"}) as inner:
-            assert trace.get_current_span() is inner
-        assert trace.get_current_span() is outer

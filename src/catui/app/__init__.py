@@ -6,7 +6,7 @@
   :class:`AppServices` (what its parts share);
 - :mod:`.prompt`, :mod:`.tool_set`, :mod:`.config`, :mod:`.main_agent`: the system prompt, the tool set,
   effort/thinking/sandbox settings, the ``--agent`` definition;
-- :mod:`.model_switch`, :mod:`.controls`, :mod:`.status`: what a front end may change or ask while a
+- :mod:`.controls`, :mod:`.status`: what a front end may change or ask while a
   session runs (model, permission mode, stopping tasks, rewinding files, MCP and context status);
 - :mod:`.output_format`, :mod:`.batch`: structured output and batch runs, shared by both front ends.
 

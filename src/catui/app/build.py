@@ -46,6 +46,7 @@ from catui.models.resolve import create_provider, default_max_tokens, resolve_mo
 from catui.paths import catui_home, find_project_root, sessions_dir
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
+from catui.session.claude_link import transcript_linker
 from catui.session.context_window import context_policy
 from catui.session.events import SystemEvent
 from catui.session.file_history import FileHistory, checkpointing_enabled
@@ -58,6 +59,7 @@ from catui.subagents.install import SubagentParts, install_subagents
 from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
+from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext, ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
 from catui.worktree.cleanup import sweep_at_startup
@@ -131,7 +133,8 @@ def build_app(options: RunOptions) -> AgentApp:
 
     tasks = TaskRegistry(project_root)
     resume_request = ResumeRequest(resume=options.resume, continue_conversation=options.continue_conversation,
-                                   fork_session=options.fork_session, session_id=options.session_id)
+                                   fork_session=options.fork_session, session_id=options.session_id,
+                                   resume_at=options.resume_session_at, drops_turn=options.resume_drops_turn)
     resumed = plan_resume(resume_request, cwd, new_id=options.session_id or new_session_id())
     session_id = resumed.session_id
 
@@ -139,7 +142,9 @@ def build_app(options: RunOptions) -> AgentApp:
     transcript: TranscriptWriter | None = None
     if options.write_transcript:
         transcript_path = sessions_dir(cwd) / f"{session_id}.jsonl"
-        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd))
+        transcript = TranscriptWriter([transcript_path], session_id=session_id, cwd=cwd, git_branch=git_branch(cwd),
+                                      on_created=transcript_linker(cwd, session_id, env),
+                                      on_line=options.transcript_mirror)
         carry_history(transcript, resumed)
 
     sandbox = bash_sandbox(settings, options.sandbox, cwd)
@@ -194,6 +199,7 @@ def build_app(options: RunOptions) -> AgentApp:
         context_policy=context_policy(env, settings.merged),
         budget=budget,
         file_history=history,
+        telemetry=start_telemetry(env),  # None (and nothing of OpenTelemetry imported) unless turned on
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)

@@ -51,6 +51,14 @@ class RunOptions:
     """A session id whose conversation this run continues (``--resume``)."""
     continue_conversation: bool = False
     """Continue the project's latest session (``--continue``)."""
+    resume_session_at: str | None = None
+    """With resume: keep the old conversation only up to and including the line with this uuid
+    (``--resume-session-at``; the run forks)."""
+    transcript_mirror: Callable[[dict[str, Any]], None] | None = None
+    """Called with each line of the main transcript as it is written (``--session-mirror``)."""
+    resume_drops_turn: str | None = None
+    """With ``resume_session_at``: the uuid of the prompt whose turn the cut drops; the resume is refused when
+    the cut drops anything else (``--resume-drops-turn``)."""
     fork_session: bool = False
     """With resume/continue: run under a new id, starting from a copy of the old conversation."""
     effort: Effort | None = None

@@ -101,6 +101,8 @@ class AgentApp:
         if self.session.ctx.services.sandbox is not None:
             self.session.ctx.services.sandbox.close()  # the allow-list proxy's thread and socket
         await self.session.config.provider.aclose()
+        if self.session.config.telemetry is not None:  # what the batches still hold, before the process ends
+            await asyncio.to_thread(self.session.config.telemetry.flush)
 
     # -- what front ends ask of a running application ----------------------------------------------
 

@@ -60,6 +60,7 @@ def run_root(options: dict[str, Any]) -> None:
     elif print_mode and not prompt and not sys.stdin.isatty():
         prompt = sys.stdin.read()
     streaming = options.get("input_format") == "stream-json"
+    start_debug_log(options)
     try:
         run_options = options_from_cli(options, interactive=not (print_mode or streaming))
         structured = json_schema_result(options.get("json_schema"))
@@ -77,7 +78,7 @@ def run_root(options: dict[str, Any]) -> None:
         elif print_mode:
             if not prompt or not prompt.strip():
                 raise click.UsageError('print mode needs a prompt: catui -p "your task" (or pipe it on stdin)')
-            code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"], structured))
+            code = asyncio.run(print_mode_main(run_options, prompt, options["output_format"], structured, options))
         else:
             # lazy: the terminal UI (~16 ms of screen, prompt and key-reading code) is not needed in print mode
             from catui.cli.tui.interactive import interactive_main
@@ -120,6 +121,17 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
     if options.get("fork_session") and resume is None and not options.get("continue_conversation"):
         raise click.UsageError("--fork-session needs --resume ID or --continue: it forks an existing session")
     refuse_unsupported(options)
+    permission_mode = options.get("permission_mode")
+    if options.get("dangerously_skip_permissions"):
+        if permission_mode not in (None, "bypassPermissions"):
+            raise ConfigurationError(f"--dangerously-skip-permissions starts in bypassPermissions mode; "
+                                     f"leave out --permission-mode {permission_mode}")
+        permission_mode = "bypassPermissions"
+    if options.get("resume_session_at") and not (resume or options.get("continue_conversation")):
+        raise ConfigurationError("--resume-session-at needs --resume ID: it cuts the resumed conversation "
+                                 "after that message")
+    if options.get("resume_drops_turn") is not None and not options.get("resume_session_at"):
+        raise ConfigurationError("--resume-drops-turn needs --resume-session-at: it checks what that cut drops")
     if options.get("session_id"):
         check_new_session_id(options["session_id"], cwd.resolve(), resuming=bool(
             (resume or options.get("continue_conversation")) and not options.get("fork_session")))
@@ -134,20 +146,23 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         model=options.get("model"),
         fallback_model=options.get("fallback_model"),
         max_turns=options.get("max_turns"),
-        permission_mode=options.get("permission_mode"),
+        permission_mode=permission_mode,
         allowed_tools=list(options.get("allowed_tools") or ()),
         disallowed_tools=[*(options.get("disallowed_tools") or ()), *tools_left_out(options.get("tools"), builtin_names)],
         add_dirs=list(options.get("add_dirs") or ()),
         append_system_prompt=options.get("append_system_prompt"),
         settings_arg=options.get("settings_arg"),
         flag_agents=flag_agents,
-        plugin_dirs=list(options.get("plugin_dirs") or ()),
+        plugin_dirs=[*(options.get("plugin_dirs") or ()), *(options.get("plugin_dirs_no_mcp") or ())],
         interactive=interactive,
         include_partial_messages=bool(options.get("include_partial_messages")),
         resume=resume,
         continue_conversation=bool(options.get("continue_conversation")),
         fork_session=bool(options.get("fork_session")),
         session_id=options.get("session_id"),
+        write_transcript=not options.get("no_session_persistence"),
+        resume_session_at=options.get("resume_session_at") or None,
+        resume_drops_turn=options.get("resume_drops_turn"),
         effort=parse_effort(options.get("effort"), "--effort"),
         thinking=thinking(options.get("thinking"))
         or thinking_from_budget(options.get("max_thinking_tokens"), "--max-thinking-tokens"),
@@ -155,6 +170,37 @@ def options_from_cli(options: dict[str, Any], *, interactive: bool) -> RunOption
         max_budget_usd=_budget_option(options.get("max_budget_usd")),
         include_hook_events=bool(options.get("include_hook_events")),
     )
+
+
+def forward_subagent_text(options: dict[str, Any]) -> bool:
+    """``--forward-subagent-text`` or ``CLAUDE_CODE_FORWARD_SUBAGENT_TEXT=1``: show sub-agents' text in stream-json."""
+    env = os.environ.get("CLAUDE_CODE_FORWARD_SUBAGENT_TEXT", "").strip().lower()
+    return bool(options.get("forward_subagent_text")) or env in ("1", "true", "yes", "on")
+
+
+def bypass_allowed(options: dict[str, Any], run_options: RunOptions) -> bool:
+    """Whether a driver may switch the session to bypassPermissions later, as Claude Code allows it: when the
+    session was started in that mode or with --allow-dangerously-skip-permissions."""
+    return bool(options.get("allow_dangerously_skip_permissions") or options.get("dangerously_skip_permissions")
+                or run_options.permission_mode == "bypassPermissions")
+
+
+def start_debug_log(options: dict[str, Any]) -> None:
+    """``--debug``, ``--debug-to-stderr``, ``--debug-file PATH`` (the SDKs pass them): catui's debug log there."""
+    import logging
+
+    handlers: list[logging.Handler] = []
+    if options.get("debug_file"):
+        try:
+            handlers.append(logging.FileHandler(os.path.expanduser(options["debug_file"]), encoding="utf-8"))
+        except OSError as exc:
+            click.echo(f"catui: warning: --debug-file {options['debug_file']}: cannot write it ({exc.strerror})",
+                       err=True)
+    if options.get("debug") is not None or options.get("debug_to_stderr"):
+        handlers.append(logging.StreamHandler(sys.stderr))
+    if handlers:
+        logging.basicConfig(level=logging.DEBUG, handlers=handlers,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 def _budget_option(value: str | None) -> float | None:
@@ -169,7 +215,8 @@ def _budget_option(value: str | None) -> float | None:
 
 
 async def print_mode_main(
-    run_options: Any, prompt: str, output_format: str, structured: StructuredResult | None = None
+    run_options: Any, prompt: str, output_format: str, structured: StructuredResult | None = None,
+    cli_options: dict[str, Any] | None = None,
 ) -> int:
     """Run one prompt to completion (and any background agents it started); print the answer.
 
@@ -185,7 +232,8 @@ async def print_mode_main(
     if app.services.budget is not None:
         app.services.budget.on_warning = lambda message: click.echo(f"catui: warning: {message}", err=True)
     await handle_interrupted_agents(app, interactive=False, say=lambda line: click.echo(f"catui: {line}", err=True))
-    writer = StreamJsonWriter(app, sys.stdout) if output_format == "stream-json" else None
+    writer = (StreamJsonWriter(app, sys.stdout, forward_subagent_text=forward_subagent_text(cli_options or {}))
+              if output_format == "stream-json" else None)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM,):
         try:
@@ -242,10 +290,16 @@ async def stream_input_main(
     def warn(line: str) -> None:
         click.echo(f"catui: {line}", err=True)
 
-    session = StreamSession(run_options, permission_prompt_tool=options.get("permission_prompt_tool"),
+    # --permission-prompts none: nobody answers permission questions, so a call that would ask is refused
+    prompt_tool = None if options.get("permission_prompts") == "none" else options.get("permission_prompt_tool")
+    session = StreamSession(run_options, permission_prompt_tool=prompt_tool,
                             out=sys.stdout, warn=warn, structured=structured,
                             report_state=lambda write_line: reporter_from_env(os.environ, write_line),
-                            replay_user_messages=bool(options.get("replay_user_messages")))
+                            replay_user_messages=bool(options.get("replay_user_messages")),
+                            forward_subagent_text=forward_subagent_text(options),
+                            await_initialize=bool(options.get("await_initialize")),
+                            bypass_allowed=bypass_allowed(options, run_options),
+                            session_mirror=bool(options.get("session_mirror")))
     return await session.run()
 
 

@@ -19,14 +19,23 @@ from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import ConfigurationError
 from catui.models.reasoning import parse_thinking_config
 
-# flag (the click parameter name) -> (how it is spelled, the claude-agent-sdk option that passes it)
-UNSUPPORTED_FLAGS: dict[str, tuple[str, str]] = {
-    "task_budget": ("--task-budget", "task_budget"),
-    "betas": ("--betas", "betas"),
-    "resume_session_at": ("--resume-session-at", "resume_session_at"),
-    "resume_drops_turn": ("--resume-drops-turn", "resume_drops_turn"),
-    "session_mirror": ("--session-mirror", "session_store"),
-    "thinking_display": ("--thinking-display", "thinking's display"),
+# flag (the click parameter name) -> (how it is spelled, the SDK option that passes it, what catui does instead)
+UNSUPPORTED_FLAGS: dict[str, tuple[str, str, str]] = {
+    "task_budget": ("--task-budget", "task_budget / taskBudget",
+                    "catui sends no task budget; --max-budget-usd limits a session's spending"),
+    "betas": ("--betas", "betas", "catui sends only the beta headers its own features need"),
+    "thinking_display": ("--thinking-display", "thinking's display",
+                         "catui shows thinking as the model sends it"),
+    "proactive": ("--proactive", "proactive", "catui answers prompts only"),
+    "assistant": ("--assistant", "assistant", "catui runs as a coding agent only"),
+    "channels": ("--channels", "channels", "catui reads prompts from stdin only"),
+    "sdk_url": ("--sdk-url", "a remote session", "catui runs locally, driven over stdin/stdout"),
+    "managed_settings": ("--managed-settings", "managedSettings",
+                         "catui reads no managed settings; pass them with settings (--settings)"),
+    "managed_settings_in_initialize": ("--managed-settings-in-initialize", "managedSettingsDelivery: 'initialize'",
+                                       "catui reads no managed settings; pass them with settings (--settings)"),
+    "project_config_root": ("--project-config-root", "projectConfigRoot",
+                            "catui reads the project configuration of cwd; start it in that checkout"),
 }
 
 SETTING_SOURCES = ("user", "project", "local")
@@ -34,12 +43,12 @@ SETTING_SOURCES = ("user", "project", "local")
 
 def refuse_unsupported(options: Mapping[str, Any]) -> None:
     """Raise ConfigurationError for the first flag given that catui does not implement."""
-    for key, (flag, sdk_option) in UNSUPPORTED_FLAGS.items():
+    for key, (flag, sdk_option, instead) in UNSUPPORTED_FLAGS.items():
         value = options.get(key)
         if value not in (None, False, ()):
             raise ConfigurationError(
-                f"{flag} is not supported by catui yet; leave it out (with claude-agent-sdk: do not set "
-                f"ClaudeAgentOptions.{sdk_option})"
+                f"{flag} is not supported by catui: {instead}. Leave it out (with an Agent SDK: do not set "
+                f"{sdk_option})"
             )
     tool = options.get("permission_prompt_tool")
     if tool is not None and tool != "stdio":

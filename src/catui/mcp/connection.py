@@ -96,8 +96,8 @@ class McpConnection:
         try:
             async with asyncio.timeout(self._connect_timeout_s) as deadline:
                 async with contextlib.AsyncExitStack() as stack:
-                    # lazy, like every import of the SDK here: `mcp` is an optional extra and costs
-                    # ~0.5 s to import, paid only once a configured server starts connecting
+                    # lazy, like every import of the SDK here: `mcp` costs ~0.5 s to import, paid only once a
+                    # configured server starts connecting
                     from mcp import ClientSession
                     from mcp.types import Implementation
 
@@ -123,6 +123,9 @@ class McpConnection:
         except asyncio.CancelledError:
             self._fail("closed before it connected" if self._stop.is_set() else "the connection was cancelled")
             raise
+        except ImportError as exc:  # a broken install: `mcp` is one of catui's dependencies
+            self._fail(f"the MCP client needs the `mcp` package ({exc}); install it with `pip install 'mcp>=1.0'` "
+                       "or reinstall catui")
         except BaseException as exc:  # the SDK raises many kinds (OSError, MCPError, groups); all mean "failed"
             self._fail(describe_exception(exc))
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.config.concurrency import DEFAULT_TOOL_USE_CONCURRENCY
 from catui.hooks.runner import HookRunner
@@ -19,6 +19,9 @@ from catui.session.file_history import FileHistory
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
 from catui.tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from catui.telemetry.hooks import RunTelemetry
 
 PermissionHook = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
@@ -73,6 +76,10 @@ class SessionConfig:
     budget: SessionBudget | None = None
     """The session-wide spending limit, shared by the main session and its sub-agents: once it trips, their runs
     end with its subtype (a turn that crossed it runs no tools)."""
+    telemetry: RunTelemetry | None = None
+    """OpenTelemetry spans, metrics and events (catui.telemetry.switch); None, the default, records nothing."""
+    spawned_from: object | None = None
+    """A sub-agent's place in the trace: ``telemetry.spawn_context()`` taken by the call that started it."""
 
 
 @dataclass

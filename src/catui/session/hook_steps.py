@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from catui.hooks.apply import MAX_STOP_HOOK_CONTINUATIONS, result_with_hook_feedback, stop_feedback_text
 from catui.hooks.runner import HookNotice, HookRunner
+from catui.hooks.tool_response import claude_tool_response
 from catui.messages import result_text as content_text
 from catui.messages import user_message
 from catui.session.events import ErrorEvent, SystemEvent, UserMessageEvent
@@ -33,7 +34,7 @@ async def post_tool_hooks(
         post = await hooks.post_tool_use_failure(tool_name, tool_input, content_text(result.content),
                                                  tool_use_id, session.ctx)
     else:
-        response = result.data if result.data is not None else result.content
+        response = claude_tool_response(tool_name, tool_input, result.data, content_text(result.content))
         post = await hooks.post_tool_use(tool_name, tool_input, response, tool_use_id, session.ctx)
     emit_hook_notices(state, session, post.notices)
     if post.halt:

@@ -29,6 +29,7 @@ from catui.session.usage import add_usage, total_tokens
 
 if TYPE_CHECKING:
     from catui.session.loop_state import LoopDeps, LoopState
+    from catui.telemetry.hooks import ModelRequestObservation
 
 
 async def model_turn(state: LoopState, session: LoopDeps) -> Message:
@@ -60,6 +61,22 @@ async def turn_with_fallback(state: LoopState, session: LoopDeps) -> Message:
 
 async def stream_turn(state: LoopState, session: LoopDeps) -> Message:
     """Send the session's request and stream the answer; the assistant message, appended to the session."""
+    telemetry = session.config.telemetry
+    if telemetry is None:
+        return await _stream_turn(state, session, None)
+    observed = telemetry.model_request(
+        model=session.config.model, effort=session.config.effort,
+        query_source=str(session.config.request_metadata.get("query_source") or
+                         ("main" if session.config.agent_id is None else "agent")),
+        system=session.config.provider.name)
+    try:
+        return await _stream_turn(state, session, observed)
+    except BaseException as exc:
+        observed.failed(exc)
+        raise
+
+
+async def _stream_turn(state: LoopState, session: LoopDeps, observed: ModelRequestObservation | None) -> Message:
     request = session.build_request()
     accumulator = MessageAccumulator()
     api_started = time.monotonic()
@@ -68,6 +85,8 @@ async def stream_turn(state: LoopState, session: LoopDeps) -> Message:
 
     async def consume() -> None:
         async for event in stream:
+            if observed is not None:
+                observed.first_event()
             if event.get("type") == STREAM_RETRY:
                 data = {**stream_retry_data(event, accumulator.message),
                         "parent_tool_use_id": fields["parent_tool_use_id"]}
@@ -112,6 +131,8 @@ async def stream_turn(state: LoopState, session: LoopDeps) -> Message:
     state.last_stop_reason = final.get("stop_reason")
     usage = final.get("usage") or {}
     model = final.get("model") or session.config.model
+    if observed is not None:
+        observed.finished(model=model, message=final)
     add_usage(state.usage, usage)
     session.config.usage_tracker.add(model, usage)
     session.emit(UsageEvent(model=model, usage=usage, **fields))

@@ -229,6 +229,17 @@ class Session:
         return str(uuid.uuid4())
 
     async def _drive(self, prompt: str | list[Block] | Message) -> None:
+        telemetry = self.config.telemetry
+        if telemetry is None:
+            await self._drive_run(prompt)
+            return
+        with telemetry.run(session_id=self.session_id, agent_id=self.config.agent_id, agent_type=self.ctx.agent_type,
+                           prompt=prompt, model=self.config.model, spawned_from=self.config.spawned_from) as observed:
+            result = await self._drive_run(prompt)
+            observed.finished(subtype=result.subtype, is_error=result.is_error, num_turns=result.num_turns,
+                              duration_ms=result.duration_ms)
+
+    async def _drive_run(self, prompt: str | list[Block] | Message) -> ResultEvent:
         started = time.monotonic()
         message = prompt if isinstance(prompt, dict) else user_message(prompt)
         subtype, is_error, result_text = "success", False, ""
@@ -308,8 +319,10 @@ class Session:
         run_rules = self.run_state.take_run_rules()
         if run_rules:
             self.ctx.permissions = self.ctx.permissions.without_rules(run_rules)
-        self.emit(self.result_event(subtype, is_error, result_text, started=started, terminal_reason=terminal_reason,
-                                    api_error_status=api_error_status))
+        result = self.result_event(subtype, is_error, result_text, started=started, terminal_reason=terminal_reason,
+                                   api_error_status=api_error_status)
+        self.emit(result)
+        return result
 
     def result_event(self, subtype: str, is_error: bool, result_text: str, *, started: float,
                      terminal_reason: str | None = None, api_error_status: int | None = None) -> ResultEvent:

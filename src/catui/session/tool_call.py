@@ -78,13 +78,16 @@ async def permit_call(
     """
     request = tool.permission_request(args, session.ctx)
     decision = session.ctx.permissions.decide(request)
+    source = "config"  # who decided, in Claude Code's telemetry terms (config, hook, user_*)
     if pre is not None and (pre.decision is not None or pre.halt):
         decision = apply_hook_decision(decision, pre, tool.name)
+        source = "hook"
         if pre.halt and decision.behavior != "deny":
             decision = PermissionDecision("deny", state.run_state.hook_halt or "")
     if decision.behavior == "ask":
         if session.config.can_use_tool is not None:
             decision = await session.config.can_use_tool(tool, raw_input, request, session.ctx)
+            source = "user_temporary" if decision.behavior == "allow" else "user_reject"
             if decision.behavior == "allow" and decision.updated_input is not None:
                 try:  # the approver's rewritten input must still fit the tool
                     args = tool.input_model.model_validate(decision.updated_input)
@@ -98,6 +101,10 @@ async def permit_call(
                 or f"{tool.name} needs approval, and nobody can be asked in this mode. "
                 f"Allow it with --allowedTools '{tool.name}' or a permissions.allow rule in settings.",
             )
+    telemetry = session.config.telemetry
+    if telemetry is not None:
+        telemetry.tool_decision(name=tool.name, tool_use_id=tool_use_id, source=source, tool_input=raw_input,
+                                decision="accept" if decision.behavior == "allow" else "reject")
     if decision.behavior != "allow":
         state.permission_denials.append({"tool_name": tool.name, "tool_use_id": tool_use_id, "tool_input": raw_input})
         return ToolResult(decision.reason or f"Permission to use {tool.name} was denied.", is_error=True)

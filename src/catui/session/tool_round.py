@@ -95,7 +95,13 @@ async def run_one_tool(state: LoopState, session: LoopDeps, block: Block) -> tup
     fields = session.event_fields()
     state.totals.tool_uses += 1
     session.emit(ToolStartEvent(tool_use_id=tool_use_id, name=name, input=raw_input, **fields))
-    result = await execute_tool(state, session, name, raw_input, tool_use_id)
+    telemetry = session.config.telemetry
+    if telemetry is None:
+        result = await execute_tool(state, session, name, raw_input, tool_use_id)
+    else:  # the call's span is current while it runs: an Agent call's child hangs under it
+        with telemetry.tool_call(name=name, tool_use_id=tool_use_id, tool_input=raw_input) as observed:
+            result = await execute_tool(state, session, name, raw_input, tool_use_id)
+            observed.finished(is_error=result.is_error, content=result.content, data=result.data)
     if result.data is not None and isinstance(result.data, dict) and "permission_mode" in result.data:
         mode = result.data["permission_mode"]
         session.ctx.permissions = session.ctx.permissions.with_mode(mode)

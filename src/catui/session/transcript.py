@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,13 @@ class TranscriptWriter:
     """Writes each message to every sink path as one JSON line, fsync-free but flushed per line."""
 
     def __init__(self, paths: list[Path], *, session_id: str, cwd: Path, agent_id: str | None = None,
-                 git_branch: str | None = None) -> None:
+                 git_branch: str | None = None, on_created: Callable[[Path], None] | None = None,
+                 on_line: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.paths = list(paths)
+        self.on_line = on_line
+        """Called with each record after it is written (``--session-mirror``: the driver's session store)."""
+        self.on_created = on_created
+        """Called once with the first path after the first line is written there (the file exists from then)."""
         self.session_id = session_id
         self.cwd = cwd
         self.agent_id = agent_id
@@ -78,6 +84,11 @@ class TranscriptWriter:
                 os.write(fd, data)
             finally:
                 os.close(fd)
+        if self.on_created is not None and self.paths:
+            created, self.on_created = self.on_created, None
+            created(self.paths[0])
+        if self.on_line is not None:
+            self.on_line(record)
         self.last_uuid = line_uuid
         return line_uuid
 

@@ -27,7 +27,7 @@ from catui.config.concurrency import DEFAULT_MAX_CONCURRENT_SUBAGENTS
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
 from catui.subagents.background_tasks import AgentTaskRecords, launched_result
-from catui.subagents.child_session import record_agent_selected
+from catui.subagents.child_session import hang_under_current_call, record_agent_selected
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.foreground import Handoff
 from catui.subagents.handoff_notes import record_review, with_warning
@@ -124,6 +124,7 @@ class BackgroundAgents:
         # A foreground agent continued for the first time gets an output file with its whole conversation.
         first_time = not self.tasks.output_path(agent_id).exists()
         run.is_resume = True
+        hang_under_current_call(run)
         record_agent_selected(self.concluder.deps.telemetry, run.definition, run.model, is_async=True,
                               is_fork=run.is_fork, depth=run.depth, is_resume=True)
         self.relaunch(run, carried, copy_existing=first_time)

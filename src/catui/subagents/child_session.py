@@ -103,6 +103,7 @@ def build_child_session(
         # settings hooks plus the definition's own; SubagentStart/SubagentStop run inside the child's loop
         hooks=child_hooks(deps.hooks, definition, plan.agent_id, definition.agent_type,
                           cwd=plan.cwd, agent_transcript_path=transcript_path),
+        telemetry=parent.config.telemetry,
     )
     child = Session(config)
     # An inherited history goes in as it is (messages are never changed in place), and into the child's
@@ -127,6 +128,7 @@ def build_child_session(
         depth=plan.depth,
         is_resume=is_resume,
     )
+    hang_under_current_call(run)
     record_agent_selected(deps.telemetry, definition, plan.model, is_async=plan.is_async, is_fork=plan.is_fork,
                           depth=plan.depth, is_resume=is_resume)
     return run
@@ -154,3 +156,17 @@ def record_agent_selected(
             "depth": depth,
         },
     )
+
+
+def hang_under_current_call(run: SubagentRun) -> None:
+    """With telemetry on: the run's agent span hangs under the tool call being made now (the Agent call that
+    starts it, or the SendMessage that resumes it), wherever and whenever the run then goes."""
+    config = run.session.config
+    if config.telemetry is None:
+        return
+    config.spawned_from = config.telemetry.spawn_context(**{
+        "catui.agent.description": run.description, "catui.agent.model_reason": run.model.reason,
+        "catui.agent.is_async": run.is_async, "catui.agent.is_fork": run.is_fork,
+        "catui.agent.is_resume": run.is_resume, "catui.agent.depth": run.depth,
+        "catui.agent.tool_use_id": run.request.tool_use_id,
+    })

@@ -25,7 +25,6 @@ from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, end_status
 from catui.subagents.result import ONE_SHOT_AGENT_TYPES
 from catui.subagents.run import SubagentRun
-from catui.telemetry.spans import agent_span, set_span_attributes
 from catui.tools.base import ToolResult
 
 CANCEL_GRACE_S = 2.0
@@ -85,28 +84,18 @@ class ForegroundDriver:
 
     async def run_to_completion(self, run: SubagentRun) -> ToolResult:
         """Drive ``run`` while the parent waits, forwarding its events; returns its tool_result."""
-        attributes = {
-            "catui.agent.id": run.agent_id,
-            "catui.agent.type": run.agent_type,
-            "catui.agent.model": run.model.model_id,
-            "catui.agent.model_reason": run.model.reason,
-            "catui.agent.description": run.description,
-            "catui.agent.is_async": False,
-        }
-        with agent_span("catui.agent", attributes) as span:
-            run.span = span
-            ended = asyncio.Event()
-            self.running[run.agent_id] = run
-            self._ended[run.agent_id] = ended
-            try:
-                return await self._drive(run, span)
-            finally:
-                if self.running.get(run.agent_id) is run:
-                    del self.running[run.agent_id]
-                    self._ended.pop(run.agent_id, None)
-                ended.set()
+        ended = asyncio.Event()
+        self.running[run.agent_id] = run
+        self._ended[run.agent_id] = ended
+        try:
+            return await self._drive(run)
+        finally:
+            if self.running.get(run.agent_id) is run:
+                del self.running[run.agent_id]
+                self._ended.pop(run.agent_id, None)
+            ended.set()
 
-    async def _drive(self, run: SubagentRun, span: object) -> ToolResult:
+    async def _drive(self, run: SubagentRun) -> ToolResult:
         emit = run.parent_ctx.emit
         task_events.emit(run, task_events.task_started(run))
         entry: _Movable | None = None
@@ -137,7 +126,6 @@ class ForegroundDriver:
         # A child that finished just as the stop came is reported as it ended.
         status = end_status(run, result)
         task_events.emit(run, task_events.foreground_finished(run, status))
-        set_span_attributes(span, {"catui.agent.tool_uses": run.tool_use_count, "catui.agent.error": result.is_error})
         return result
 
     async def _movable_events(self, entry: _Movable) -> AsyncIterator[Event]:

@@ -120,7 +120,14 @@ class RunConcluder:
         )
 
     def record_completed(self, run: SubagentRun, result: AgentResult | None) -> None:
-        """The ``catui_agent_tool_completed`` record (spec 16)."""
+        """The ``catui_agent_tool_completed`` record (spec 16) and OpenTelemetry's ``subagent_completed`` event."""
+        otel = run.session.config.telemetry
+        if otel is not None:
+            otel.subagent_completed(
+                agent_id=run.agent_id, agent_type=run.agent_type, duration_ms=run.duration_ms,
+                status="completed" if result is not None else ("stopped" if run.aborted else "failed"),
+                total_tokens=result.total_tokens if result else total_tokens(run.last_usage),
+                tool_uses=result.total_tool_use_count if result else run.tool_use_count, is_async=run.is_async)
         telemetry = self.deps.telemetry
         if telemetry is None:
             return

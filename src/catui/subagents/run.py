@@ -75,7 +75,6 @@ class SubagentRun:
     last_usage: dict[str, Any] = field(default_factory=dict)
     result_event: ResultEvent | None = None
     aborted: bool = False
-    span: Any = None
     stop_event: asyncio.Event | None = None
     """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
     mcp_servers: ChildMcpServers | None = None

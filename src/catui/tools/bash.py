@@ -124,6 +124,10 @@ class BashTool(Tool):
             "sandboxed": launch.sandboxed,
             "interrupted": interrupted is not None,
             "cwd": str(ctx.cwd),
+            # stderr goes to the same file as stdout (the model reads them interleaved), so stdout holds both,
+            # as in Claude Code's tool result
+            "stdout": body,
+            "stderr": "",
         }
         if interrupted == "timeout":
             parts = [body, f"Command timed out after {timeout_ms} ms and was killed."]

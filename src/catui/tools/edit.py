@@ -130,6 +130,8 @@ class EditTool(Tool):
             "replacements": replaced,
             "encoding": encoding.codec,
             "line_ending": eol,
+            "original_file": text,
+            "updated_file": updated,
         }
         return ToolResult(
             f"The file {path} has been updated. A snippet of the result (`cat -n` style):\n{snippet}",

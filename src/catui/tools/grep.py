@@ -195,6 +195,7 @@ def format_result(
     }
 
     if query.mode == "files_with_matches":
+        data["filenames"] = list(page)
         if not page:
             return ToolResult("No files found", data=data)
         noun = "file" if total == 1 else "files"

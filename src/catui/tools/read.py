@@ -205,6 +205,7 @@ class ReadTool(Tool):
             "start_line": start + 1,
             "num_lines": len(shown),
             "total_lines": total,
+            "content": "\n".join(shown),
         }
         return ToolResult(body, data=data)
 

@@ -10,6 +10,8 @@ out is answered with an error naming it; the session goes on.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -17,8 +19,62 @@ from typing import Any
 from catui.app.build import AgentApp
 from catui.errors import CatuiError
 
-# Requests of claude-agent-sdk that catui has no counterpart for yet.
-UNSUPPORTED: dict[str, str] = {}
+log = logging.getLogger(__name__)
+
+# Requests the official Agent SDKs can send that catui has no counterpart for -> what catui does instead.
+# Each is answered with an error naming the request and this text; the session goes on.
+_UI_ONLY = "catui has no such dialog; its terminal shows that state with its own commands"
+UNSUPPORTED: dict[str, str] = {
+    "set_max_thinking_tokens": "the thinking budget is fixed at start (--max-thinking-tokens, --thinking)",
+    "apply_flag_settings": "settings are read at start (--settings)",
+    "update_settings": "settings are read at start (--settings); edit the settings files",
+    "cancel_async_message": "a queued prompt runs in turn; interrupt stops the running one",
+    "update_queued_message": "a queued prompt runs as sent",
+    "channel_enable": "catui reads prompts from stdin only",
+    "claude_authenticate": "catui reads API keys from the environment (ANTHROPIC_API_KEY)",
+    "claude_oauth_callback": "catui reads API keys from the environment (ANTHROPIC_API_KEY)",
+    "claude_oauth_wait_for_completion": "catui reads API keys from the environment (ANTHROPIC_API_KEY)",
+    "mcp_authenticate": "catui connects MCP servers with the headers of their config",
+    "mcp_clear_auth": "catui keeps no MCP credentials",
+    "mcp_oauth_callback_url": "catui connects MCP servers with the headers of their config",
+    "mcp_set_servers": "MCP servers are fixed at start (--mcp-config); mcp_toggle and mcp_reconnect work",
+    "mcp_read_resource": "catui offers MCP tools only",
+    "set_mcp_permission_mode_override": "MCP tools follow the session's permission mode",
+    "generate_session_title": "catui titles a session from its first prompt",
+    "remote_control": "catui runs locally, driven over stdin/stdout",
+    "seed_read_state": "catui's Read tool tracks the files it read itself",
+    "set_proactive": "catui answers prompts only",
+    "side_question": "send the question as a prompt",
+    "reload_plugins": "plugins are loaded at start (--plugin-dir)",
+    "reload_skills": "skills are loaded at start",
+    "reload_output_styles": "catui has the default output style only",
+    "set_cwd": "the working folder is fixed at start (cwd)",
+    "set_peer_delivery": "catui has no peer sessions",
+    "decide_held_peer_message": "catui has no peer sessions",
+    "claim_session": "catui serves one session per process",
+    "end_session": "close catui's stdin to end the session",
+    "export_conversation": "the transcript is the session's JSONL file (get_session_messages reads it)",
+    "get_plan": "the plan is the plan file named in ExitPlanMode's input (planFilePath)",
+    "get_task_output": "a background task's output file is named in its task_notification (output_file)",
+    "get_usage": "each result carries usage, total_cost_usd and modelUsage",
+    "get_status": "get_server_info and mcp_status report catui's state",
+    "get_hooks_listing": "hooks are the settings' and those sent in initialize",
+    "list_permission_rules": "the rules are the settings' and the allowed/disallowed tools given at start",
+    "read_file": "read the file from the driving program",
+    "message_rated": "catui collects no ratings",
+    "submit_feedback": "catui collects no feedback",
+    "submit_survey_feedback": "catui collects no feedback",
+    "prompt_draft_activity": "catui has no prompt drafts",
+    "set_prompt_suggestions_paused": "catui does not suggest prompts",
+    "ultrareview_launch": "catui has no ultrareview",
+    "get_chrome_browsers": "catui has no browser integration",
+    "get_chrome_dialog": "catui has no browser integration",
+    "select_chrome_browser": "catui has no browser integration",
+    "set_chrome_browser_hints": "catui has no browser integration",
+    "get_memory_dialog": _UI_ONLY,
+    "get_sandbox_dialog": _UI_ONLY,
+    "get_skills_dialog": _UI_ONLY,
+}
 
 
 def initialize_response(app: AgentApp) -> dict[str, Any]:
@@ -45,10 +101,13 @@ class ControlRequestHandler:
     """
 
     def __init__(self, app: AgentApp, interrupt: Callable[[], None],
-                 main_usage: Callable[[], dict[str, Any] | None]) -> None:
+                 main_usage: Callable[[], dict[str, Any] | None], *, bypass_allowed: bool = True) -> None:
         self.app = app
         self.interrupt = interrupt
         self.main_usage = main_usage
+        self.bypass_allowed = bypass_allowed
+        """Whether ``set_permission_mode`` may switch to bypassPermissions (Claude Code allows it only when the
+        session started in that mode or with --allow-dangerously-skip-permissions)."""
 
     async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The success ``response`` object for ``request``; raises CatuiError with the reason otherwise."""
@@ -57,8 +116,22 @@ class ControlRequestHandler:
             self.interrupt()
             return {}
         if subtype == "set_permission_mode":
+            if request.get("mode") == "bypassPermissions" and not self.bypass_allowed:
+                raise CatuiError("Cannot set permission mode to bypassPermissions because the session was not "
+                                 "launched with --dangerously-skip-permissions or --allow-dangerously-skip-permissions "
+                                 "(the SDKs' allowDangerouslySkipPermissions / permission_mode='bypassPermissions')")
             self.app.set_permission_mode(request.get("mode"))
             return {}
+        if subtype == "background_tasks":
+            return {"task_ids": await background_tasks(self.app)}
+        if subtype == "get_settings":
+            return {"settings": dict(self.app.settings.merged)}
+        if subtype == "mirror_error":
+            # the driver's session_store failed to take some transcript lines; the transcript on disk is whole
+            log.warning("the driver's session store reported an error: %s", request.get("error"))
+            return {}
+        if subtype == "rename_session":
+            return rename_session(self.app, request.get("title"))
         if subtype == "set_model":
             return {"model": self.app.switch_model(request.get("model")).model_id}
         if subtype == "stop_task":
@@ -80,5 +153,28 @@ class ControlRequestHandler:
         if subtype == "initialize":
             raise CatuiError("catui is already initialized; send initialize once, before the first prompt")
         if isinstance(subtype, str) and subtype in UNSUPPORTED:
-            raise CatuiError(UNSUPPORTED[subtype])
+            raise CatuiError(f"catui does not support the control request {subtype!r}: {UNSUPPORTED[subtype]}")
         raise CatuiError(f"unknown control request subtype {subtype!r}")
+
+
+async def background_tasks(app: AgentApp) -> list[str]:
+    """Claude Code's Ctrl-B: the running foreground sub-agents move to the background; their task ids."""
+    if app.subagent_runtime is None:
+        raise CatuiError("background_tasks: this session has no sub-agent runtime")
+    return await app.background_foreground_agents()
+
+
+def rename_session(app: AgentApp, title: Any) -> dict[str, Any]:
+    """Give the session a title (the transcript's ``custom-title`` line, as the SDKs' rename_session)."""
+    if not isinstance(title, str) or not title.strip():
+        raise CatuiError("rename_session needs a non-empty 'title' string")
+    transcript = app.session.config.transcript
+    if transcript is None:
+        raise CatuiError("rename_session: this session writes no transcript (--no-session-persistence)")
+    if not transcript.paths or not transcript.paths[0].exists():
+        raise CatuiError("rename_session: the session has no transcript yet; send a prompt first")
+    line = {"type": "custom-title", "customTitle": title.strip(), "sessionId": app.session.session_id}
+    for path in transcript.paths[:1]:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return {}

@@ -32,6 +32,17 @@ class UserInput:
 
     content: str | list[dict[str, Any]]
     line: int
+    origin: dict[str, Any] | None = None
+    """The line's ``origin`` (``{"kind": "human"}`` …), echoed on the turn's result as Claude Code does."""
+
+    def is_command(self, name: str) -> bool:
+        """Whether the prompt is exactly the slash command ``/name`` (as text, with or without blanks)."""
+        content = self.content
+        if isinstance(content, list):
+            if len(content) != 1 or content[0].get("type") != "text":
+                return False
+            content = str(content[0].get("text", ""))
+        return content.strip() == f"/{name}"
 
 
 def user_input_from(message: dict[str, Any], line: int) -> UserInput:
@@ -43,13 +54,18 @@ def user_input_from(message: dict[str, Any], line: int) -> UserInput:
     if isinstance(content, str):
         if not content.strip():
             raise StreamInputError(f"stdin line {line}: the user message's content is empty; send some text")
-        return UserInput(content, line)
+        return UserInput(content, line, _origin(message))
     if isinstance(content, list) and content and all(isinstance(b, dict) and "type" in b for b in content):
-        return UserInput(list(content), line)
+        return UserInput(list(content), line, _origin(message))
     raise StreamInputError(
         f"stdin line {line}: message.content must be a string or a non-empty list of content blocks "
         f"({{\"type\": \"text\", \"text\": ...}}), not {json.dumps(content)[:60]}"
     )
+
+
+def _origin(message: dict[str, Any]) -> dict[str, Any] | None:
+    origin = message.get("origin")
+    return dict(origin) if isinstance(origin, dict) else None
 
 
 def parse_line(raw: bytes, line: int) -> dict[str, Any] | None:

@@ -58,17 +58,22 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
     """The result object of print mode's json output, in Claude Code's shape (stream-json ends with it too).
 
     An error result (``error_max_turns``, ``error_max_budget_usd``, ``error_during_execution``) also lists
-    what went wrong in ``errors``, as Claude Code's does; catui keeps the text in ``result`` as well.
+    what went wrong in ``errors``, as Claude Code's does; catui keeps the text in ``result`` as well. A run
+    ended by a failed API call is reported as Claude Code reports it: subtype ``success`` (the loop did not
+    fail), ``is_error``, "API Error: …" with the API's message as ``result``, ``api_error_status`` and
+    ``terminal_reason: "api_error"``.
     """
     shown = {"structured_output": event.structured_output} if event.structured_output is not None else {}
+    api_failure = event.terminal_reason == "api_error"
+    text = f"API Error: {event.result}" if api_failure and not event.result.startswith("API Error") else event.result
     obj: dict[str, Any] = {
         "type": "result",
-        "subtype": event.subtype,
+        "subtype": "success" if api_failure else event.subtype,
         "is_error": event.is_error,
         "duration_ms": event.duration_ms,
         "duration_api_ms": event.duration_api_ms,
         "num_turns": event.num_turns,
-        "result": event.result,
+        "result": text,
         "stop_reason": event.stop_reason,
         "session_id": event.session_id,
         "total_cost_usd": event.total_cost_usd,
@@ -76,20 +81,31 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
         "modelUsage": event.model_usage,
         "permission_denials": event.permission_denials,
         **shown,
+        "terminal_reason": event.terminal_reason,
         "uuid": str(uuid.uuid4()),
     }
+    if event.api_error_status is not None:
+        obj["api_error_status"] = event.api_error_status
     if event.is_error:
-        obj["errors"] = [event.result] if event.result else []
+        # Claude Code leaves errors empty for an API failure: the prose is in result
+        obj["errors"] = [] if api_failure else [event.result] if event.result else []
     return obj
 
 
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
-    def __init__(self, app: AgentApp, stream: TextIO, *, replay_user_messages: bool = False) -> None:
+    def __init__(self, app: AgentApp, stream: TextIO, *, replay_user_messages: bool = False,
+                 forward_subagent_text: bool = False) -> None:
         self.app = app
         self.stream = stream
         self.replay_user_messages = replay_user_messages
+        self.forward_subagent_text = forward_subagent_text
+        self.origin: dict[str, Any] | None = None
+        """What started the running turn (the prompt line's ``origin``, or a task notification); the main
+        agent's result carries it, as Claude Code's."""
+        """Show a sub-agent's text and thinking too; by default, as Claude Code, its assistant messages carry
+        only their tool calls (its prompt and tool results are always shown)."""
         """Echo the main agent's own input too (``--replay-user-messages``): the SDK reads prompts' uuids there."""
 
     def _emit(self, obj: dict[str, Any]) -> None:
@@ -136,11 +152,19 @@ class StreamJsonWriter:
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return
         obj = event_to_json(event, self.app.session.session_id)
+        if obj is not None and isinstance(event, ResultEvent) and self.origin is not None:
+            obj["origin"] = self.origin
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
+                if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(
+                        block.get("type") in CALL_BLOCK_TYPES for block in part["message"].get("content") or []):
+                    continue  # a sub-agent's text or thinking
                 self._emit(part)
         elif obj is not None:
             self._emit(obj)
+
+
+CALL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
 
 def api_key_source(env: Any) -> str:

@@ -22,7 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
@@ -33,10 +36,12 @@ from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.stream.control_bridges import control_mcp_transport, initialize_hooks, stdio_permission_asker
 from catui.cli.stream.control_channel import ControlChannel
 from catui.cli.stream.control_requests import ControlRequestHandler, initialize_response
+from catui.cli.stream.initialize_request import apply_initialize
 from catui.cli.stream.input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream.output import StreamJsonWriter
 from catui.cli.stream.session_state import SessionStateReporter
 from catui.errors import CatuiError, ConfigurationError
+from catui.session.claude_link import claude_project_slug, claude_projects_dir
 from catui.session.events import Event, ResultEvent, UsageEvent
 
 
@@ -47,8 +52,21 @@ class StreamSession:
                  warn: Callable[[str], None], stdin: BinaryIO | None = None,
                  structured: StructuredResult | None = None,
                  report_state: Callable[[Callable[[dict[str, Any]], None]], SessionStateReporter | None]
-                 = lambda _write: None, replay_user_messages: bool = False) -> None:
+                 = lambda _write: None, replay_user_messages: bool = False,
+                 forward_subagent_text: bool = False, await_initialize: bool = False,
+                 bypass_allowed: bool = True, session_mirror: bool = False) -> None:
+        self.bypass_allowed = bypass_allowed
+        self.session_mirror = session_mirror
+        """``--session-mirror`` (the Python SDK's ``session_store``): each transcript line also goes to the driver
+        as a ``transcript_mirror`` frame, named by its path under Claude Code's projects folder."""
         self.run_options = run_options
+        self.forward_subagent_text = forward_subagent_text
+        """Show sub-agents' text and thinking (``--forward-subagent-text``, or ``forwardSubagentText`` in
+        ``initialize``); by default only their prompts, tool calls and results."""
+        self.await_initialize = await_initialize
+        """``--await-initialize``: build nothing before ``initialize`` arrives (prompts before it wait)."""
+        self.applied: dict[str, bool] = {}
+        """The ``*_applied`` keys of the answer to ``initialize`` (which delivered fields catui used)."""
         self.replay_user_messages = replay_user_messages
         self.structured = structured
         """``--json-schema``: each prompt's result carries the object the agent handed back."""
@@ -74,6 +92,7 @@ class StreamSession:
         self._running = False
         self._terminating = False
         self._sent_first_prompt = False
+        self._eof = asyncio.Event()
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -130,6 +149,7 @@ class StreamSession:
             self.channel.respond(request_id, response)
 
     def _stdin_closed(self, _task: asyncio.Task[None]) -> None:
+        self._eof.set()
         self.prompts.put_nowait(None)
         self.channel.close("catui's stdin was closed")
 
@@ -147,6 +167,11 @@ class StreamSession:
             first_prompt = asyncio.ensure_future(self.prompts.get())
             starting: set[asyncio.Future[Any]] = {self._initialize, first_prompt}
             await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
+            if self.await_initialize and not self._initialize.done() and first_prompt.result() is not None:
+                # --await-initialize: the driver sends initialize before anything runs; a prompt waits for it
+                eof_seen: asyncio.Future[Any] = asyncio.ensure_future(self._eof.wait())
+                await asyncio.wait({self._initialize, eof_seen}, return_when=asyncio.FIRST_COMPLETED)
+                eof_seen.cancel()
             init = self._initialize.result() if self._initialize.done() else None
             if not self._initialize.done():
                 self._initialize.cancel()  # a later initialize is answered "already initialized"
@@ -160,7 +185,7 @@ class StreamSession:
             try:
                 return await self._serve(app, first, eof)
             finally:
-                await app.aclose()
+                await (self.app or app).aclose()  # the session /clear started last, if any
         finally:
             reader.cancel()
             with contextlib.suppress(BaseException):
@@ -179,21 +204,35 @@ class StreamSession:
         for warning in [*app.settings.warnings, *app.services.startup_warnings,
                         *(f.error for f in app.registry.failed_files)]:
             self.warn(f"warning: {warning}")
-        self.app = app
-        self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages)
-        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage)
-        mcp = app.services.mcp
-        if mcp is not None:
-            mcp.on_warning = lambda message: self.warn(f"warning: {message}")
+        self._wire(app)
         if request_id is not None:
-            self.channel.respond(request_id, initialize_response(app))
+            self.channel.respond(request_id, {**initialize_response(app), **self.applied})
+        assert self.handler is not None
         for early_id, early in self._early_requests:  # in order, before any prompt: a mode set first applies
             await self._answer(self.handler, early_id, early)
         self._early_requests.clear()
         return app
 
+    def _wire(self, app: AgentApp) -> None:
+        """Make ``app`` the session the driver talks to: output, control requests, MCP warnings."""
+        self.app = app
+        self.writer = StreamJsonWriter(app, self.out, replay_user_messages=self.replay_user_messages,
+                                       forward_subagent_text=self.forward_subagent_text)
+        self.handler = ControlRequestHandler(app, interrupt=self._interrupt, main_usage=lambda: self.main_usage,
+                                             bypass_allowed=self.bypass_allowed)
+        mcp = app.services.mcp
+        if mcp is not None:
+            mcp.on_warning = lambda message: self.warn(f"warning: {message}")
+
+    def _mirror_line(self, record: dict[str, Any]) -> None:
+        folder = claude_projects_dir(os.environ) / claude_project_slug(self.run_options.cwd)
+        self._write_line({"type": "transcript_mirror", "filePath": str(folder / f"{record.get('sessionId')}.jsonl"),
+                          "entries": [record]})
+
     def _options_for(self, init: dict[str, Any] | None) -> RunOptions:
         options = replace(self.run_options, sdk_mcp_transport=control_mcp_transport(self.channel))
+        if self.session_mirror:
+            options = replace(options, transcript_mirror=self._mirror_line)
         if self.permission_prompt_tool == "stdio":
             asker = stdio_permission_asker(self.channel, self.warn, self._interrupt, self._main_context)
             options = replace(options, can_use_tool=asker)
@@ -202,14 +241,45 @@ class StreamSession:
         agents = init.get("agents")
         if agents is not None and not isinstance(agents, dict):
             raise ConfigurationError("initialize: 'agents' must be an object of agent names to definitions")
-        for ignored in ("excludeDynamicSections", "systemPromptSnapshot", "skills"):
-            if init.get(ignored) is not None:
-                self.warn(f"warning: initialize: catui does not support {ignored!r} yet; it is ignored")
+        laid = apply_initialize(options, init, self.warn)
+        self.applied = laid.applied
+        self.forward_subagent_text = self.forward_subagent_text or laid.forward_subagent_text
         return replace(
-            options,
-            sdk_agents={**(options.sdk_agents or {}), **agents} if agents else options.sdk_agents,
+            laid.options,
+            sdk_agents={**(options.sdk_agents or {}), **agents} if agents else laid.options.sdk_agents,
             callback_hooks=initialize_hooks(init.get("hooks"), self.channel),
         )
+
+    async def _clear(self, old: AgentApp) -> AgentApp:
+        """Start a new session with the same options (a new id and transcript; the old one stays resumable),
+        tell the driver with a ``conversation_reset`` message and end the command with a result, as Claude Code."""
+        started = time.monotonic()
+        options = replace(old.options, resume=None, continue_conversation=False, fork_session=False,
+                          session_id=None, resume_session_at=None, resume_drops_turn=None)
+        try:
+            new = build_app(options)
+            await start_app(new)
+        except CatuiError as exc:
+            assert self.writer is not None
+            failed = old.session.result_event("error_during_execution", True,
+                                              f"/clear could not start a new session: {exc}", started=started,
+                                              terminal_reason="error")
+            self.writer.write(failed)
+            self.last_result = failed
+            return old
+        settle_startup_objects()
+        self._write_line({"type": "conversation_reset", "new_conversation_id": str(uuid.uuid4()),
+                          "uuid": str(uuid.uuid4()), "session_id": old.session.session_id})
+        await old.aclose("clear")
+        self._wire(new)
+        self._sent_first_prompt = False
+        self.main_usage = None
+        assert self.writer is not None
+        done = new.session.result_event("success", False, "", started=started)
+        self.writer.origin = None
+        self.writer.write(done)
+        self.last_result = done
+        return new
 
     def _main_context(self) -> Any:
         return self.app.session.ctx if self.app is not None else None
@@ -230,8 +300,21 @@ class StreamSession:
         idle_writer = asyncio.ensure_future(self._write_idle_events(idle))
         prompt_wait: asyncio.Task[UserInput | None] | None = None
         notification: asyncio.Task[Any] | None = None
+
+        async def clear() -> None:
+            """``/clear``: a new session in place of the old one (whose background agents stop)."""
+            nonlocal app, restore, notification
+            if notification is not None:
+                notification.cancel()
+                notification = None
+            restore()
+            app = await self._clear(app)
+            restore = deliver_idle_events(app.session, idle)
+
         try:
-            if first is not None:
+            if first is not None and first.is_command("clear"):
+                await clear()
+            elif first is not None:
                 await self._turn(app, first)
                 notification = self._watch_notifications(app)
                 if notification is None and self.state is not None:
@@ -257,6 +340,8 @@ class StreamSession:
                     prompt, prompt_wait = prompt_wait.result(), None
                     if prompt is None:
                         eof = True
+                    elif prompt.is_command("clear"):
+                        await clear()
                     else:
                         await self._turn(app, prompt)
                         if notification is None:
@@ -284,6 +369,7 @@ class StreamSession:
     async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
+        self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else {"kind": "task-notification"}
         if isinstance(prompt, UserInput):
             # The context reminders go before the conversation's first prompt only, as in the terminal session.
             content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)

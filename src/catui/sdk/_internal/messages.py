@@ -251,18 +251,20 @@ class MessageView:
         if isinstance(message, HookEventMessage) and not self.include_hook_events:
             return []
         if (
-            isinstance(message, AssistantMessage | UserMessage)
+            isinstance(message, AssistantMessage)
             and message.parent_tool_use_id is not None
             and not self.forward_subagent_text
         ):
+            # As Claude Code: a sub-agent's prompt and tool results always reach the caller, its text and
+            # thinking only on request
             return _calls_only(message)
         if isinstance(message, ResultMessage) and message.api_error_status == 429:
             return [rate_limit_rejected(message), message]
         return [message]
 
 
-def _calls_only(message: AssistantMessage | UserMessage) -> list[Message]:
-    """A sub-agent's message with only its tool calls and results (none of its text or thinking)."""
+def _calls_only(message: AssistantMessage) -> list[Message]:
+    """A sub-agent's message with only its tool calls (none of its text or thinking)."""
     content = message.content
     if isinstance(content, str):
         return []

@@ -26,7 +26,7 @@ from catui.subagents.run import SubagentRun
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
 
-WORKER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_CODE_")
+WORKER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_CODE_", "OTEL_")
 WORKER_ENV_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
                     "SSL_CERT_FILE", "SSL_CERT_DIR")
 LOCAL_ONLY_ENV = ("CATUI_HOME", "CATUI_EXECUTOR")
@@ -67,6 +67,8 @@ class RemoteJob:
     """The child's command hooks (the settings' and its definition's)."""
     mcp_servers: tuple[McpServerConfig, ...] = ()
     """The caller's MCP servers the child has tools of (started on the worker when their command exists there)."""
+    telemetry_carrier: dict[str, str] = field(default_factory=dict)
+    """Where the child's span hangs (W3C ``traceparent``, prompt and parent agent ids), when telemetry is on."""
 
 
 def job_from_run(
@@ -118,6 +120,7 @@ def job_from_run(
         sandbox=sandbox.settings if (sandbox := run.session.ctx.services.sandbox) is not None else None,
         hooks=shippable_hooks(config.hooks),
         mcp_servers=shippable_mcp_servers(mcp, (tool.name for tool in config.tools)),
+        telemetry_carrier=config.telemetry.carrier(config.spawned_from) if config.telemetry is not None else {},
     )
 
 

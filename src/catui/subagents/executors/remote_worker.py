@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catui.errors import ConfigurationError
 from catui.mcp.manager import McpManager
 from catui.models.resolve import create_provider
 from catui.sandbox.policy import BashSandbox
@@ -29,6 +30,8 @@ from catui.session.session import Session, SessionConfig
 from catui.subagents.executors.remote_extras import sandbox_on_worker, start_mcp_on_worker, worker_hook_runner
 from catui.subagents.executors.remote_job import RemoteJob
 from catui.subagents.executors.repo_bundle import bundle_changes, open_checkout
+from catui.telemetry.hooks import RunTelemetry
+from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext, ToolServices
 from catui.tools.registry import builtin_tools
 
@@ -99,8 +102,9 @@ class AgentWorker:
         ctx = ToolContext(
             cwd=cwd, project_root=self._checkout,
             permissions=job.permissions.with_working_directories(self._checkout),
-            agent_id=job.agent_id, services=ToolServices(sandbox=sandbox),
+            agent_id=job.agent_id, agent_type=job.agent_type, services=ToolServices(sandbox=sandbox),
         )
+        telemetry = self._telemetry()
         config = SessionConfig(
             provider=provider, model=job.model_id, tools=tools, tool_context=ctx,
             system_prompt=_rewrite_paths(job.system_prompt, job.caller_root, str(self._checkout)),
@@ -109,9 +113,21 @@ class AgentWorker:
             agent_id=job.agent_id, parent_tool_use_id=job.parent_tool_use_id,
             request_metadata=dict(job.request_metadata), history=list(job.history),
             max_tool_use_concurrency=job.max_tool_use_concurrency, pending_messages=self._take_inbox,
-            hooks=hooks,
+            hooks=hooks, telemetry=telemetry,
+            # the caller's Agent call, carried here: the child's span joins the caller's trace
+            spawned_from=telemetry.from_carrier(job.telemetry_carrier) if telemetry is not None else None,
         )
         return Session(config)
+
+    def _telemetry(self) -> RunTelemetry | None:
+        """This worker's telemetry, from the variables the caller sent (OTEL_* and the switches), when on."""
+        if not self.job.telemetry_carrier:
+            return None
+        try:
+            return start_telemetry(os.environ)
+        except ConfigurationError as exc:  # the worker's Python lacks the extra: the agent runs, unobserved
+            self._notice(f"telemetry is off on this worker: {exc}")
+            return None
 
     def _notice(self, text: str) -> None:
         """A one-time notice for the caller (the sandbox cannot run here, a hook cannot travel)."""
@@ -160,6 +176,9 @@ class AgentWorker:
             with contextlib.suppress(BaseException):
                 await self._loop_task
         outcome = WorkerOutcome(error=self._error)
+        if self._session is not None and self._session.config.telemetry is not None:
+            # the agent's spans and events leave before the caller hears it ended (the caller's app may exit)
+            await asyncio.to_thread(self._session.config.telemetry.flush)
         if self._session is not None:
             outcome.usage = dict(self._session.usage)
             outcome.num_turns = self._session.totals.num_turns
