@@ -195,10 +195,9 @@ class Session:
         """Add ``message`` to the conversation and the transcript; the transcript line's uuid."""
         self.messages.append(message)
         if self.config.transcript is not None:
-            try:
-                return self.config.transcript.append(message, extra=extra)
-            except OSError as exc:
-                self.emit(ErrorEvent(message=f"could not write transcript: {exc}", **self.event_fields()))
+            # A TranscriptWriteError (a CatuiError) ends the run with an error result, so print mode exits
+            # non-zero: a conversation that cannot be saved is never reported as a success.
+            return self.config.transcript.append(message, extra=extra)
         return str(uuid.uuid4())
 
     async def _drive(self, prompt: str | list[Block] | Message) -> None:
