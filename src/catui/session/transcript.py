@@ -47,7 +47,7 @@ class TranscriptWriter:
         self._pending: dict[Path, bytes] = {}
         self._checked: set[Path] = set()
         for path in self.paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(path.parent)
 
     @property
     def unsaved_paths(self) -> list[Path]:
@@ -56,7 +56,7 @@ class TranscriptWriter:
 
     def add_sink(self, path: Path) -> None:
         """Also write future lines to ``path`` (created now, even if nothing follows)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path.parent)
         path.touch(exist_ok=True)
         self.paths.append(path)
 
@@ -155,6 +155,16 @@ class TranscriptWriter:
                 "memory and written as soon as the disk takes them; free space (or make the catui home "
                 "writable, CATUI_HOME) and go on, or `catui -c` will resume without them"
             )
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TranscriptWriteError(
+            f"cannot create {folder} for the session's transcript: {exc.strerror or exc}; make the catui home "
+            "writable or point CATUI_HOME at a writable folder"
+        ) from None
 
 
 def encode_line(record: dict[str, Any]) -> bytes:
