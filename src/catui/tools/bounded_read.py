@@ -109,6 +109,7 @@ def read_line_window(opened: OpenedFile, first: int, count: int, max_line_bytes:
     """Lines ``first`` .. ``first + count - 1`` of a large file, streaming; memory stays within
     ``count * max_line_bytes`` however big the file or its lines are (longer lines are cut)."""
     window = LineWindow([], first, False)
+    os.lseek(opened.fd, 0, os.SEEK_SET)  # from the start, whatever was read before
     with os.fdopen(os.dup(opened.fd), "rb", buffering=READ_CHUNK) as stream:
         index = 0
         while True:

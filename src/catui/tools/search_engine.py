@@ -135,8 +135,10 @@ async def rg_search(rg: str, query: GrepQuery, abort: asyncio.Event | None = Non
             abort=abort, timeout_s=timeout_s)
     except SearchInterrupted as exc:
         raise SearchError(_interrupted_text(exc)) from None
-    if done.returncode == 2 and not done.stdout:
-        raise SearchError(done.stderr.decode("utf-8", "replace").strip() or "ripgrep failed")
+    if done.returncode not in (0, 1) and not done.stdout and not done.cut:
+        # 2: a bad pattern or unreadable root; negative: rg died of a signal (out of memory, killed)
+        raise SearchError(done.stderr.decode("utf-8", "replace").strip()
+                          or f"ripgrep failed (exit status {done.returncode})")
     return SearchResult(order_hits(parse_rg_output(done.stdout, query.mode), query.mode), done.cut)
 
 
