@@ -193,7 +193,7 @@ def check_tool_results(blocks: Sequence[Any], messages: Sequence[Mapping[str, An
     for index, block in enumerate(blocks):
         if isinstance(block, Mapping) and block.get("type") == "tool_result":
             tool_use_id = block.get("tool_use_id")
-            if tool_use_id not in open_calls:
+            if not isinstance(tool_use_id, str) or tool_use_id not in open_calls:
                 raise PromptBlockError(
                     f"content block {index} ('tool_result'): tool_use_id {tool_use_id!r} answers no tool call "
                     "the model is waiting on"

@@ -89,7 +89,8 @@ def parse_line(raw: bytes, line: int) -> dict[str, Any] | None:
 
 
 class LineSplitter:
-    """Cuts a byte stream into lines of at most ``limit`` bytes; a longer line comes out as None (skipped whole).
+    """Cuts a byte stream into lines of at most ``limit`` bytes (newline not counted); a longer line comes out
+    as None (skipped whole).
 
     The over-long line's bytes are dropped as they arrive (never held), up to its newline; the next line is
     read normally, so one bad line costs that line only.
