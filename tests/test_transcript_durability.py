@@ -172,3 +172,31 @@ def test_print_mode_exits_1_and_says_so_when_the_transcript_fills_the_disk(tmp_p
     # The resumed conversation is exactly what was saved whole: the first prompt, then the new one.
     assert [(m["role"], m["content"][-1]["text"]) for m in sent] == [("user", "write a long answer"),
                                                                      ("user", "again")]
+
+
+def test_a_title_added_to_a_torn_transcript_is_its_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catui.sdk_sessions import get_session_info, rename_session
+
+    monkeypatch.setenv("CATUI_HOME", str(tmp_path / "home"))
+    project = tmp_path / "proj"
+    project.mkdir()
+    folder = tmp_path / "home" / "projects" / project_slug(project)
+    folder.mkdir(parents=True)
+    path = folder / "abc.jsonl"
+    whole = json.dumps({"type": "user", "message": user("hello"), "uuid": "u1", "sessionId": "abc"})
+    path.write_text(whole + "\n" + '{"type": "assistant", "mess', encoding="utf-8")
+    rename_session("abc", "A title", directory=str(project))
+    info = get_session_info("abc", directory=str(project))
+    assert info is not None and info.custom_title == "A title"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[1] == '{"type": "assistant", "mess' and json.loads(lines[2])["customTitle"] == "A title"
+
+
+def test_a_streamed_sdk_prompt_with_a_malformed_block_is_refused_naming_it() -> None:
+    from catui.errors import ConfigurationError
+    from catui.sdk_prompts import prompt_from_message
+
+    message = {"type": "user", "message": {"role": "user", "content": [{"type": "image", "source": "x.png"}]}}
+    with pytest.raises(ConfigurationError, match=r"streamed prompt message 2: content block 0 \('image'\): "
+                                                 r"needs a 'source' object"):
+        prompt_from_message(message, 2)

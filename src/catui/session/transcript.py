@@ -105,10 +105,6 @@ class TranscriptWriter:
                                         {"message": message}, None)[1])
         self._commit(records, sync=True)
 
-    def retry_unsaved(self) -> None:
-        """Write the lines a failed write left in memory (at the end of a run); raises while it still fails."""
-        self._commit([])
-
     def _record(self, chain: dict[str, Any], line_type: str, body: dict[str, Any],
                 extra: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         """A new line's uuid and record; the chain moves on to it (whether or not it is written yet)."""
