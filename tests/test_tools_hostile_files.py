@@ -260,3 +260,14 @@ def test_glob_fallback_skips_a_folder_it_cannot_read(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     is_error, content = json.loads(done.stdout)
     assert not is_error and content == str(root / "open" / "seen.py")
+
+
+@pytest.mark.parametrize("separator", [b"\n", b"\0"])
+async def test_a_search_process_output_is_cut_at_a_whole_record(tmp_path: Path, separator: bytes) -> None:
+    from catui.tools.search_process import run_search_process
+
+    record = "name-" + ("\\n" if separator == b"\n" else "\\0")
+    done = await run_search_process(["sh", "-c", f"while :; do printf '{record}'; done"], cwd=str(tmp_path),
+                                    max_output=10_000, separator=separator)
+    assert done.cut and 0 < len(done.stdout) <= 10_000
+    assert done.stdout.endswith(separator) and set(done.stdout.split(separator)[:-1]) == {b"name-"}

@@ -132,7 +132,7 @@ async def rg_search(rg: str, query: GrepQuery, abort: asyncio.Event | None = Non
     try:
         done = await run_search_process(
             rg_grep_args(rg, query), cwd=str(query.root if query.root.is_dir() else query.root.parent),
-            abort=abort, timeout_s=timeout_s)
+            abort=abort, timeout_s=timeout_s, separator=b"\0" if query.mode == "files_with_matches" else b"\n")
     except SearchInterrupted as exc:
         raise SearchError(_interrupted_text(exc)) from None
     if done.returncode not in (0, 1) and not done.stdout and not done.cut:
@@ -210,25 +210,23 @@ def parse_rg_output(out: bytes, mode: OutputMode) -> list[FileHits]:
     return list(hits.values())
 
 
-async def rg_files(rg: str, root: Path, globs: Iterable[str]) -> list[str]:
+async def rg_files(rg: str, root: Path, globs: Iterable[str], abort: asyncio.Event | None = None,
+                   timeout_s: float = DEFAULT_TIMEOUT_S) -> list[str]:
+    """``rg --files`` under ``root``: at most the first 32 MB of names (a tree of millions of files stays
+    bounded); abort or the time limit raise SearchError."""
     args = [rg, "--files", "--null", "--no-config"]
     for glob in globs:
         args += ["--glob", glob]
     args += ["--", str(root)]
-    proc = await asyncio.create_subprocess_exec(
-        *args, cwd=str(root), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
     try:
-        out, err = await proc.communicate()
-    except asyncio.CancelledError:
-        # A stopped agent (a limit, TaskStop) must not leave rg running with its pipes open.
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
-        raise
-    if proc.returncode == 2 and not out:
-        raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
-    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+        done = await run_search_process(args, cwd=str(root), abort=abort, timeout_s=timeout_s, separator=b"\0")
+    except SearchInterrupted as exc:
+        raise SearchError(_interrupted_text(exc)) from None
+    if done.returncode not in (0, 1) and not done.stdout and not done.cut:
+        raise SearchError(done.stderr.decode("utf-8", "replace").strip()
+                          or f"ripgrep failed (exit status {done.returncode})")
+    names = done.stdout.split(b"\0")
+    return [os.fsdecode(p) for p in names if p]
 
 
 # ---------------------------------------------------------------- Python backend

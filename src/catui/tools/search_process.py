@@ -43,7 +43,7 @@ class ProcessOutput:
     stderr: bytes
     returncode: int | None
     cut: bool = False
-    """True when the output passed MAX_OUTPUT_BYTES and the child was stopped early (stdout ends at a newline)."""
+    """True when the output passed MAX_OUTPUT_BYTES and the child was stopped early (stdout ends at a separator)."""
 
 
 def search_timeout(env: Mapping[str, str] | None = None) -> float:
@@ -60,18 +60,19 @@ def search_timeout(env: Mapping[str, str] | None = None) -> float:
 async def run_search_process(
     args: list[str], *, cwd: str, stdin: bytes | None = None, abort: asyncio.Event | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S, max_output: int = MAX_OUTPUT_BYTES, cpu_limit_s: int | None = None,
+    separator: bytes = b"\n",
 ) -> ProcessOutput:
     """Run ``args``; its stdout up to ``max_output`` bytes. Raises SearchInterrupted on abort or timeout.
 
     ``cpu_limit_s`` also caps the child's CPU time with RLIMIT_CPU: should catui itself die (kill -9), the
-    child still ends.
+    child still ends. A cut output ends after the last ``separator`` (whole records only).
     """
     proc = await asyncio.create_subprocess_exec(
         *args, cwd=cwd, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         preexec_fn=_cpu_limiter(cpu_limit_s) if cpu_limit_s else None,
     )
-    reading = asyncio.ensure_future(_collect(proc, stdin, max_output))
+    reading = asyncio.ensure_future(_collect(proc, stdin, max_output, separator))
     waiters: set[asyncio.Future[object]] = {reading}  # type: ignore[arg-type]
     aborter = asyncio.ensure_future(abort.wait()) if abort is not None else None
     if aborter is not None:
@@ -95,7 +96,8 @@ async def run_search_process(
     return reading.result()
 
 
-async def _collect(proc: asyncio.subprocess.Process, stdin: bytes | None, max_output: int) -> ProcessOutput:
+async def _collect(proc: asyncio.subprocess.Process, stdin: bytes | None, max_output: int,
+                   separator: bytes) -> ProcessOutput:
     assert proc.stdout is not None and proc.stderr is not None
     if stdin is not None and proc.stdin is not None:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -115,7 +117,7 @@ async def _collect(proc: asyncio.subprocess.Process, stdin: bytes | None, max_ou
             break
     out = b"".join(chunks)
     if cut:
-        out = out[: out.rfind(b"\n", 0, max_output) + 1]  # whole lines only
+        out = out[: out.rfind(separator, 0, max_output) + 1]  # whole records only
     await proc.wait()
     return ProcessOutput(out, await errors, proc.returncode, cut)
 
