@@ -221,11 +221,11 @@ def test_grep_content_mode_reads_rgs_output_with_a_cap(tmp_path: Path) -> None:
     root.mkdir()
     (root / "f.txt").write_bytes(b"x\n" * (4 * 1024 * 1024))
     # rg itself buffers a file's output whole (it inherits the ceiling): the ceiling leaves it room, and
-    # catui's own peak (RUSAGE_SELF, rg not counted) must stay far below the gigabyte it would hold unbounded.
+    # catui's own peak (RUSAGE_SELF, rg not counted) must stay far below the gigabytes it would hold unbounded.
     done = run_under_ceiling(GREP_UNDER_CEILING, str(root), ceiling=3 * 1024 * 1024 * 1024)
     assert done.returncode == 0, done.stderr
     assert "'cut': True" in done.stdout and "'shown': 3" in done.stdout
-    assert int(done.stdout.split("peak_mb")[1]) < 300
+    assert int(done.stdout.split("peak_mb")[1]) < 600  # 32 MB of output kept, parsed and formatted
 
 
 def test_glob_fallback_skips_a_folder_it_cannot_read(tmp_path: Path) -> None:

@@ -200,3 +200,36 @@ def test_a_streamed_sdk_prompt_with_a_malformed_block_is_refused_naming_it() -> 
     with pytest.raises(ConfigurationError, match=r"streamed prompt message 2: content block 0 \('image'\): "
                                                  r"needs a 'source' object"):
         prompt_from_message(message, 2)
+
+
+def test_kill_9_of_the_real_cli_at_random_moments_leaves_a_resumable_transcript(tmp_path: Path) -> None:
+    """The CLI mid-run (tool calls, lines being appended), killed at random; every line parses and -c resumes."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("".join(f"note {i}\n" for i in range(300)))
+    read_notes = {"type": "tool_use", "name": "Read", "input": {"file_path": str(project / "notes.txt")}}
+    script = {"turns": [
+        {"match": {"last_user_contains": "resume check"}, "repeat": True,
+         "content": [{"type": "text", "text": "resumed"}]},
+        {"repeat": True, "match": {"last_is_tool_result": False}, "content": [read_notes]},
+        {"repeat": True, "match": {"last_is_tool_result": True}, "content": [read_notes]},
+    ]}
+    rng = random.Random(2026)
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        for trial in range(5):
+            child = subprocess.Popen([sys.executable, "-m", "catui", "-p", f"loop {trial}", "--max-turns", "40"],
+                                     cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.8, 2.5))
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        folder = tmp_path / "catui-home" / "projects" / project_slug(project)
+        written = [len(read_records(path).records) for path in folder.glob("*.jsonl")]
+        assert max(written) > 3, written  # the kills came mid-run, between appended lines
+        for transcript in folder.glob("*.jsonl"):
+            read = read_records(transcript)
+            assert read.warnings == [], read.warnings  # no torn line, none glued
+            messages = conversation(read.records)
+            assert not messages or messages[-1]["role"] in ("user", "assistant")
+        done = run_catui(project, env, "-c", "-p", "resume check", timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "resumed", done.stderr

@@ -105,21 +105,17 @@ async def _collect(proc: asyncio.subprocess.Process, stdin: bytes | None, max_ou
             await proc.stdin.drain()
         proc.stdin.close()
     errors = asyncio.ensure_future(_drain(proc.stderr, 64 * 1024))
-    chunks: list[bytes] = []
-    held = 0
+    held = bytearray()
     cut = False
     while chunk := await proc.stdout.read(256 * 1024):
-        chunks.append(chunk)
-        held += len(chunk)
-        if held > max_output:
+        held += chunk
+        if len(held) > max_output:
             cut = True
             _stop(proc)
+            del held[held.rfind(separator, 0, max_output) + 1:]  # whole records only
             break
-    out = b"".join(chunks)
-    if cut:
-        out = out[: out.rfind(separator, 0, max_output) + 1]  # whole records only
     await proc.wait()
-    return ProcessOutput(out, await errors, proc.returncode, cut)
+    return ProcessOutput(bytes(held), await errors, proc.returncode, cut)
 
 
 async def _drain(stream: asyncio.StreamReader, keep: int) -> bytes:
