@@ -22,8 +22,15 @@ _registered = False
 
 
 def remember(pgid: int) -> None:
-    """Record the process group ``pgid`` (a command's session leader's pid) for the end of catui."""
+    """Record the process group ``pgid`` (a command's session leader's pid) for the end of catui.
+
+    Groups that have emptied are forgotten first: Linux does not hand out a pid while a live group still
+    uses it as its id, but once the group is empty the number may go to an unrelated process.
+    """
     global _registered
+    for known in list(_groups):
+        if not _has_members(known):
+            _groups.discard(known)
     _groups.add(pgid)
     if not _registered:
         atexit.register(end_all)
@@ -36,3 +43,13 @@ def end_all() -> None:
         pgid = _groups.pop()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def _has_members(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
