@@ -207,8 +207,7 @@ class ReadTool(Tool):
     def _large_text(self, path: Path, opened: OpenedFile, head: bytes, args: ReadInput,
                     ctx: ToolContext) -> ToolResult:
         """A text file over MAX_WHOLE_TEXT_BYTES: only the asked-for lines are read, as a stream."""
-        encoding = detect_encoding(head[:4096])
-        if encoding.codec.startswith("utf-16"):
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
             return ToolResult(
                 f"{path} is a UTF-16 text file of {opened.size} bytes, too large to read whole; convert a part "
                 "with `iconv` through the Bash tool.", is_error=True)
@@ -221,8 +220,9 @@ class ReadTool(Tool):
                 f"Note: offset {args.offset} is past the end of {path}, which has fewer lines. Use a smaller offset.",
                 data={"file_path": str(path), "num_lines": 0, "total_lines": None},
             )
-        lines = [line.decode(encoding.codec, "replace") for line in window.lines]
-        if start == 0 and encoding.bom:
+        # UTF-8 with U+FFFD for stray bytes, as the search tools read (a 4 KB sniff can cut a character).
+        lines = [line.decode("utf-8", "replace") for line in window.lines]
+        if start == 0:
             lines[0] = lines[0].removeprefix("\ufeff")
         cut = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "… [line truncated]"
                for line in lines]
