@@ -300,3 +300,51 @@ def test_deeply_nested_yaml_in_an_agent_file_is_a_problem_not_a_crash(nested: st
     for result in (load_markdown_agent(text, path="/p/x.md", source="projectSettings"),
                    load_markdown_agent_bytes(text.encode(), path="/p/x.md", source="projectSettings")):
         assert result.error is not None and "nested too deeply" in result.error
+
+
+# ------------------------------------------------------------------ a model's stream body, end to end over HTTP
+
+
+@pytest.fixture(scope="module")
+def garbage_server() -> Any:
+    from tests.support.anthropic_server import AnthropicTestServer
+
+    with AnthropicTestServer({"turns": [{"repeat": True, "content": [{"type": "text", "text": "fine"}]}]}) as running:
+        yield running
+
+
+valid_events = [b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+                b'"role":"assistant","model":"x","content":[],"usage":{"input_tokens":1,"output_tokens":0}}}\n\n',
+                b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+                b'"content_block":{"type":"text","text":""}}\n\n',
+                b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}\n\n',
+                b'data: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n']
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.binary(max_size=200) | st.sampled_from(valid_events), max_size=6))
+def test_any_stream_body_is_an_answer_or_a_provider_error(garbage_server: Any, parts: list[bytes]) -> None:
+    """Whatever bytes a server streams, the Anthropic provider yields events or raises a ProviderError (a
+    RetryableFailure for a broken stream, retried and then reported), never another exception."""
+    from catui.errors import ProviderError
+    from catui.models.anthropic import AnthropicProvider
+    from catui.models.base import ModelRequest
+    from catui.models.retry import RetryPolicy
+    from tests.support.anthropic_server import Fault
+    from tests.support.transports import transport_env
+
+    garbage_server.faults.clear()  # one example's faults never leak into the next
+    garbage_server.inject(Fault(raw_body=b"".join(parts)), Fault(raw_body=b"".join(parts)))
+    provider = AnthropicProvider(base_url=garbage_server.url, api_key="sk-ant-test-key", env=transport_env(),
+                                 retry=RetryPolicy(max_retries=1, base_delay_s=0.001, max_delay_s=0.002))
+    request = ModelRequest(model="claude-sonnet-4-6", system=[], messages=[{"role": "user", "content": "hi"}],
+                           tools=[], max_tokens=64)
+
+    async def run() -> None:
+        try:
+            async for _event in provider.stream(request):
+                pass
+        except ProviderError as exc:
+            assert str(exc) and "Traceback" not in str(exc)
+
+    asyncio.run(run())
