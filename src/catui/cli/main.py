@@ -146,6 +146,7 @@ def root(**options: Any) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``catui`` script."""
     args = list(sys.argv[1:] if argv is None else argv)
+    _tolerate_non_unicode_output()
     if args and args[0] in SUBCOMMANDS:
         command = load_subcommand(args[0])
         command.main(args=args[1:], prog_name=f"catui {args[0]}", standalone_mode=True)
@@ -162,3 +163,16 @@ def main(argv: list[str] | None = None) -> None:
     except click.Abort:
         click.echo("Aborted!", err=True)
         sys.exit(1)
+
+
+def _tolerate_non_unicode_output() -> None:
+    """Text that is not valid Unicode (a non-UTF-8 file name, a lone surrogate in a prompt) is printed as a
+    ``\\uXXXX`` escape instead of killing the process; inside a JSON string that escape reads back as the
+    same text, so stream-json output stays exact."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or replaced stream: nothing to protect
+                pass

@@ -91,6 +91,7 @@ class StreamSession:
         self._early_requests: list[tuple[str, dict[str, Any]]] = []
         self._running = False
         self._terminating = False
+        self._input_failed = False
         self._sent_first_prompt = False
         self._eof = asyncio.Event()
 
@@ -117,6 +118,8 @@ class StreamSession:
                 self.prompts.put_nowait(user_input_from(message, line))
             except StreamInputError as exc:
                 self.warn(str(exc))
+                # The driver waits for a result per prompt: the refusal is one, in order, and never stored.
+                self.prompts.put_nowait(UserInput("", line, refused=str(exc)))
         else:
             self.warn(f"stdin line {line}: catui does not handle messages of type {kind!r}; the line is skipped")
 
@@ -148,8 +151,12 @@ class StreamSession:
         else:
             self.channel.respond(request_id, response)
 
-    def _stdin_closed(self, _task: asyncio.Task[None]) -> None:
+    def _stdin_closed(self, task: asyncio.Task[None]) -> None:
         self._eof.set()
+        if not task.cancelled() and task.exception() is not None:
+            # Reading stdin itself failed: later prompts are lost, so the run must not end as a success.
+            self._input_failed = True
+            self.warn(f"error: catui stopped reading stdin: {type(task.exception()).__name__}: {task.exception()}")
         self.prompts.put_nowait(None)
         self.channel.close("catui's stdin was closed")
 
@@ -353,6 +360,8 @@ class StreamSession:
                 if task is not None and not task.done():
                     task.cancel()
             restore()
+        if self._input_failed:
+            return 1
         return 1 if self.last_result is not None and self.last_result.is_error else 0
 
     async def _write_idle_events(self, idle: asyncio.Queue[Event]) -> None:
@@ -370,6 +379,13 @@ class StreamSession:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
         self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else {"kind": "task-notification"}
+        if isinstance(prompt, UserInput) and prompt.refused is not None:
+            self.writer.init()
+            refusal = app.session.result_event("error_during_execution", True, prompt.refused,
+                                               started=time.monotonic(), terminal_reason="error")
+            self.writer.write(refusal)
+            self.last_result = refusal
+            return
         if isinstance(prompt, UserInput):
             # The context reminders go before the conversation's first prompt only, as in the terminal session.
             content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)

@@ -21,7 +21,6 @@ mid-session.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -31,6 +30,8 @@ from pydantic import Field
 
 from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
+from catui.session.durable_append import append_whole
+from catui.session.transcript import encode_line
 from catui.subagents.ids import is_agent_id
 from catui.subagents.messaging import AgentMessaging, coordinator_reminder
 from catui.subagents.teams.send import route_team_message
@@ -113,12 +114,7 @@ def mailbox_path(project_root: Path, name: str) -> Path:
 def write_mailbox(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON line in a single write (readers never see half a line)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    append_whole(path, encode_line(record), repair_torn_end=True)  # whole or not at all (an OSError)
 
 
 class SendMessageTool(Tool):

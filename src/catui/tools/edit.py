@@ -23,6 +23,8 @@ from catui.tools.files import (
 )
 
 SNIPPET_CONTEXT_LINES = 4
+MAX_EDITED_FILE_CHARS = 256 * 1024 * 1024
+"""The largest file Edit reads, and the largest result it builds (in characters)."""
 
 DESCRIPTION = """\
 Replace an exact string in a file.
@@ -78,6 +80,11 @@ class EditTool(Tool):
         if error:
             return ToolResult(error, is_error=True)
         try:
+            size = path.stat().st_size
+            if size > MAX_EDITED_FILE_CHARS:
+                return ToolResult(
+                    f"{path} is {size} bytes, over the {MAX_EDITED_FILE_CHARS}-byte limit for Edit; change it "
+                    "with a streaming command through the Bash tool (e.g. `sed -i`).", is_error=True)
             original, encoding = read_text(path)
         except OSError as exc:
             return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
@@ -115,6 +122,14 @@ class EditTool(Tool):
                     "it matches exactly once, or set replace_all to true to replace all of them.",
                     is_error=True,
                 )
+            grown = len(text) + (matches if args.replace_all else 1) * (len(new) - len(old))
+            if grown > MAX_EDITED_FILE_CHARS:
+                # Checked before replacing: the result is never built (a short old_string and a long
+                # new_string with replace_all can ask for gigabytes).
+                return ToolResult(
+                    f"Replacing {matches if args.replace_all else 1} occurrence(s) would make {path} {grown} "
+                    f"characters long, over the {MAX_EDITED_FILE_CHARS}-character limit for Edit. Replace fewer "
+                    "occurrences at a time, or use a streaming command through the Bash tool.", is_error=True)
             updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         first_change = text.find(old) if old else 0
 

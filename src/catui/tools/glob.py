@@ -14,6 +14,7 @@ from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
 from catui.tools.ignore import glob_to_regex
 from catui.tools.search_engine import SearchError, find_rg, python_files, rg_files
+from catui.tools.search_process import search_timeout
 
 MAX_RESULTS = 100
 GLOB_CHARS = frozenset("*?[{")
@@ -91,7 +92,7 @@ class GlobTool(Tool):
         # whitelist files that .gitignore excludes.
         try:
             if rg:
-                listed = await rg_files(rg, root, [])
+                listed = await rg_files(rg, root, [], ctx.abort, search_timeout(ctx.services.env))
             else:
                 listed = await asyncio.to_thread(python_files, root, [])
         except SearchError as exc:

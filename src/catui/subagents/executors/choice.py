@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from catui.config.settings import setting_origin
 from catui.errors import ConfigurationError
 from catui.models.resolve import ResolvedModel
 from catui.subagents.executors import AgentExecutor
@@ -26,7 +27,7 @@ RETRIES_ENV = "CATUI_RAY_MAX_RETRIES"
 def executor_name(option: str | None, settings: Mapping[str, Any], env: Mapping[str, str]) -> str:
     """The chosen executor's name. Raises ConfigurationError naming where a bad value came from."""
     for value, where in ((option, "the executor option"), (env.get(ENV_NAME), ENV_NAME),
-                         (settings.get("executor"), "settings key `executor`")):
+                         (settings.get("executor"), f"settings key `executor`{setting_origin(settings, 'executor')}")):
         if value is None or value == "":
             continue
         name = str(value).strip().lower()
