@@ -106,8 +106,13 @@ class BashTool(Tool):
                 f"{command}\n__catui_status=$?\n"
                 f"pwd -P > {shlex.quote(str(cwd_file))} 2>/dev/null\nexit $__catui_status\n"
             )
-            proc = await _start_bash(script, ctx, out_file, launch)
-            interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            try:
+                proc = await _start_bash(script, ctx, out_file, launch)
+                interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            finally:
+                cleaned = launch.finish()  # the command's processes are gone: placeholders and strays
+            if cleaned:
+                notes.append(cleaned)
             output, unread = _read_output(out_file)
             new_cwd = (
                 cwd_file.read_text(encoding="utf-8", errors="replace").strip() if cwd_file.exists() else ""
@@ -153,7 +158,11 @@ class BashTool(Tool):
             return ToolResult(launch.refusal, is_error=True)
         task_id = new_task_id("local_bash")
         output_file: Path = registry.output_path(task_id)
-        proc = await _start_bash(args.command, ctx, output_file, launch)
+        try:
+            proc = await _start_bash(args.command, ctx, output_file, launch)
+        except BaseException:
+            launch.finish()
+            raise
         task = Task(
             id=task_id,
             type="local_bash",
@@ -166,6 +175,10 @@ class BashTool(Tool):
 
         async def watch() -> None:
             code = await proc.wait()
+            cleaned = launch.finish()
+            if cleaned:
+                with contextlib.suppress(OSError), output_file.open("a", encoding="utf-8") as out:
+                    out.write(f"\n{cleaned}\n")
             if stopping.is_set():
                 task.finish("killed", "Killed by request.", exit_code=code)
             else:

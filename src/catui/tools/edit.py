@@ -21,6 +21,8 @@ from catui.tools.files import (
     resolve_path,
     write_encoded_text,
 )
+from catui.tools.nofollow import write_resolved
+from catui.tools.protected_config import isolated_config_refusal
 
 SNIPPET_CONTEXT_LINES = 4
 
@@ -70,6 +72,9 @@ class EditTool(Tool):
         path = resolve_path(args.file_path, ctx)
         if path.is_dir():
             return ToolResult(f"{path} is a directory; Edit changes files.", is_error=True)
+        refusal = isolated_config_refusal(path, ctx, verb="edit")
+        if refusal:
+            return ToolResult(refusal, is_error=True)
         if not path.exists():
             if args.old_string == "":
                 return self._create(path, args.new_string, ctx)
@@ -138,8 +143,7 @@ class EditTool(Tool):
 
     def _create(self, path: Any, content: str, ctx: ToolContext) -> ToolResult:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(UTF8.encode(content))
+            write_resolved(path, UTF8.encode(content), make_parents=True)
         except OSError as exc:
             return ToolResult(f"Cannot create {path}: {exc.strerror or exc}.", is_error=True)
         record_read(path, ctx)

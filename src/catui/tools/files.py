@@ -10,6 +10,7 @@ from typing import Any
 
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import ToolContext
+from catui.tools.nofollow import read_resolved, write_resolved
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (b"\xef\xbb\xbf", "utf-8"),
@@ -136,7 +137,7 @@ def detect_encoding(data: bytes) -> TextEncoding:
 
 
 def read_text(path: Path) -> tuple[str, TextEncoding]:
-    data = path.read_bytes()
+    data = read_resolved(path)
     encoding = detect_encoding(data)
     return encoding.decode(data), encoding
 
@@ -150,9 +151,7 @@ def write_encoded_text(
     text the file's encoding cannot hold.
     """
     try:
-        if make_parents:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(encoding.encode(text))
+        write_resolved(path, encoding.encode(text), make_parents=make_parents)
     except OSError as exc:
         return f"Cannot write {path}: {exc.strerror or exc}."
     except UnicodeEncodeError as exc:

@@ -19,6 +19,7 @@ from catui.tools.files import (
     record_read,
     resolve_path,
 )
+from catui.tools.nofollow import read_resolved
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -149,7 +150,7 @@ class ReadTool(Tool):
         if reviewer is not None:  # a background agent's output file: its deferred review lands in its last line
             await reviewer.review_file(path, ctx)
         try:
-            data = path.read_bytes()
+            data = read_resolved(path)  # through the path the permission check saw, following no new link
         except OSError as exc:
             return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
         suffix = path.suffix.lower()
