@@ -18,7 +18,7 @@ from catui.tools.files import (
     number_lines,
     read_text,
     record_read,
-    resolve_path,
+    resolve_once,
     write_encoded_text,
 )
 from catui.tools.nofollow import write_resolved
@@ -69,7 +69,7 @@ class EditTool(Tool):
             return ToolResult(
                 "old_string and new_string are identical, so there is nothing to change.", is_error=True
             )
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         if path.is_dir():
             return ToolResult(f"{path} is a directory; Edit changes files.", is_error=True)
         refusal = isolated_config_refusal(path, ctx, verb="edit")

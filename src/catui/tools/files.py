@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import ToolContext
+from catui.tools.base import ToolContext, ToolInput
 from catui.tools.nofollow import read_resolved, write_resolved
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -25,7 +25,25 @@ def resolve_path(raw: str, ctx: ToolContext) -> Path:
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = ctx.cwd / path
-    return Path(os.path.realpath(path))
+    for _ in range(3):
+        try:
+            return Path(os.path.realpath(path))
+        except OSError:
+            continue  # a link turned into something else while it was being read (EINVAL): look again
+    # Still changing: judge the path as written; the tools then open it without following any link (nofollow.py).
+    return Path(os.path.abspath(path))
+
+
+def resolve_once(args: ToolInput, raw: str, ctx: ToolContext) -> Path:
+    """``resolve_path(raw)``, the same answer for the permission check and the call of one tool call.
+
+    The session hands the call the very ``args`` object it checked, so the path the check judged is the path
+    the tool opens; resolving a second time could follow a link that was changed in between.
+    """
+    resolved = args._resolved_paths.get(raw)
+    if resolved is None:
+        resolved = args._resolved_paths[raw] = resolve_path(raw, ctx)
+    return resolved
 
 
 def absolute_path_error(raw: str, ctx: ToolContext, field: str = "file_path") -> str | None:
@@ -42,7 +60,7 @@ def file_permission_request(
     tool_name: str, args: Any, raw_path: str, ctx: ToolContext, *, is_edit: bool, read_only: bool
 ) -> PermissionRequest:
     """The permission request of a file tool: the real absolute path as ``file_path`` and ``subject``."""
-    path = resolve_path(raw_path, ctx)
+    path = resolve_once(args, raw_path, ctx) if isinstance(args, ToolInput) else resolve_path(raw_path, ctx)
     return PermissionRequest(
         tool_name=tool_name,
         tool_input=args.model_dump(by_alias=True, exclude_none=True),

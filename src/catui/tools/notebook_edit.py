@@ -17,7 +17,7 @@ from catui.tools.files import (
     freshness_error,
     missing_file_error,
     record_read,
-    resolve_path,
+    resolve_once,
 )
 from catui.tools.nofollow import read_resolved, write_resolved
 from catui.tools.protected_config import isolated_config_refusal
@@ -67,7 +67,7 @@ class NotebookEditTool(Tool):
         error = absolute_path_error(args.notebook_path, ctx, field="notebook_path")
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.notebook_path, ctx)
+        path = resolve_once(args, args.notebook_path, ctx)
         if path.suffix != ".ipynb":
             return ToolResult(f"{path} is not a notebook (.ipynb); use Edit for other files.", is_error=True)
         refusal = isolated_config_refusal(path, ctx, verb="edit")

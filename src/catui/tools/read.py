@@ -17,7 +17,7 @@ from catui.tools.files import (
     missing_file_error,
     number_lines,
     record_read,
-    resolve_path,
+    resolve_once,
 )
 from catui.tools.nofollow import read_resolved
 
@@ -137,7 +137,7 @@ class ReadTool(Tool):
         error = absolute_path_error(args.file_path, ctx)
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         if path.is_dir():
             return ToolResult(
                 f"{path} is a directory, not a file. List it with `ls` through the Bash tool, "

@@ -15,7 +15,7 @@ from catui.tools.files import (
     file_permission_request,
     freshness_error,
     record_read,
-    resolve_path,
+    resolve_once,
     write_encoded_text,
 )
 from catui.tools.nofollow import read_resolved
@@ -52,7 +52,7 @@ class WriteTool(Tool):
         error = absolute_path_error(args.file_path, ctx)
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         if path.is_dir():
             return ToolResult(f"{path} is a directory; give the path of a file inside it.", is_error=True)
         refusal = isolated_config_refusal(path, ctx, verb="write")
