@@ -75,7 +75,7 @@ def _confine_project_cwd(definition: AgentDefinition, folder: Path, path: str, s
     assert definition.cwd is not None
     if not outside_project(definition.cwd, project):
         return definition
-    state.warnings.append(AgentWarning(None, cwd_refusal(definition.cwd, project, path)))
+    state.warnings.append(AgentWarning(None, cwd_refusal(definition.cwd, project, path), at_start=True))
     return definition.model_copy(update={"cwd": None})
 
 
