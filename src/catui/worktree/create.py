@@ -208,8 +208,41 @@ def _forget(state: StateDB | None, agent_id: str) -> None:
 
 async def remove_unfinished_worktree(info: WorktreeInfo) -> None:
     """Remove what a creation that never finished (its process was killed) may have left: a locked
-    half-made worktree, git's entry for it, its branch. The agent never ran in it, so nothing is kept."""
+    half-made worktree, git's entry for it, its branch. The agent never ran in it, so nothing is kept.
+
+    A ``git worktree add`` killed half-way can leave its admin folder (``.git/worktrees/<name>``) locked
+    "initializing" and with a ``gitdir`` or ``commondir`` not yet written, which makes ``git worktree
+    remove`` and ``prune`` skip or refuse it (and ``git branch -D`` believe the branch checked out); so the
+    folder and that admin entry are removed directly first, then git prunes and deletes the branch.
+    """
+    assert info.git_root is not None
+    admins = _admin_entries(info)
+    if os.path.lexists(info.path):
+        shutil.rmtree(info.path, ignore_errors=True)
+    for admin in admins:
+        shutil.rmtree(admin, ignore_errors=True)
     await _remove_git_worktree(info)
+
+
+def _admin_entries(info: WorktreeInfo) -> list[Path]:
+    """git's admin folders for ``info.path``: named after the folder (git may add a number), pointing at it
+    or not yet pointing anywhere."""
+    assert info.git_root is not None
+    dirs = git_dirs(info.git_root)
+    if dirs is None or not (dirs.common_dir / "worktrees").is_dir():
+        return []
+    own = os.path.realpath(info.path / ".git")
+    found = []
+    for admin in (dirs.common_dir / "worktrees").iterdir():
+        if not admin.name.startswith(info.path.name):
+            continue
+        try:
+            pointer = (admin / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            pointer = ""
+        if not pointer or os.path.realpath(pointer) == own:
+            found.append(admin)
+    return found
 
 
 class _BranchTaken(Exception):
