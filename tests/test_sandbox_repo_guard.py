@@ -217,3 +217,19 @@ async def test_an_isolated_agent_still_commits_and_makes_new_branches(repo: Path
     assert git(repo, "log", "--format=%s", "-1", "worktree-agent-1").strip() == "agent work"
     assert "agent-extra" in git(repo, "branch", "--format=%(refname:short)")
     assert git(repo, "rev-parse", "main") == main_before
+
+
+async def test_from_a_sub_folder_the_repository_stays_read_only(repo: Path) -> None:
+    sub = repo / "sub"
+    sub.mkdir()
+    ctx = ToolContext(
+        cwd=sub, project_root=repo,  # started in a sub-folder: that folder is the only working directory
+        permissions=PermissionContext(mode="bypassPermissions", working_directories=(sub,)),
+        services=ToolServices(sandbox=BashSandbox(SandboxSettings(enabled=True))),
+    )
+    for command in ("git config core.fsmonitor 'touch /tmp/pwned'", f"touch {repo}/.git/x", f"touch {repo}/x"):
+        result = await BashTool().call(BashInput(command=command), ctx)
+        assert result.is_error, (command, result.content)
+    assert git_config(repo, "core.fsmonitor") == "" and not (repo / ".git" / "x").exists()
+    done = await BashTool().call(BashInput(command="echo ok > inside.txt"), ctx)
+    assert not done.is_error and (sub / "inside.txt").exists()

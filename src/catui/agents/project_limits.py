@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from catui.worktree.refs import find_git_root
+from catui.paths import find_project_root
 
 
 def project_of_agent_folder(folder: Path) -> Path:
     """The project an agents folder (``<dir>/.claude/agents``) belongs to: its git root, else ``<dir>``."""
-    owner = folder.parent.parent
-    return find_git_root(owner) or Path(os.path.realpath(owner))
+    return find_project_root(folder.parent.parent)
 
 
 def outside_project(cwd: str, project: Path) -> bool:

@@ -51,7 +51,7 @@ def _guarded(root: Path) -> list[Mount]:
     mounts = [Mount(m.path, m.writable, m.source, m.placeholder) for m in config_mounts(root)]
     top = find_git_root(root)
     if top is not None:
-        mounts.extend(Mount(m.path, m.writable, m.source, m.placeholder) for m in git_mounts(top))
+        mounts.extend(Mount(m.path, m.writable, m.source, m.placeholder) for m in git_mounts(top, root))
     return mounts
 
 

@@ -69,13 +69,15 @@ def config_mounts(root: Path) -> list[GuardMount]:
     return mounts
 
 
-def git_mounts(top: Path) -> list[GuardMount]:
-    """The git protections of the work tree rooted at ``top`` (a plain checkout or a linked worktree)."""
+def git_mounts(top: Path, root: Path) -> list[GuardMount]:
+    """The git protections of the work tree rooted at ``top`` (a plain checkout or a linked worktree), for the
+    writable folder ``root`` inside it."""
     dot_git = top / ".git"
     if dot_git.is_symlink():
         return []
     if dot_git.is_dir():
-        return _checkout_mounts(dot_git)
+        # Only a root that holds `.git` makes it writable; from a sub-folder, `.git` stays read-only as it is.
+        return _checkout_mounts(dot_git) if _real(top) == _real(root) else []
     dirs = git_dirs(top)
     if dirs is None:
         return []
