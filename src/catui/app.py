@@ -220,6 +220,7 @@ def build_app(options: RunOptions) -> AgentApp:
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
     app.services.startup_warnings.extend(resumed.warnings)
+    app.services.startup_warnings.extend(str(w) for w in registry.warnings if w.at_start)
     app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
     app.services.skills = skills

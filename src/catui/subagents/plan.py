@@ -166,6 +166,8 @@ class ChildPlanner:
         isolation = None if worktree is not None else (request.isolation or definition.isolation)
         # `cwd` comes from the call (SDK) or the definition; either way it excludes isolation.
         cwd_override = _validate_cwd(request.cwd or definition.cwd, isolation)
+        if cwd_override is not None and not request.cwd:
+            _check_project_cwd(definition, parent_ctx.project_root)
         child_mcp = await child_mcp_tools(mcp, definition) if definition.mcp_servers else None
         if child_mcp is not None:
             # The agent's own servers' tools join after the filtering, as in Claude Code.
@@ -271,7 +273,7 @@ def confine_to(
     git_root = getattr(worktree, "git_root", None)
     main_roots = [project_root, *([Path(git_root)] if git_root else [])]
     others = [d for d in permissions.working_directories if not any(ensure_inside(d, r) for r in main_roots)]
-    return permissions.with_working_directories(folder, *others)
+    return permissions.with_working_directories(folder, *others).isolated_in(folder)
 
 
 async def _check_mcp_requirements(
@@ -313,6 +315,17 @@ def _child_permissions(
     """The parent's rules and folders with the definition's mode (else the call's, else the parent's), capped."""
     requested = definition.permission_mode or request.mode
     return parent.with_mode(cap_mode(parent.mode, requested))  # type: ignore[arg-type]
+
+
+def _check_project_cwd(definition: AgentDefinition, project_root: Path) -> None:
+    """Re-check at spawn time (a link may have changed since loading) that a project agent stays in the project."""
+    from catui.agents.project_limits import cwd_refusal, outside_project
+
+    if definition.source != "projectSettings" or definition.cwd is None:
+        return
+    if outside_project(definition.cwd, project_root):
+        where = str(Path(definition.base_dir) / f"{definition.filename}.md") if definition.filename else definition.agent_type
+        raise AgentSpawnError(cwd_refusal(definition.cwd, project_root, where).replace("is ignored", "is refused"))
 
 
 def _validate_cwd(cwd: str | None, isolation: str | None) -> Path | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from catui.messages import Block
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
@@ -27,6 +27,9 @@ class ToolInput(BaseModel):
     """Base of every tool's input model: unknown fields are an error, as the schema says."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Paths a file tool resolved for its permission check, by argument text: the call uses the same ones
+    # (resolving again could follow a link that changed in between; see tools/files.resolve_once).
+    _resolved_paths: dict[str, Path] = PrivateAttr(default_factory=dict)
 
 
 @dataclass

@@ -110,8 +110,13 @@ class BashTool(Tool):
                 f"{command}\n__catui_status=$?\n"
                 f"pwd -P > {shlex.quote(str(cwd_file))} 2>/dev/null\nexit $__catui_status\n"
             )
-            proc = await _start_bash(script, ctx, out_file, launch)
-            interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            try:
+                proc = await _start_bash(script, ctx, out_file, launch)
+                interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            finally:
+                cleaned = launch.finish()  # the command's processes are gone: placeholders and strays
+            if cleaned:
+                notes.append(cleaned)
             output, unread = _read_output(out_file)
             new_cwd = (
                 cwd_file.read_text(encoding="utf-8", errors="replace").strip() if cwd_file.exists() else ""
@@ -161,7 +166,11 @@ class BashTool(Tool):
             return ToolResult(launch.refusal, is_error=True)
         task_id = new_task_id("local_bash")
         output_file: Path = registry.output_path(task_id)
-        proc = await _start_bash(args.command, ctx, output_file, launch, pipe=True)
+        try:
+            proc = await _start_bash(args.command, ctx, output_file, launch, pipe=True)
+        except BaseException:
+            launch.finish()
+            raise
         copier = asyncio.ensure_future(_copy_capped(proc, output_file, MAX_BACKGROUND_OUTPUT_BYTES))
         task = Task(
             id=task_id,
@@ -179,6 +188,10 @@ class BashTool(Tool):
             # process it left in the background may keep the pipe open; its later output is still copied.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(copier), KILL_GRACE_S)
+            cleaned = launch.finish()
+            if cleaned:
+                with contextlib.suppress(OSError), output_file.open("a", encoding="utf-8") as out:
+                    out.write(f"\n{cleaned}\n")
             if copier.done() and not copier.cancelled() and copier.result():
                 task.finish("failed", f"Output passed {MAX_BACKGROUND_OUTPUT_BYTES} bytes; the command was stopped",
                             exit_code=code)

@@ -15,6 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from catui.tools.nofollow import PathChangedError, open_unfollowed
+
 READ_CHUNK = 1024 * 1024
 
 
@@ -48,15 +50,22 @@ def describe_kind(mode: int) -> str:
     return "a special file"
 
 
-def open_regular(path: Path) -> OpenedFile:
+def open_regular(path: Path, *, follow_links: bool = True) -> OpenedFile:
     """Open ``path`` for reading if it is a regular file; UnreadableFile otherwise (never blocks).
 
     FileNotFoundError passes through for the caller's "does not exist" message.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if follow_links:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        else:
+            # A tool's path, resolved once and judged: opened as the check saw it, following no link that
+            # appeared since (tools/nofollow.py).
+            fd = open_unfollowed(path.absolute(), os.O_RDONLY)
     except FileNotFoundError:
         raise
+    except PathChangedError as exc:
+        raise UnreadableFile(str(exc)) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnreadableFile(symlink_loop_message(path)) from None

@@ -18,9 +18,11 @@ from catui.tools.files import (
     number_lines,
     read_text,
     record_read,
-    resolve_path,
+    resolve_once,
     write_encoded_text,
 )
+from catui.tools.nofollow import write_resolved
+from catui.tools.protected_config import isolated_config_refusal
 
 SNIPPET_CONTEXT_LINES = 4
 MAX_EDITED_FILE_CHARS = 256 * 1024 * 1024
@@ -69,9 +71,12 @@ class EditTool(Tool):
             return ToolResult(
                 "old_string and new_string are identical, so there is nothing to change.", is_error=True
             )
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         if path.is_dir():
             return ToolResult(f"{path} is a directory; Edit changes files.", is_error=True)
+        refusal = isolated_config_refusal(path, ctx, verb="edit")
+        if refusal:
+            return ToolResult(refusal, is_error=True)
         if not path.exists():
             if args.old_string == "":
                 return self._create(path, args.new_string, ctx)
@@ -155,8 +160,7 @@ class EditTool(Tool):
 
     def _create(self, path: Any, content: str, ctx: ToolContext) -> ToolResult:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(UTF8.encode(content))
+            write_resolved(path, UTF8.encode(content), make_parents=True)
         except OSError as exc:
             return ToolResult(f"Cannot create {path}: {exc.strerror or exc}.", is_error=True)
         record_read(path, ctx)

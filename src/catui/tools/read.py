@@ -28,7 +28,7 @@ from catui.tools.files import (
     missing_file_error,
     number_lines,
     record_read,
-    resolve_path,
+    resolve_once,
 )
 
 DEFAULT_LINE_LIMIT = 2000
@@ -150,7 +150,7 @@ class ReadTool(Tool):
         error = absolute_path_error(args.file_path, ctx)
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         try:
             info = path.stat()
         except FileNotFoundError:
@@ -169,7 +169,9 @@ class ReadTool(Tool):
         if reviewer is not None:  # a background agent's output file: its deferred review lands in its last line
             await reviewer.review_file(path, ctx)
         try:
-            opened = open_regular(path)  # a FIFO or a device is refused here, before a byte is read
+            # through the path the permission check saw, following no new link; a FIFO or a device is
+            # refused here, before a byte is read
+            opened = open_regular(path, follow_links=False)
         except FileNotFoundError:
             return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
         except UnreadableFile as exc:
