@@ -31,6 +31,7 @@ from catui.cli.sdk_flags import (
     tools_left_out,
 )
 from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.sdk_output_format import StructuredResult
@@ -257,7 +258,16 @@ async def conversation_events(
     teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
     turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
     """
-    content: Any = first_prompt_content(app, prompt)
+    command = await command_prompt(app, prompt)
+    if command is not None and command.error is not None:  # an unknown command, or a shell line that may not run
+        async for event in refusal_events(app, command):
+            yield event
+        return
+    if command is not None:
+        content: Any = [*opening_blocks(app), *command.blocks]
+        grant_for_run(app.session, command.rules)
+    else:
+        content = first_prompt_content(app, prompt)
     started = time.monotonic()
     budget = app.services.budget
     idle: asyncio.Queue[Event] = asyncio.Queue()

@@ -35,6 +35,7 @@ from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
+from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.sdk_output_format import StructuredResult
 from catui.session.events import Event, ResultEvent, UsageEvent
@@ -284,9 +285,15 @@ class StreamSession:
     async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
-        if isinstance(prompt, UserInput):
+        command = await command_prompt(app, prompt.content) if isinstance(prompt, UserInput) else None
+        if isinstance(prompt, UserInput) and command is not None and command.error is None:
+            # a custom command (`/name args`): its expansion stands for the typed text
+            content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
+            self._sent_first_prompt = True
+            grant_for_run(app.session, command.rules)
+        elif isinstance(prompt, UserInput):
             # The context reminders go before the conversation's first prompt only, as in the terminal session.
-            content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
+            content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
             self._sent_first_prompt = True
             mcp = app.services.mcp
             if mcp is not None:
@@ -300,7 +307,9 @@ class StreamSession:
         if self.structured is not None:
             self.structured.start_turn()
         try:
-            async for event in app.session.run(content):
+            events = app.session.run(content) if command is None or command.error is None else \
+                refusal_events(app, command)
+            async for event in events:
                 if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
                     event = self.structured.finish(event, required=isinstance(prompt, UserInput))
                 if isinstance(event, UsageEvent) and event.agent_id is None:

@@ -1,0 +1,46 @@
+"""What the init message and server info list about commands, skills and plugins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from catui.commands.prompt import BUILTIN_PROMPT_COMMANDS
+
+
+def slash_command_names(app: Any) -> list[str]:
+    """The init message's ``slash_commands``: every command and skill a user may run, then catui's own."""
+    skills = app.services.skills
+    names = list(skills.names()) if skills is not None else []
+    return [*names, *sorted(BUILTIN_PROMPT_COMMANDS - set(names))]
+
+
+def init_skill_names(app: Any) -> list[str]:
+    """The init message's ``skills`` (``SkillRegistry.skills_listed_in_init``)."""
+    skills = app.services.skills
+    return skills.skills_listed_in_init() if skills is not None else []
+
+
+def session_plugin_dirs(app: Any) -> list[str]:
+    """The session's plugin folders: ``--plugin-dir`` / the SDK's ``plugins``, then the settings' ``plugins``."""
+    from catui.agents.plugins import plugin_paths
+
+    merged = getattr(app.settings, "merged", {}) or {}
+    return list(dict.fromkeys([*app.options.plugin_dirs, *plugin_paths(merged)]))
+
+
+def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
+    """``[{"name", "path"}]`` of the session's plugin folders (the name from the manifest, else the folder)."""
+    entries = []
+    for raw in plugin_dirs:
+        folder = Path(raw).expanduser()
+        name = folder.name
+        try:
+            manifest = json.loads((folder / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+            if isinstance(manifest, dict) and isinstance(manifest.get("name"), str):
+                name = manifest["name"]
+        except (OSError, ValueError):
+            pass  # a folder without a readable manifest is named after itself, as the agent loader does
+        entries.append({"name": name, "path": str(folder)})
+    return entries
