@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from catui.commands.listing import init_skill_names, plugin_entries, session_plugin_dirs, slash_command_names
+from catui.commands.listing import (
+    command_entries,
+    init_skill_names,
+    plugin_entries,
+    session_plugin_dirs,
+    slash_command_names,
+)
 from catui.errors import ConfigurationError
 from catui.sdk_types import SystemMessage
 
@@ -53,18 +59,8 @@ def init_message(app: Any) -> SystemMessage:
 
 def server_info(app: Any) -> dict[str, Any]:
     """claude-agent-sdk's ``get_server_info()``: commands, agents, output styles, the model."""
-    skills = app.services.skills
-    commands = []
-    if skills is not None:
-        for name in skills.names():
-            skill = skills.get(name)
-            commands.append({
-                "name": name,
-                "description": skill.description if skill is not None else "",
-                "argumentHint": (skill.argument_hint or "") if skill is not None else "",
-            })
     return {
-        "commands": commands,
+        "commands": command_entries(app),
         "agents": [
             {"name": a.agent_type, "description": a.when_to_use, "model": a.model}
             for a in getattr(app.registry, "active", [])

@@ -286,14 +286,14 @@ class StreamSession:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
         command = await command_prompt(app, prompt.content) if isinstance(prompt, UserInput) else None
-        if isinstance(prompt, UserInput) and command is not None and command.error is None:
-            # a custom command (`/name args`): its expansion stands for the typed text
-            content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
-            self._sent_first_prompt = True
-            grant_for_run(app.session, command.rules)
-        elif isinstance(prompt, UserInput):
-            # The context reminders go before the conversation's first prompt only, as in the terminal session.
-            content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
+        if isinstance(prompt, UserInput):
+            if command is not None and command.error is None:
+                # a custom command (`/name args`): its expansion stands for the typed text
+                content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
+                grant_for_run(app.session, command.rules)
+            else:
+                # The context reminders go before the conversation's first prompt only, as in the terminal session.
+                content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
             self._sent_first_prompt = True
             mcp = app.services.mcp
             if mcp is not None:

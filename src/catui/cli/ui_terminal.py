@@ -223,6 +223,8 @@ class LineEditor:
         self.screen = screen
         self.keys = keys
         self.history: list[str] = []
+        self.completer: Callable[[str], list[str]] | None = None
+        """Tab at the end of a ``/name`` being typed: the names it may become (the terminal's slash commands)."""
         self.last_text = ""  # the buffer when the last read ended (kept when Ctrl-C or a cancel ends it)
 
     async def read_line(self, prompt: str, status: str = "", initial: str = "") -> str | None:
@@ -255,6 +257,9 @@ class LineEditor:
                 else:
                     state.delete_forward()
                     redraw()
+            elif token == key("tab") and self._completes(state):
+                shown = self._complete(state)
+                self._draw(prompt, state, "  ".join(shown) if shown else status)
             elif token in (key("up"), key("down")):
                 history[state.history_index] = state.text
                 step = -1 if token == key("up") else 1
@@ -279,6 +284,27 @@ class LineEditor:
         if line and line.strip() and (not self.history or self.history[-1] != line):
             self.history.append(line)
         return line
+
+    def _completes(self, state: _EditState) -> bool:
+        """Whether Tab completes here: a ``/name`` being typed at the end of a one-word line."""
+        text = state.text
+        return (self.completer is not None and text.startswith("/") and state.cursor == len(state.buffer)
+                and not any(ch.isspace() for ch in text))
+
+    def _complete(self, state: _EditState) -> list[str]:
+        """Extend the typed ``/name`` as far as the candidates agree (a lone match gets a space after it).
+
+        The candidates, when more than one remains, for the status line.
+        """
+        assert self.completer is not None
+        candidates = self.completer(state.text)
+        if not candidates:
+            return []
+        completed = candidates[0] + " " if len(candidates) == 1 else _shared_start(candidates)
+        if len(completed) > len(state.text):
+            state.buffer = list(completed)
+            state.cursor = len(state.buffer)
+        return candidates if len(candidates) > 1 else []
 
     def _draw(self, prompt: str, state: _EditState, status: str) -> None:
         width = self.screen.width()
@@ -306,6 +332,15 @@ class LineEditor:
 
     def _finish(self, prompt: str, state: _EditState) -> None:
         self.screen.write_raw("\r\x1b[J" + prompt + state.text.replace("\n", "\n  ") + "\n")
+
+
+def _shared_start(texts: list[str]) -> str:
+    """The longest text every one of ``texts`` starts with."""
+    first, last = min(texts), max(texts)
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
 
 
 class _EditState:

@@ -44,3 +44,14 @@ def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
             pass  # a folder without a readable manifest is named after itself, as the agent loader does
         entries.append({"name": name, "path": str(folder)})
     return entries
+
+
+def command_entries(app: Any) -> list[dict[str, str]]:
+    """``[{name, description, argumentHint}]`` of the commands and skills a user may run (the SDKs' server info)."""
+    skills = app.services.skills
+    entries = []
+    for name in skills.names() if skills is not None else []:
+        skill = skills.get(name)
+        entries.append({"name": name, "description": skill.description if skill is not None else "",
+                        "argumentHint": (skill.argument_hint or "") if skill is not None else ""})
+    return entries
