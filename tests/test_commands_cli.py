@@ -97,7 +97,7 @@ def test_namespaced_plugin_and_hidden_commands_run_for_the_user(tmp_path: Path) 
 
 
 def test_an_unknown_command_ends_without_a_model_call(tmp_path: Path) -> None:
-    done, events, requests = run(tmp_path, OK, "/nonexistent foo")
+    _done, events, requests = run(tmp_path, OK, "/nonexistent foo")
     assert requests == []
     assert events[-1]["result"] == "Unknown skill: nonexistent" and events[-1]["is_error"] is False
 
@@ -139,7 +139,7 @@ def test_the_model_loads_a_command_through_the_skill_tool(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("mode", ["text", "json"])
 def test_print_mode_text_and_json_outputs(tmp_path: Path, mode: str) -> None:
-    repo, user, plugin = make_project(tmp_path)
+    repo, user, _plugin = make_project(tmp_path)
     with AnthropicTestServer(OK) as server:
         env = cli_env(tmp_path, server, CLAUDE_CONFIG_DIR=str(user))
         done = run_catui(repo, env, "-p", "/mine hi", "--output-format", mode, timeout=60)
