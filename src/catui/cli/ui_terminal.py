@@ -223,6 +223,7 @@ class LineEditor:
         self.screen = screen
         self.keys = keys
         self.history: list[str] = []
+        self._redraws: list[Callable[[], None]] = []  # one per read_line under way, the innermost last
         self.completer: Callable[[str], list[str]] | None = None
         """Tab at the end of a ``/name`` being typed: the names it may become (the terminal's slash commands)."""
         self.last_text = ""  # the buffer when the last read ended (kept when Ctrl-C or a cancel ends it)
@@ -272,6 +273,7 @@ class LineEditor:
                 redraw()
 
         redraw()
+        self._redraws.append(redraw)
         try:
             with self.keys.focus(on_key):
                 line = await done
@@ -280,10 +282,27 @@ class LineEditor:
             self.screen.write_raw("\r\x1b[J")
             raise
         finally:
+            self._redraws.remove(redraw)
             self.last_text = state.text
         if line and line.strip() and (not self.history or self.history[-1] != line):
             self.history.append(line)
         return line
+
+    @property
+    def reading(self) -> bool:
+        """Whether a line is being read (the prompt and its status line are on the screen)."""
+        return bool(self._redraws)
+
+    def hide(self) -> None:
+        """Take the prompt line and its status line off the screen, so that something else can use those rows
+        (a background agent's permission prompt); :meth:`show` puts them back."""
+        if self._redraws:
+            self.screen.write_raw("\r\x1b[J")
+
+    def show(self) -> None:
+        """Draw the line being read again, as it was (after :meth:`hide`)."""
+        if self._redraws:
+            self._redraws[-1]()
 
     def _completes(self, state: _EditState) -> bool:
         """Whether Tab completes here: a ``/name`` being typed at the end of a one-word line."""
