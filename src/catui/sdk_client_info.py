@@ -15,9 +15,7 @@ from catui.commands.listing import (
 )
 from catui.errors import ConfigurationError
 from catui.sdk_types import SystemMessage
-
-OUTPUT_STYLE = "default"
-"""catui has one output style; the init message and server info name it as Claude Code does."""
+from catui.styles.active import reported_style
 
 
 def skill_names(app: Any) -> list[str]:
@@ -42,7 +40,7 @@ def init_message(app: Any) -> SystemMessage:
         "skills": init_skill_names(app),
         "plugins": plugin_entries(session_plugin_dirs(app)),
         "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
-        "output_style": OUTPUT_STYLE,
+        "output_style": reported_style(app)[0],
         # Settings problems, odd agent definitions (an unknown field) and start-up trouble are
         # reported here, never fatal (the CLI prints them).
         "warnings": [
@@ -65,8 +63,8 @@ def server_info(app: Any) -> dict[str, Any]:
             {"name": a.agent_type, "description": a.when_to_use, "model": a.model}
             for a in getattr(app.registry, "active", [])
         ],
-        "output_style": OUTPUT_STYLE,
-        "available_output_styles": [OUTPUT_STYLE],
+        "output_style": reported_style(app)[0],
+        "available_output_styles": reported_style(app)[1],
         "model": app.session.config.model,
         "models": [{"value": app.session.config.model, "displayName": app.model_display}],
     }

@@ -19,6 +19,7 @@ from catui.app_controls import rewind_files, stop_task, switch_model, switch_per
 from catui.commands.listing import command_entries
 from catui.errors import CatuiError
 from catui.sdk_client_info import context_usage, mcp_status, reconnect_mcp_server, toggle_mcp_server
+from catui.styles.active import reported_style
 
 # Requests of claude-agent-sdk that catui has no counterpart for yet.
 UNSUPPORTED: dict[str, str] = {}
@@ -31,8 +32,8 @@ def initialize_response(app: AgentApp) -> dict[str, Any]:
         "commands": command_entries(app),
         "agents": [{"name": a.agent_type, "description": a.description, "model": a.model}
                    for a in getattr(registry, "active", [])],
-        "output_style": "default",
-        "available_output_styles": ["default"],
+        "output_style": reported_style(app)[0],
+        "available_output_styles": reported_style(app)[1],
         "models": [{"value": app.session.config.model, "displayName": app.model_display, "description": ""}],
         "pid": os.getpid(),
     }

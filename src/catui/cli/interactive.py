@@ -29,6 +29,7 @@ from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.slash_commands import SlashCommands
 from catui.cli.slash_rewind import REWIND_COMMANDS
 from catui.cli.slash_session import SESSION_COMMANDS
+from catui.cli.slash_style import STYLE_COMMANDS
 from catui.cli.slash_work import WORK_COMMANDS
 from catui.cli.ui_arrivals import BetweenTurnArrivals
 from catui.cli.ui_ask import BetweenTurnQuestions, QuestionAsker
@@ -122,7 +123,7 @@ class InteractiveSession:
         self._last_interrupt = 0.0
         self._exit_requested = False
         self._installed_signals: list[int] = []
-        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS, *REWIND_COMMANDS])
+        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS, *REWIND_COMMANDS, *STYLE_COMMANDS])
         self._prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
         self._early_lines: list[str | None] = []
         """Lines read in the instant a notification won the race to the prompt; they come next."""

@@ -21,6 +21,7 @@ from catui.session.events import (
     SystemEvent,
     UserMessageEvent,
 )
+from catui.styles.active import reported_style
 
 
 def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
@@ -113,7 +114,7 @@ class StreamJsonWriter:
                 "slash_commands": slash_command_names(self.app),
                 "apiKeySource": api_key_source(self.app.services.env),
                 "claude_code_version": __version__,
-                "output_style": "default",
+                "output_style": reported_style(self.app)[0],
                 "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],
                 "skills": init_skill_names(self.app),
                 "plugins": plugin_entries(session_plugin_dirs(self.app)),

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from catui.commands.prompt import BUILTIN_PROMPT_COMMANDS
+BUILTIN_PROMPT_COMMANDS = frozenset({"compact"})
+"""catui's own commands that print mode and the SDKs handle themselves (catui.session.compact_prompt)."""
 
 
 def slash_command_names(app: Any) -> list[str]:

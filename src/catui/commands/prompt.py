@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catui.commands.expand import CommandExpansionError, expand_command
+from catui.commands.listing import BUILTIN_PROMPT_COMMANDS
 from catui.messages import Block
 from catui.permissions.context import PermissionRule
 from catui.session.events import Event
 from catui.skills.model import SkillDefinition
 
 COMMAND_PROMPT = re.compile(r"^/([A-Za-z0-9_][\w.:-]*)(?:[ \t\n](.*))?$", re.DOTALL)
-BUILTIN_PROMPT_COMMANDS = frozenset({"compact"})
-"""catui's own commands that print mode and the SDKs handle themselves (catui.session.compact_prompt)."""
 
 
 @dataclass
