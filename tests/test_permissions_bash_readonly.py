@@ -81,7 +81,8 @@ def test_decide_treats_read_only_shell_commands_as_reads(mode: str, command: str
 
 
 # What Claude Code 2.1.92 did with each command in default mode (print mode, a git repository holding a.txt and
-# j.json): run it without asking, or ask (and so deny). Recorded by running the real one on the loopback server.
+# j.json): run it without asking, or ask (and so deny). Recorded by running the real one on the loopback server
+# (148 commands in two runs).
 CLAUDE_CODE_RUNS = [
     "sleep 1", "ls -la", "cat a.txt", "echo hello", "pwd", "whoami", "date", "date +%Y",
     "echo a | uniq -c", "sort a.txt", "grep -rn hi .", "grep -A2 hi a.txt", "rg hi",
@@ -96,14 +97,22 @@ CLAUDE_CODE_RUNS = [
     "diff a.txt j.json", "cmp a.txt j.json", "comm a.txt j.json", "nl a.txt", "tac a.txt", "rev a.txt",
     "fold a.txt", "paste a.txt", "history", "man ls", "ls | grep a", "cat a.txt | sort | uniq",
     "echo hi > /dev/null", "ls 2>&1", "docker ps", "node --version", "python3 --version", "base64 a.txt",
-    "lsof -i", "pgrep bash", "tput cols", "fd txt", "locale", "groups",
+    "lsof -i", "pgrep bash", "tput cols", "fd txt", "locale", "groups", "sed -n '1,3p' a.txt",
+    "git log -5", "echo /etc/passwd", "rg -g '*.py' hi", "git tag -l", "git remote show origin",
+    "docker images", "head -c 5 a.txt", "wc -l < a.txt", "git status && git diff", "jq -r .a j.json",
+    "grep -c hi a.txt", "grep -e hi -f a.txt a.txt", "git show --stat HEAD", "git ls-files", "tree -L 2",
+    "du -sh /tmp",
 ]
 CLAUDE_CODE_ASKS = [
     "printf 'x\\n'", "whoami --help", "pwd -P", "date -s 2020-01-01", "uniq a.txt",
     "sort -o out.txt a.txt", "rg --pre cat hi", "egrep hi a.txt", "fgrep hi a.txt", "find . -delete",
     "jq -f x j.json", "printenv", "env", "tree -o out.txt", "sed -i s/hi/ho/ a.txt", "sed s/hi/ho/ a.txt",
     "git branch newbranch", "git tag v1", "git fetch", "echo zz | xargs rm", "cksum a.txt", "shasum a.txt",
-    "[ -f a.txt ]", "env | grep PATH",
+    "[ -f a.txt ]", "env | grep PATH", "sed -n s/hi/ho/p a.txt", "sed -n -e 1p -e 2p a.txt",
+    "sed 1p a.txt", "sed -n '$p' a.txt", "sed -n '/hi/p' a.txt", "ls -la /tmp", "cat /etc/hostname",
+    "git diff --output=x", "sort -k2 a.txt", "echo a | xargs -I{} echo {}", "ps e", "date 0101",
+    "tput reset", "git branch -d x", "git reflog expire", "cd .. && ls", "ls; rm -rf xyz", "uniq -c a.txt",
+    "file -C a.txt",
 ]
 
 

@@ -34,9 +34,10 @@ READ_ONLY_COMMANDS: frozenset[str] = frozenset(
 )
 ARGUMENTS_NOT_PATHS: frozenset[str] = frozenset({
     "basename", "dirname", "echo", "expr", "seq", "sleep", "true", "false", "cal", "date", "numfmt", "getconf",
-    "uname", "id", "groups", "locale", "nproc", "uptime", "free", "hostname", "which", "type",
+    "uname", "id", "groups", "locale", "nproc", "uptime", "free", "hostname", "which", "type", "du", "df",
 })
-"""Commands whose arguments name no file they open: a path among them may lie outside the working directories."""
+"""Commands whose arguments name no file whose contents they read (``du`` and ``df`` report sizes only): a path
+among them may lie outside the working directories, as Claude Code allows."""
 READ_ONLY_PREFIXES: tuple[tuple[str, ...], ...] = (("docker", "ps"), ("docker", "images"))
 ONLY_WITHOUT_ARGUMENTS: frozenset[str] = frozenset({"pwd", "whoami", "alias"})
 EXACT_COMMANDS: frozenset[tuple[str, ...]] = frozenset({
@@ -235,7 +236,7 @@ def _lists_only(name: str, args: list[str]) -> bool:
 
 
 def _sed_prints_only(args: list[str]) -> bool:
-    """``sed -n`` whose every script only prints lines (a substitution or an in-place edit is asked)."""
+    """``sed -n`` with one script that only prints lines (a substitution, an in-place edit, several scripts: asked)."""
     quiet = any(a in ("-n", "--quiet", "--silent") or (a.startswith("-") and not a.startswith("--") and "n" in a[1:])
                 for a in args)
     scripts: list[str] = []
@@ -253,7 +254,7 @@ def _sed_prints_only(args: list[str]) -> bool:
         elif not word.startswith("-") and not explicit and not scripts:
             scripts.append(word)
         index += 1
-    return quiet and bool(scripts) and all(SED_PRINT.match(script.strip()) for script in scripts)
+    return quiet and len(scripts) == 1 and SED_PRINT.match(scripts[0].strip()) is not None
 
 
 def _date_reads_only(args: list[str]) -> bool:
