@@ -146,3 +146,16 @@ def test_print_mode_text_and_json_outputs(tmp_path: Path, mode: str) -> None:
         assert done.returncode == 0, done.stderr
         assert texts(server.requests[0].body)[-1] == "User body hi\n"
     assert (done.stdout.strip() if mode == "text" else json.loads(done.stdout)["result"]) == "ok"
+
+
+def test_catui_skills_lists_and_shows_commands(tmp_path: Path) -> None:
+    repo, user, plugin = make_project(tmp_path)
+    with AnthropicTestServer(OK) as server:
+        env = cli_env(tmp_path, server, CLAUDE_CONFIG_DIR=str(user))
+        listed = run_catui(repo, env, "skills", "list", "--json", "--plugin-dir", str(plugin), timeout=60)
+        shown = run_catui(repo, env, "skills", "show", "ns:deep", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    kinds = {s["name"]: s["kind"] for s in json.loads(listed.stdout)["skills"]}
+    assert kinds == {"greet": "command", "hidden": "command", "mine": "command", "ns:deep": "command",
+                     "tidy:sweep": "command", "touchy": "command"}
+    assert "Kind: custom command (/ns:deep args)" in shown.stdout and "Args: $ARGUMENTS" in shown.stdout
