@@ -84,3 +84,26 @@ async def test_catuis_sdk_runs_a_command(project: Path, tmp_path: Path) -> None:
     assert messages[-1].result == "ok"
     unknown = [m async for m in catui.query(prompt="/nope", options=options)]
     assert unknown[-1].result == "Unknown skill: nope"
+
+
+async def test_a_commands_model_holds_for_its_own_prompt(project: Path) -> None:
+    (project / ".claude" / "commands" / "quick.md").write_text("---\nmodel: claude-haiku-4-5\n---\nBe quick.\n")
+    (project / ".claude" / "commands" / "odd.md").write_text("---\nmodel: openai:gpt-4.1\n---\nOdd.\n")
+    with AnthropicTestServer(OK) as server:
+        options = ClaudeAgentOptions(cli_path=CATUI, cwd=str(project), model="claude-sonnet-4-6", env=server.env(),
+                                     setting_sources=["project"])
+
+        async def converse() -> list[list[Any]]:
+            turns = []
+            async with ClaudeSDKClient(options) as client:
+                for prompt in ("/quick", "plain again", "/odd"):
+                    await client.query(prompt)
+                    turns.append([m async for m in client.receive_response()])
+            return turns
+
+        turns = await asyncio.wait_for(converse(), GUARD_S)
+        models = [r.body["model"] for r in server.requests]
+    assert models == ["claude-haiku-4-5", "claude-sonnet-4-6"]
+    # a model the session cannot reach (no OpenAI key here) ends that prompt with the reason, nothing sent
+    failed = turns[2][-1]
+    assert isinstance(failed, ResultMessage) and failed.is_error and "openai:gpt-4.1" in str(failed.result)

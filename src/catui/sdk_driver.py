@@ -168,6 +168,7 @@ class ClientDriver:
         else:
             content = first_prompt_content(app, prompt) if from_user else prompt
         # Imported here, as first_prompt_content is: a custom command (`/name args`) is expanded first.
+        from catui.commands.model import on_command_model
         from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
 
         command = await command_prompt(app, prompt) if from_user else None
@@ -188,6 +189,8 @@ class ClientDriver:
         events = session.run(content) if instructions is None else compact_events(app, instructions)
         if command is not None and command.error is not None and instructions is None:
             events = refusal_events(app, command)
+        elif command is not None and command.skill is not None and instructions is None:
+            events = on_command_model(app, command.skill.model, events)
         try:
             async for event in events:
                 if self._interrupt_pending and not session.ctx.abort.is_set():

@@ -41,6 +41,7 @@ from catui.cli.ui_status import status_line
 from catui.cli.ui_team import TEAM_HELP, team_command
 from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.cli.ui_turn import INTERRUPT_GRACE_S, TICK_S, TurnRunner
+from catui.commands.model import ModelSwap
 from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks
 from catui.errors import CatuiError
 
@@ -352,9 +353,17 @@ class InteractiveSession:
             self.say(f"/{command.name}: {command.error}", "red")
             return True
         content = command.blocks if self.sent_first_message else [*opening_blocks(self.app), *command.blocks]
+        swap = ModelSwap(self.app) if command.skill.model else None
+        problem = swap.start(command.skill.model) if swap is not None and command.skill.model else None
+        if problem is not None:
+            self.say(f"/{command.name}: {problem}", "red")
+            return True
         grant_for_run(self.app.session, command.rules)
-        await self.turn(content, raw=True)
-        self.sent_first_message = True
+        try:
+            await self.turn(content, raw=True)
+        finally:
+            if swap is not None:
+                await swap.restore()  # the command's model held for its own prompt only
         return True
 
     # -- turns ------------------------------------------------------------------------------------

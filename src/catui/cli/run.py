@@ -31,6 +31,7 @@ from catui.cli.sdk_flags import (
     tools_left_out,
 )
 from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.commands.model import on_command_model
 from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
@@ -275,7 +276,10 @@ async def conversation_events(
     try:
         while True:
             result: ResultEvent | None = None
-            async for event in app.session.run(content):
+            # a command's `model:` holds for its own prompt only
+            model = command.skill.model if command is not None and command.skill is not None else None
+            command = None
+            async for event in on_command_model(app, model, app.session.run(content)):
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     result = event
                 yield event

@@ -35,6 +35,7 @@ from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
+from catui.commands.model import on_command_model
 from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.sdk_output_format import StructuredResult
@@ -307,8 +308,11 @@ class StreamSession:
         if self.structured is not None:
             self.structured.start_turn()
         try:
-            events = app.session.run(content) if command is None or command.error is None else \
-                refusal_events(app, command)
+            if command is not None and command.error is not None:
+                events = refusal_events(app, command)
+            else:
+                model = command.skill.model if command is not None and command.skill is not None else None
+                events = on_command_model(app, model, app.session.run(content))
             async for event in events:
                 if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
                     event = self.structured.finish(event, required=isinstance(prompt, UserInput))
