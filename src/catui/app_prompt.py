@@ -67,3 +67,10 @@ def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": reminder})
     initial, app.services.initial_prompt = app.services.initial_prompt, None
     return [*blocks, {"type": "text", "text": with_initial_prompt(initial, prompt)}]
+
+
+def opening_blocks(app: Any) -> list[Block]:
+    """What goes before a conversation's first prompt (the context and skills reminders, an ``--agent``'s
+    initialPrompt), without the empty prompt block ``first_prompt_content`` ends with."""
+    *leading, opening = first_prompt_content(app, "")
+    return [*leading, *([opening] if str(opening.get("text", "")).strip() else [])]

@@ -168,8 +168,9 @@ class ClientDriver:
         else:
             content = first_prompt_content(app, prompt) if from_user else prompt
         # Imported here, as first_prompt_content is: a custom command (`/name args`) is expanded first.
-        from catui.commands.model import on_command_model
-        from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
+        from catui.app_prompt import opening_blocks
+        from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
+        from catui.model_switch import on_command_model
 
         command = await command_prompt(app, prompt) if from_user else None
         if command is not None and command.error is None:

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from catui import __version__
 from catui.app import build_app, first_prompt_content, start_app
+from catui.app_prompt import opening_blocks
 from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.slash_commands import SlashCommands
 from catui.cli.slash_rewind import REWIND_COMMANDS
@@ -41,9 +42,9 @@ from catui.cli.ui_status import status_line
 from catui.cli.ui_team import TEAM_HELP, team_command
 from catui.cli.ui_terminal import KeyReader, LineEditor, key
 from catui.cli.ui_turn import INTERRUPT_GRACE_S, TICK_S, TurnRunner
-from catui.commands.model import ModelSwap
-from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks
+from catui.commands.prompt import command_prompt, grant_for_run
 from catui.errors import CatuiError
+from catui.model_switch import ModelSwap
 
 __all__ = [
     "BRACKETED_PASTE_OFF", "BRACKETED_PASTE_ON", "DOUBLE_PRESS_S", "EXIT_COMMANDS", "HELP_TEXT", "INTERRUPT_GRACE_S",

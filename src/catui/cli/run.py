@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
+from catui.app_prompt import opening_blocks
 from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
@@ -31,9 +32,9 @@ from catui.cli.sdk_flags import (
     tools_left_out,
 )
 from catui.cli.stream_json import StreamJsonWriter, result_json
-from catui.commands.model import on_command_model
-from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
+from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
+from catui.model_switch import on_command_model
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.sdk_output_format import StructuredResult
 from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
 from catui.app import AgentApp, RunOptions, build_app, first_prompt_content, start_app
+from catui.app_prompt import opening_blocks
 from catui.cli.control_bridges import control_mcp_transport, initialize_hooks, stdio_permission_asker
 from catui.cli.control_channel import ControlChannel
 from catui.cli.control_requests import ControlRequestHandler, initialize_response
@@ -35,9 +36,9 @@ from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
-from catui.commands.model import on_command_model
-from catui.commands.prompt import command_prompt, grant_for_run, opening_blocks, refusal_events
+from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
+from catui.model_switch import on_command_model
 from catui.sdk_output_format import StructuredResult
 from catui.session.events import Event, ResultEvent, UsageEvent
 

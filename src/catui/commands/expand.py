@@ -26,6 +26,7 @@ from catui.errors import CatuiError
 from catui.messages import Block
 from catui.permissions.context import PermissionRule
 from catui.skills.model import SkillDefinition
+from catui.skills.permission_rules import skill_permission_rules
 from catui.tools.base import ToolContext
 
 SHELL_BLOCK = re.compile(r"```!\s*\n?([\s\S]*?)\n?```")
@@ -156,8 +157,6 @@ async def expand_command(skill: SkillDefinition, args: str | None, ctx: ToolCont
     """
     if skill.kind != "command":
         return ExpandedCommand(skill.instructions(args))
-    from catui.skills.tool import skill_permission_rules
-
     text = substitute_arguments(skill.body, args)
     text = await run_shell_lines(text, ctx, skill_permission_rules(skill.name, skill.allowed_tools), f"/{skill.name}")
     return ExpandedCommand(text, attachment_blocks(file_references(text), ctx))

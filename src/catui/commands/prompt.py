@@ -13,14 +13,17 @@ import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.commands.expand import CommandExpansionError, expand_command
 from catui.commands.listing import BUILTIN_PROMPT_COMMANDS
 from catui.messages import Block
 from catui.permissions.context import PermissionRule
-from catui.session.events import Event
 from catui.skills.model import SkillDefinition
+from catui.skills.permission_rules import skill_permission_rules
+
+if TYPE_CHECKING:
+    from catui.session.events import Event
 
 COMMAND_PROMPT = re.compile(r"^/([A-Za-z0-9_][\w.:-]*)(?:[ \t\n](.*))?$", re.DOTALL)
 
@@ -72,8 +75,6 @@ async def command_prompt(app: Any, prompt: Any) -> CommandPrompt | None:
         return None
     if skill is None:
         return CommandPrompt(name, args, error=f"Unknown skill: {name}")
-    from catui.skills.tool import skill_permission_rules
-
     ctx = app.session.ctx
     try:
         expanded = await expand_command(skill, args, ctx)
@@ -103,11 +104,3 @@ async def refusal_events(app: Any, command: CommandPrompt) -> AsyncIterator[Even
     yield app.session.result_event("success" if unknown else "error_during_execution", not unknown,
                                    command.error or "", started=started)
 
-
-def opening_blocks(app: Any) -> list[Block]:
-    """What goes before a conversation's first prompt (the context and skills reminders, an ``--agent``'s
-    initialPrompt), without the empty prompt block ``first_prompt_content`` ends with."""
-    from catui.app_prompt import first_prompt_content
-
-    *leading, opening = first_prompt_content(app, "")
-    return [*leading, *([opening] if str(opening.get("text", "")).strip() else [])]

@@ -14,13 +14,11 @@ Skill call is not read-only then); one without loads like a skill.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
-from catui.permissions.context import PermissionRule
-from catui.permissions.rules import RuleSyntaxError, parse_rule
+from catui.skills.permission_rules import skill_permission_rules
 from catui.skills.registry import SkillRegistry
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
@@ -88,17 +86,3 @@ class SkillTool(Tool):
         else:
             follow_up = [{"type": "text", "text": skill.instructions(args.args)}]
         return ToolResult(launch_text(skill.name), data=data, follow_up=follow_up, run_rules=rules)
-
-
-def skill_permission_rules(name: str, allowed_tools: Sequence[str]) -> tuple[PermissionRule, ...]:
-    """A skill's ``allowed-tools`` as allow rules, granted while the run that loaded it lasts (as Claude Code).
-
-    An entry that is not valid rule syntax grants nothing (``catui skills show`` lists the entries).
-    """
-    rules: list[PermissionRule] = []
-    for entry in allowed_tools:
-        try:
-            rules.append(parse_rule(entry, "allow", "session", origin=f"the {name} skill's allowed-tools"))
-        except RuleSyntaxError:
-            continue
-    return tuple(rules)
