@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.safety",),
     ("catui.telemetry",),
     ("catui.tools",),
-    ("catui.hooks", "catui.mcp", "catui.skills"),
+    ("catui.hooks", "catui.mcp", "catui.skills", "catui.commands", "catui.styles"),
     ("catui.session",),
     ("catui.subagents",),
     ("catui.app", "catui.app_options", "catui.app_services", "catui.app_tools", "catui.app_prompt", "catui.app_config",

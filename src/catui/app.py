@@ -23,7 +23,7 @@ from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app_options import RunOptions, effective_env
-from catui.app_prompt import first_prompt_content, session_system_prompt
+from catui.app_prompt import first_prompt_content, session_system_prompt, styles_apply
 from catui.app_services import AgentApp, AppServices
 from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools
 from catui.config.concurrency import tool_use_concurrency
@@ -55,6 +55,7 @@ from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
+from catui.styles.active import session_style
 from catui.subagents.install import install_subagents
 from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
@@ -175,8 +176,12 @@ def build_app(options: RunOptions) -> AgentApp:
     if main_agent is not None:
         tools, ctx.permissions, memory = with_agent_memory(
             main_agent, restrict_tools(main_agent, tools), tools, ctx.permissions, project_root)
+    styles = session_style(cwd, settings.merged, plugin_dirs=[*options.plugin_dirs, *plugin_paths(settings.merged)],
+                           include_user=("user" in options.setting_sources),
+                           include_project=("project" in options.setting_sources))
     system = session_system_prompt(options, main_agent, cwd, resolved.model_id,
-                                   active_agents=list(registry.active), tools=tools, memory=memory)
+                                   active_agents=list(registry.active), tools=tools, memory=memory,
+                                   style=styles.style)
 
     window = tool_use_concurrency(env, settings.merged)
     config = SessionConfig(
@@ -224,6 +229,13 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
     app.services.skills = skills
+    app.services.output_style = styles
+    if styles.warning is not None:
+        app.services.startup_warnings.append(styles.warning)
+    if styles_apply(options, main_agent):
+        # /output-style and the SDK rebuild the prompt with another style; the environment and git snapshot stay
+        app.services.restyle = lambda style: session_system_prompt(
+            options, None, cwd, resolved.model_id, active_agents=[], tools=[], memory=None, style=style)
     if search_backend is None:
         app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON
     if window.warning is not None:

@@ -12,6 +12,7 @@ from catui.main_agent import main_agent_system_prompt, with_initial_prompt
 from catui.messages import Block
 from catui.session.prompt import main_system_prompt
 from catui.skills.tool import SkillTool
+from catui.styles.model import OutputStyle
 from catui.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -21,9 +22,10 @@ if TYPE_CHECKING:
 def session_system_prompt(
     options: RunOptions, main_agent: AgentDefinition | None, cwd: Path, model_id: str, *,
     active_agents: list[AgentDefinition], tools: list[Tool], memory: str | None,
+    style: OutputStyle | None = None,
 ) -> list[Block]:
     """The system prompt: the ``--agent`` definition's, else ``--system-prompt``'s, else catui's (each with
-    ``--append-system-prompt``)."""
+    ``--append-system-prompt``). The output ``style`` shapes catui's own prompt only, as in Claude Code."""
     if main_agent is not None:
         return main_agent_system_prompt(
             main_agent,
@@ -46,7 +48,13 @@ def session_system_prompt(
         environment_block(cwd, model_id, additional_dirs=tuple(Path(d) for d in options.add_dirs)),
         git_status_snapshot(cwd),
         options.append_system_prompt,
+        style,
     )
+
+
+def styles_apply(options: RunOptions, main_agent: AgentDefinition | None) -> bool:
+    """Whether the output style shapes this session's prompt (not with ``--agent`` or ``--system-prompt``)."""
+    return main_agent is None and options.system_prompt is None
 
 
 def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
@@ -59,3 +67,10 @@ def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": reminder})
     initial, app.services.initial_prompt = app.services.initial_prompt, None
     return [*blocks, {"type": "text", "text": with_initial_prompt(initial, prompt)}]
+
+
+def opening_blocks(app: Any) -> list[Block]:
+    """What goes before a conversation's first prompt (the context and skills reminders, an ``--agent``'s
+    initialPrompt), without the empty prompt block ``first_prompt_content`` ends with."""
+    *leading, opening = first_prompt_content(app, "")
+    return [*leading, *([opening] if str(opening.get("text", "")).strip() else [])]

@@ -16,6 +16,8 @@ from catui.models.resolve import ResolvedModel
 from catui.session.budget import SessionBudget
 from catui.session.session import Session
 from catui.skills.registry import SkillRegistry
+from catui.styles.active import SessionStyle
+from catui.styles.model import OutputStyle
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
@@ -48,6 +50,10 @@ class AppServices:
     """SessionEnd hooks run once, whoever closes the app first."""
     budget: SessionBudget | None = None
     """The ``--max-budget-usd`` limit, or None."""
+    output_style: SessionStyle | None = None
+    """The output styles this session knows and the one in use (catui.styles)."""
+    restyle: Callable[[OutputStyle | None], list[dict[str, Any]]] | None = None
+    """The system prompt with another output style; None when styles do not apply (``--agent``, ``--system-prompt``)."""
     background_stops: set[asyncio.Future[Any]] = field(default_factory=set)
     """Stops of background agents under way (the budget tripped); awaited when the app closes."""
 

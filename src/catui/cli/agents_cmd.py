@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from catui.cli.agents_listing import format_listing
-from catui.cli.agents_show import format_agent, show_settings_and_env
+from catui.cli.agents_show import final_tool_list, format_agent, main_tool_names, show_settings_and_env
 from catui.cli.agents_sources import load_registry, source_options
 from catui.cli.agents_validate import registry_report, validate_paths
 
@@ -51,7 +51,13 @@ def list_command(
     """Active agents grouped by source, shadowed definitions, and files that failed to load."""
     registry, notes = load_registry(plugin_dirs, agents_json)
     if as_json:
-        click.echo(json.dumps(registry.to_json(), indent=2, ensure_ascii=False))
+        listing = registry.to_json()
+        available = main_tool_names()
+        for key, agents in (("active", registry.active), ("all", registry.all)):
+            # what each agent ends up with as a sub-agent (a memory agent's Read/Write/Edit included)
+            for summary, agent in zip(listing[key], agents, strict=True):
+                summary["finalTools"] = final_tool_list(agent, available)[0]
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         return
     click.echo(format_listing(registry, notes))
 

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from catui.app import RunOptions, build_app, first_prompt_content, start_app
+from catui.app_prompt import opening_blocks
 from catui.cli.interrupted_agents import handle_interrupted_agents
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
@@ -31,7 +32,9 @@ from catui.cli.sdk_flags import (
     tools_left_out,
 )
 from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
+from catui.model_switch import on_command_model
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.sdk_output_format import StructuredResult
 from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount
@@ -311,7 +314,16 @@ async def conversation_events(
     teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
     turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
     """
-    content: Any = first_prompt_content(app, prompt)
+    command = await command_prompt(app, prompt)
+    if command is not None and command.error is not None:  # an unknown command, or a shell line that may not run
+        async for event in refusal_events(app, command):
+            yield event
+        return
+    if command is not None:
+        content: Any = [*opening_blocks(app), *command.blocks]
+        grant_for_run(app.session, command.rules)
+    else:
+        content = first_prompt_content(app, prompt)
     started = time.monotonic()
     budget = app.services.budget
     idle: asyncio.Queue[Event] = asyncio.Queue()
@@ -319,7 +331,10 @@ async def conversation_events(
     try:
         while True:
             result: ResultEvent | None = None
-            async for event in app.session.run(content):
+            # a command's `model:` holds for its own prompt only
+            model = command.skill.model if command is not None and command.skill is not None else None
+            command = None
+            async for event in on_command_model(app, model, app.session.run(content)):
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     result = event
                 yield event

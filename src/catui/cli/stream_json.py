@@ -12,6 +12,7 @@ import uuid
 from typing import Any, TextIO
 
 from catui import __version__
+from catui.commands.listing import init_skill_names, plugin_entries, session_plugin_dirs, slash_command_names
 from catui.session.events import (
     AssistantMessageEvent,
     Event,
@@ -20,6 +21,7 @@ from catui.session.events import (
     SystemEvent,
     UserMessageEvent,
 )
+from catui.styles.active import reported_style
 
 
 def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
@@ -125,13 +127,13 @@ class StreamJsonWriter:
                 "mcp_servers": mcp.server_statuses() if mcp is not None else [],
                 "model": session.config.model,
                 "permissionMode": session.ctx.permissions.mode,
-                "slash_commands": [],
+                "slash_commands": slash_command_names(self.app),
                 "apiKeySource": api_key_source(self.app.services.env),
                 "claude_code_version": __version__,
-                "output_style": "default",
+                "output_style": reported_style(self.app)[0],
                 "agents": [a.agent_type for a in getattr(self.app.registry, "active", [])],
-                "skills": self.app.services.skills.names() if self.app.services.skills is not None else [],
-                "plugins": [{"name": name, "path": path} for name, path in plugin_list(self.app.registry)],
+                "skills": init_skill_names(self.app),
+                "plugins": plugin_entries(session_plugin_dirs(self.app)),
                 "unavailable_tools": [
                     {"name": name, "reason": reason} for name, reason in self.app.services.unavailable_tools.items()
                 ],
@@ -170,16 +172,6 @@ def api_key_source(env: Any) -> str:
         if env.get(name):
             return name
     return "none"
-
-
-def plugin_list(registry: Any) -> list[tuple[str, str]]:
-    """(name, folder) of each plugin that contributed an agent."""
-    seen: dict[str, str] = {}
-    for agent in getattr(registry, "all", []):
-        name = getattr(agent, "plugin_name", None)
-        if name and name not in seen:
-            seen[name] = str(getattr(agent, "base_dir", "") or "")
-    return sorted(seen.items())
 
 
 def split_assistant_blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:

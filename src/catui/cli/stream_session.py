@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
 from catui.app import AgentApp, RunOptions, build_app, first_prompt_content, start_app
+from catui.app_prompt import opening_blocks
 from catui.cli.control_bridges import control_mcp_transport, initialize_hooks, stdio_permission_asker
 from catui.cli.control_channel import ControlChannel
 from catui.cli.control_requests import ControlRequestHandler, initialize_response
@@ -39,7 +40,9 @@ from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.session_state import SessionStateReporter
 from catui.cli.stream_input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream_json import StreamJsonWriter
+from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
+from catui.model_switch import on_command_model
 from catui.sdk_output_format import StructuredResult
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
 from catui.session.events import Event, ResultEvent, UsageEvent
@@ -386,9 +389,15 @@ class StreamSession:
             self.writer.write(refusal)
             self.last_result = refusal
             return
+        command = await command_prompt(app, prompt.content) if isinstance(prompt, UserInput) else None
         if isinstance(prompt, UserInput):
-            # The context reminders go before the conversation's first prompt only, as in the terminal session.
-            content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
+            if command is not None and command.error is None:
+                # a custom command (`/name args`): its expansion stands for the typed text
+                content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
+                grant_for_run(app.session, command.rules)
+            else:
+                # The context reminders go before the conversation's first prompt only, as in the terminal session.
+                content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
             self._sent_first_prompt = True
             mcp = app.services.mcp
             if mcp is not None:
@@ -402,7 +411,12 @@ class StreamSession:
         if self.structured is not None:
             self.structured.start_turn()
         try:
-            async for event in app.session.run(content):
+            if command is not None and command.error is not None:
+                events = refusal_events(app, command)
+            else:
+                model = command.skill.model if command is not None and command.skill is not None else None
+                events = on_command_model(app, model, app.session.run(content))
+            async for event in events:
                 if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
                     event = self.structured.finish(event, required=isinstance(prompt, UserInput))
                 if isinstance(event, UsageEvent) and event.agent_id is None:
