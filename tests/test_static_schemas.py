@@ -6,15 +6,16 @@ import json
 
 from catui.tools.base import ToolInput, schema_from_model
 from catui.tools.registry import builtin_tools
-from catui.tools.static_schemas import SCHEMAS_FILE, generated_schemas, model_key, stored_schema
+from catui.tools.schema_store import generated_schemas
+from catui.tools.static_schemas import SCHEMAS_FILE, model_key, stored_schema
 
 
 def test_the_stored_schemas_are_the_models_schemas() -> None:
     stored = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
     generated = generated_schemas()
-    assert sorted(stored) == sorted(generated), "run: python -m catui.tools.static_schemas --write"
+    assert sorted(stored) == sorted(generated), "run: python -m catui.tools.schema_store --write"
     for key, schema in generated.items():
-        assert stored[key] == schema, f"{key}: run python -m catui.tools.static_schemas --write"
+        assert stored[key] == schema, f"{key}: run python -m catui.tools.schema_store --write"
 
 
 def test_every_builtin_tool_sends_a_stored_schema() -> None:

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import AgentDefinition
-from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt
 from catui.app_services import AgentApp, AppServices
-from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools
+from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools, settings_plugin_paths
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
@@ -43,7 +42,7 @@ from catui.main_agent import (
 from catui.mcp.install import install_mcp
 from catui.models.reasoning import effort_level, thinking_is_on
 from catui.models.resolve import create_provider, default_max_tokens, resolve_model
-from catui.paths import catui_home, find_project_root, sessions_dir
+from catui.paths import catui_home, find_project_root, sessions_dir, state_db_file
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
 from catui.session.context_window import context_policy
@@ -61,7 +60,6 @@ from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.tools.base import ToolContext
 from catui.tools.services import ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
-from catui.worktree.cleanup import sweep_at_startup
 
 __all__ = [
     "AgentApp", "AppServices", "RunOptions", "build_app", "effective_env", "first_prompt_content", "start_app",
@@ -90,7 +88,7 @@ def build_app(options: RunOptions) -> AgentApp:
     def settings_plugin_dirs() -> list[str]:
         # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
         fresh = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
-        return plugin_paths(fresh.merged)
+        return settings_plugin_paths(fresh.merged)
 
     registry = load_agent_registry(
         cwd,
@@ -285,7 +283,11 @@ async def start_app(app: AgentApp) -> None:
     """
 
     try:
-        await sweep_at_startup(app.project_root)
+        # Only a project with run-time state can have worktrees to sweep (the sweep's own first check).
+        if state_db_file(Path(app.project_root)).is_file():
+            from catui.worktree.cleanup import sweep_at_startup  # lazy (catui.lazy): git and SQLite
+
+            await sweep_at_startup(app.project_root)
     except Exception as exc:  # a broken sweep must not block the user's work
         app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
     for starter in list(app.services.startup_hooks):

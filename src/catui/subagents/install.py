@@ -34,7 +34,6 @@ from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.choice import build_executor, executor_name
 from catui.subagents.foreground import ForegroundDriver
-from catui.subagents.fork import ForkPlanner
 from catui.subagents.interrupted import InterruptedAgents
 from catui.subagents.live import LiveAgents
 from catui.subagents.messaging import AgentMessaging
@@ -45,17 +44,13 @@ from catui.subagents.plan import ChildPlanner
 from catui.subagents.progress_summary import ProgressSummaries, summary_settings
 from catui.subagents.resume import AgentResumer
 from catui.subagents.runtime import SubagentRuntime
-from catui.subagents.send_message import SendMessageTool
 from catui.subagents.team_rules import TeamRules
-from catui.subagents.teams.backend import InProcessTeammates
-from catui.subagents.teams.coordinator import TeamCoordinator
-from catui.subagents.teams.spawn import TeammatePlanner
-from catui.subagents.teams.tools import TeamCreateTool, TeamDeleteTool
 from catui.subagents.worktrees import WorktreeLeases
 from catui.telemetry.events import Telemetry
 
 if TYPE_CHECKING:
     from catui.app import AgentApp
+    from catui.subagents.teams.coordinator import TeamCoordinator
 
 
 @dataclass
@@ -113,7 +108,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     interrupted: InterruptedAgents | None = None
     if with_background:
         app.tasks.session_id = app.tasks.session_id or session.session_id
-        names = AgentNames(session.session_id, app.tasks.state)
+        names = AgentNames(session.session_id, open_state=lambda: app.tasks.state)  # no state.db until used
         notices = ParentNotices(session, app.tasks)
         notices.connect()
         summaries = ProgressSummaries(summary_settings(settings, env), deps)
@@ -132,15 +127,23 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     fork_on = fork_subagent_enabled(settings, env)
     teams = None
     if agent_teams_enabled(env) and with_background:
+        # lazy (catui.lazy): agent teams load only when their flag turns them on
+        from catui.subagents.teams.backend import InProcessTeammates
+        from catui.subagents.teams.coordinator import TeamCoordinator
+        from catui.subagents.teams.spawn import TeammatePlanner
+
         teams = TeamCoordinator(
             catui_home() / "teams", TeammatePlanner(planner, transcripts, deps.telemetry),
             InProcessTeammates(executor), session, grace_s=team_shutdown_grace_s(env),
         )
+    fork = None
+    if fork_on:
+        from catui.subagents.fork import ForkPlanner  # lazy (catui.lazy): forking is off unless turned on
+
+        fork = ForkPlanner(deps, worktrees, background_available=with_background)
     runtime = SubagentRuntime(
         deps, planner, transcripts, foreground, launcher=background,
-        gate=TeamRules(app.registry) if with_background else None,
-        fork=ForkPlanner(deps, worktrees, background_available=with_background) if fork_on else None,
-        teams=teams,
+        gate=TeamRules(app.registry) if with_background else None, fork=fork, teams=teams,
     )
     if background is not None:
         resumer = AgentResumer(planner, transcripts, background, worktrees, app.tasks, session.ctx)
@@ -167,9 +170,14 @@ def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool, offe
     if not any(t.name == AgentTool.name for t in tools):
         tools.append(AgentTool(app.registry, env=dict(app.services.env),
                                permissions=lambda: session.ctx.permissions, fork_enabled=fork_on))
-    if offer_send_message and not any(t.name == SendMessageTool.name for t in tools):
-        tools.append(SendMessageTool())
+    if offer_send_message:
+        from catui.subagents.send_message import SendMessageTool  # lazy (catui.lazy): off by default
+
+        if not any(t.name == SendMessageTool.name for t in tools):
+            tools.append(SendMessageTool())
     if offer_teams:
+        from catui.subagents.teams.tools import TeamCreateTool, TeamDeleteTool  # lazy (catui.lazy): teams
+
         present = {t.name for t in tools}
         tools.extend(t for t in (TeamCreateTool(), TeamDeleteTool()) if t.name not in present)
     session.set_tools(sorted(tools, key=lambda t: t.name))

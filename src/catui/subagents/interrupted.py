@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from catui.errors import ConfigurationError
+from catui.paths import state_db_file
 from catui.subagents.resume import AgentResumer
 from catui.tasks.notifications import NOTIFICATION_POSTED_KEY
 from catui.tasks.registry import TaskRegistry
@@ -58,8 +60,11 @@ class InterruptedAgents:
 
     def find(self) -> list[dict[str, Any]]:
         """Interrupted agents that can still be resumed (oldest first); live rows of dead processes are marked first."""
+        # No background task ever ran here: nothing to find, and no state.db (nor SQLite) to open or create.
+        if not state_db_file(Path(self.tasks.project_root)).is_file():
+            return []
         state = self.tasks.state
-        if state is None or not state.path.is_file():  # no background task ever ran here: nothing to create
+        if state is None or not state.path.is_file():
             return []
         state.mark_interrupted()
         return [

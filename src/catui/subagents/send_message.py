@@ -33,7 +33,6 @@ from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
 from catui.subagents.messaging import AgentMessaging, coordinator_reminder
-from catui.subagents.teams.send import route_team_message
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
@@ -142,6 +141,8 @@ class SendMessageTool(Tool):
         assert isinstance(args, SendMessageInput)
         teams = ctx.services.teams
         if teams is not None:
+            from catui.subagents.teams.send import route_team_message  # lazy (catui.lazy): agent teams
+
             routed = route_team_message(teams, args.to, args.message, args.summary, ctx)
             if routed is not None:
                 return routed

@@ -6,15 +6,13 @@ pydantic build the model's validator and serializer (about 3 ms a tool, some 60 
 tool set), so the schemas of the models defined in :data:`SCHEMA_MODULES` are stored in
 ``input_schemas.json`` next to this module, keyed ``module:QualName``; models are built on first
 validation (``ToolInput``'s ``defer_build``). ``tests/test_static_schemas.py`` fails when the file
-and the models disagree; after changing an input model, regenerate it with::
+and the models disagree (:mod:`catui.tools.schema_store` generates it); after changing an input model, regenerate it with::
 
-    .venv/bin/python -m catui.tools.static_schemas --write
+    .venv/bin/python -m catui.tools.schema_store --write
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -63,35 +61,3 @@ def stored_schema(model: type) -> dict[str, Any] | None:
     if _loaded is None:
         _loaded = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
     return _loaded.get(model_key(model))
-
-
-def generated_schemas() -> dict[str, dict[str, Any]]:
-    """The schemas of every ``ToolInput`` model of :data:`SCHEMA_MODULES`, generated from the models now."""
-    from catui.tools.base import ToolInput, generated_schema
-
-    for name in SCHEMA_MODULES:
-        importlib.import_module(name)
-    found: dict[str, dict[str, Any]] = {}
-    pending: list[type] = list(ToolInput.__subclasses__())
-    while pending:
-        model = pending.pop()
-        pending.extend(model.__subclasses__())
-        if model.__module__ in SCHEMA_MODULES:
-            found[model_key(model)] = generated_schema(model)
-    return dict(sorted(found.items()))
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Check or rewrite catui's stored tool input schemas.")
-    parser.add_argument("--write", action="store_true", help=f"rewrite {SCHEMAS_FILE.name} from the models")
-    options = parser.parse_args()
-    text = json.dumps(generated_schemas(), indent=1, ensure_ascii=False) + "\n"
-    if options.write:
-        SCHEMAS_FILE.write_text(text, encoding="utf-8")
-        print(f"wrote {SCHEMAS_FILE}")
-    elif SCHEMAS_FILE.read_text(encoding="utf-8") != text:
-        raise SystemExit(f"{SCHEMAS_FILE} is out of date: run python -m catui.tools.static_schemas --write")
-
-
-if __name__ == "__main__":
-    main()
