@@ -16,13 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from catui.errors import ConfigurationError
 from catui.paths import state_db_file
-from catui.subagents.resume import AgentResumer
 from catui.tasks.notifications import NOTIFICATION_POSTED_KEY
-from catui.tasks.registry import TaskRegistry
+
+if TYPE_CHECKING:
+    from catui.subagents.resume import AgentResumer
+    from catui.tasks.registry import TaskRegistry
 
 ResumeMode = Literal["auto", "ask", "off"]
 RESUME_MODES: tuple[str, ...] = ("auto", "ask", "off")

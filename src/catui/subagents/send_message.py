@@ -25,15 +25,17 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
-from catui.subagents.messaging import AgentMessaging, coordinator_reminder
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.subagents.messaging import AgentMessaging
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
 
@@ -202,6 +204,8 @@ class SendMessageTool(Tool):
 
     @staticmethod
     def _queue(manager: AgentMessaging, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
+        from catui.subagents.messaging import coordinator_reminder  # lazy (catui.lazy): the runtime
+
         manager.queue_message(agent_id, coordinator_reminder(text, summary))
         return reply(f"Message queued for delivery to {label} at its next tool round.")
 
