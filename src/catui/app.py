@@ -54,7 +54,6 @@ from catui.session.session import Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
 from catui.subagents.install import install_subagents
-from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.tools.base import ToolContext
@@ -230,6 +229,8 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     install_subagents(app)
     if resumed.source is not None:  # the old session's finished background tasks come back as history
+        from catui.tasks.history import restore_session_tasks  # lazy (catui.lazy): resumed sessions only
+
         restore_session_tasks(tasks, resumed.source.stem, session_id)
 
     install_hooks(app, _extra_hooks(options, main_agent),
