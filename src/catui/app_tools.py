@@ -12,7 +12,6 @@ from catui.main_agent import check_tools_left, keep_agent_tools
 from catui.permissions.rules import denies_tool_outright
 from catui.session.usage import UsageTracker
 from catui.skills.registry import SkillRegistry, load_skill_registry
-from catui.skills.tool import SkillTool
 from catui.tools.base import Tool
 from catui.tools.registry import builtin_tools
 from catui.tools.web_search import SearchBackend, WebSearchTool
@@ -44,6 +43,8 @@ def session_tools(
         include_project=("project" in options.setting_sources),
     )
     if skills.skills:  # offered only when there is a skill to load
+        from catui.skills.tool import SkillTool  # lazy (catui.lazy): skills
+
         tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
     if worktree_merge_allowed(settings):  # catui's own, off unless the user opts in (docs/beyond.md)
         tools = sorted([*tools, WorktreeMergeTool()], key=lambda tool: tool.name)
