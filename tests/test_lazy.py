@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,26 @@ def test_importing_one_submodule_leaves_its_siblings_unloaded() -> None:
 
 def test_the_skill_tools_name_without_its_module() -> None:
     assert SkillTool.name == SKILL_TOOL_NAME
+
+
+def test_the_sub_agent_runtime_is_built_on_first_use(tmp_path: Path) -> None:
+    from catui.app import RunOptions, build_app
+    from catui.subagents.runtime import SubagentRuntime
+
+    script = tmp_path / "script.yaml"
+    script.write_text("turns:\n  - content: [{type: text, text: 'pong'}]\n", encoding="utf-8")
+    app = build_app(RunOptions(cwd=tmp_path, model=f"scripted:{script}", write_transcript=False))
+    system = app.services.subagents
+    assert system is not None and not system.built
+    assert "Agent" in [t.name for t in app.session.tools]  # offered before anything is built
+    built: list[bool] = []
+    system.on_built.append(lambda: built.append(system.built))
+    # A tool reaching the runtime through its context builds it; the real parts then replace the stand-ins.
+    stand_in = app.session.ctx.services.subagents
+    assert stand_in is not None and stand_in.foreground_ids() == []
+    assert system.built and built == [True]
+    assert isinstance(app.session.ctx.services.subagents, SubagentRuntime)
+    assert app.session.ctx.services.subagents is system.runtime
+    assert app.session.ctx.services.messaging is system.messaging is not None
+    assert built == [True], "the hooks run once"
+    assert not (tmp_path / ".catui" / "state.db").exists(), "nothing named an agent: no state.db"

@@ -74,6 +74,8 @@ class SubagentSystem:
         self.has_background = has_background
         """Whether background agents are on (``background``, ``messaging`` and ``interrupted`` exist)."""
         self.teams = teams
+        self.on_built: list[Callable[[], None]] = []
+        """Called once the parts are built (the CLI freezes the collector's view of them)."""
 
     @property
     def built(self) -> bool:
@@ -84,6 +86,8 @@ class SubagentSystem:
         if self._parts is None:
             assert self._build is not None
             self._parts, self._build = self._build(), None
+            for hook in self.on_built:
+                hook()
         return self._parts
 
     @property
