@@ -30,7 +30,7 @@ NOT_CATUI_CODE = ("catui.demo_project",)
 # docs/architecture.md, "Dependency order": each folder (or top-level module)
 # may import only from its own layer or lower ones.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("catui", "catui.errors", "catui.paths", "catui.messages"),
+    ("catui", "catui.errors", "catui.paths", "catui.messages", "catui.lazy"),
     ("catui.config",),
     ("catui.permissions",),
     ("catui.agents",),

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import AgentDefinition
-from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt, styles_apply
 from catui.app_services import AgentApp, AppServices
-from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools
+from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools, settings_plugin_paths
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
@@ -43,7 +42,7 @@ from catui.main_agent import (
 from catui.mcp.install import install_mcp
 from catui.models.reasoning import effort_level, thinking_is_on
 from catui.models.resolve import create_provider, default_max_tokens, resolve_model
-from catui.paths import catui_home, find_project_root, sessions_dir
+from catui.paths import catui_home, find_project_root, sessions_dir, state_db_file
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
 from catui.session.claude_link import transcript_linker
@@ -57,14 +56,12 @@ from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
 from catui.styles.active import session_style
 from catui.subagents.install import install_subagents
-from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext
 from catui.tools.services import ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
-from catui.worktree.cleanup import sweep_at_startup
 
 __all__ = [
     "AgentApp", "AppServices", "RunOptions", "build_app", "effective_env", "first_prompt_content", "start_app",
@@ -93,7 +90,7 @@ def build_app(options: RunOptions) -> AgentApp:
     def settings_plugin_dirs() -> list[str]:
         # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
         fresh = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
-        return plugin_paths(fresh.merged)
+        return settings_plugin_paths(fresh.merged)
 
     registry = load_agent_registry(
         cwd,
@@ -251,6 +248,8 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     install_subagents(app)
     if resumed.source is not None:  # the old session's finished background tasks come back as history
+        from catui.tasks.history import restore_session_tasks  # lazy (catui.lazy): resumed sessions only
+
         restore_session_tasks(tasks, resumed.source.stem, session_id)
 
     install_hooks(app, _extra_hooks(options, main_agent),
@@ -304,7 +303,11 @@ async def start_app(app: AgentApp) -> None:
     """
 
     try:
-        await sweep_at_startup(app.project_root)
+        # Only a project with run-time state can have worktrees to sweep (the sweep's own first check).
+        if state_db_file(Path(app.project_root)).is_file():
+            from catui.worktree.cleanup import sweep_at_startup  # lazy (catui.lazy): git and SQLite
+
+            await sweep_at_startup(app.project_root)
     except Exception as exc:  # a broken sweep must not block the user's work
         app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
     for starter in list(app.services.startup_hooks):

@@ -6,14 +6,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catui.hooks.config import HooksConfig
-from catui.mcp.config import SdkTransport
-from catui.models.reasoning import Effort
-from catui.session.config import CanUseTool
-from catui.tasks.schedule import ScheduleClock
-from catui.tools.base import Tool
+if TYPE_CHECKING:
+    from catui.hooks.config import HooksConfig
+    from catui.mcp.config import SdkTransport
+    from catui.models.reasoning import Effort
+    from catui.session.config import CanUseTool
+    from catui.tasks.schedule import ScheduleClock
+    from catui.tools.base import Tool
 
 
 @dataclass

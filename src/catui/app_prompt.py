@@ -11,12 +11,13 @@ from catui.config.context import environment_block, git_status_snapshot
 from catui.main_agent import main_agent_system_prompt, with_initial_prompt
 from catui.messages import Block
 from catui.session.prompt import main_system_prompt
-from catui.skills.tool import SkillTool
-from catui.styles.model import OutputStyle
 from catui.tools.base import Tool
+
+SKILL_TOOL_NAME = "Skill"  # SkillTool.name; catui.skills.tool loads only when a skill exists (catui.lazy)
 
 if TYPE_CHECKING:
     from catui.app_services import AgentApp
+    from catui.styles.model import OutputStyle
 
 
 def session_system_prompt(
@@ -63,7 +64,7 @@ def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
     blocks = [app.services.context_block] if app.services.context_block is not None else []
     skills = app.services.skills
     reminder = skills.reminder_text() if skills is not None else None
-    if reminder is not None and any(t.name == SkillTool.name for t in app.session.tools):
+    if reminder is not None and any(t.name == SKILL_TOOL_NAME for t in app.session.tools):
         blocks.append({"type": "text", "text": reminder})
     initial, app.services.initial_prompt = app.services.initial_prompt, None
     return [*blocks, {"type": "text", "text": with_initial_prompt(initial, prompt)}]

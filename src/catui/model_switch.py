@@ -35,7 +35,7 @@ def switch_model(app: AgentApp, model: str | None) -> ResolvedModel:
     app.model_display = resolved.display
     # Sub-agents with model "inherit" follow the main agent's new model.
     system = app.services.subagents
-    if system is not None:
+    if system is not None and system.built:  # else the runtime reads app.services.resolved_model when built
         system.runtime.deps.parent_resolved = resolved
     return resolved
 

@@ -226,7 +226,7 @@ async def print_mode_main(
     """
     app = build_app(run_options)
     await start_app(app)
-    settle_startup_objects()
+    settle_startup_objects(app)
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)

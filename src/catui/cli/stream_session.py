@@ -210,7 +210,7 @@ class StreamSession:
             if request_id is not None:
                 self.channel.respond_error(request_id, str(exc))
             raise
-        settle_startup_objects()
+        settle_startup_objects(app)
         for warning in [*app.settings.warnings, *app.services.startup_warnings,
                         *(f.error for f in getattr(app.registry, "failed_files", []))]:
             self.warn(f"warning: {warning}")

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from catui.agents.definition import AgentDefinition, SystemPromptContext
 from catui.config.flags import background_tasks_disabled
 from catui.errors import CatuiError
-from catui.mcp.subagents import check_required_servers, child_mcp_tools, mcp_tool_pool
 from catui.messages import Block, Message
 from catui.models.base import ModelProvider
 from catui.models.reasoning import effort_level
@@ -26,7 +25,6 @@ from catui.permissions.context import PermissionContext
 from catui.permissions.subagent_limits import cap_mode
 from catui.session.prompt import context_block
 from catui.session.session import Session
-from catui.skills.preload import preload_skills
 from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.ids import new_agent_id
 from catui.subagents.memory_tools import grant_memory_tools
@@ -168,7 +166,11 @@ class ChildPlanner:
         cwd_override = _validate_cwd(request.cwd or definition.cwd, isolation)
         if cwd_override is not None and not request.cwd:
             _check_project_cwd(definition, parent_ctx.project_root)
-        child_mcp = await child_mcp_tools(mcp, definition) if definition.mcp_servers else None
+        child_mcp = None
+        if definition.mcp_servers:
+            from catui.mcp.subagents import child_mcp_tools  # lazy (catui.lazy): MCP
+
+            child_mcp = await child_mcp_tools(mcp, definition)
         if child_mcp is not None:
             # The agent's own servers' tools join after the filtering, as in Claude Code.
             present = {t.name for t in tools}
@@ -258,6 +260,8 @@ class ChildPlanner:
     def _first_message(self, definition: AgentDefinition, request: SpawnRequest, cwd: Path, root: Path) -> Message:
         wants_memory = self.deps.load_project_memory and not definition.omit_claude_md
         project_memory = self.caches.project_memory(cwd, root) if wants_memory else None
+        from catui.skills.preload import preload_skills  # lazy (catui.lazy): skills
+
         preloaded = preload_skills(definition.skills or [], self.deps.skills)
         return build_first_message(request.prompt, context_block(project_memory), preloaded.blocks)
 
@@ -286,6 +290,8 @@ async def _check_mcp_requirements(
     if mcp is None:  # no configured servers: only the SDK's in-process servers can satisfy it
         _check_in_process_servers(definition, required, parent_tools)
         return
+    from catui.mcp.subagents import check_required_servers  # lazy (catui.lazy): MCP
+
     error = await check_required_servers(
         mcp, required, agent_type=definition.agent_type, tool_names=[t.name for t in parent_tools]
     )
@@ -306,7 +312,11 @@ def _check_in_process_servers(definition: AgentDefinition, required: list[str], 
 
 def _tool_pool(parent_tools: list[Tool], mcp: McpManager | None) -> list[Tool]:
     """The tools a child chooses from: the parent's, plus those of MCP servers that connected later."""
-    return parent_tools if mcp is None else mcp_tool_pool(mcp, parent_tools)
+    if mcp is None:
+        return parent_tools
+    from catui.mcp.subagents import mcp_tool_pool  # lazy (catui.lazy): MCP
+
+    return mcp_tool_pool(mcp, parent_tools)
 
 
 def _child_permissions(

@@ -24,7 +24,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -33,9 +33,10 @@ from catui.permissions.context import PermissionRequest
 from catui.session.durable_append import append_whole
 from catui.session.transcript import encode_line
 from catui.subagents.ids import is_agent_id
-from catui.subagents.messaging import AgentMessaging, coordinator_reminder
-from catui.subagents.teams.send import route_team_message
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.subagents.messaging import AgentMessaging
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
 
@@ -138,6 +139,8 @@ class SendMessageTool(Tool):
         assert isinstance(args, SendMessageInput)
         teams = ctx.services.teams
         if teams is not None:
+            from catui.subagents.teams.send import route_team_message  # lazy (catui.lazy): agent teams
+
             routed = route_team_message(teams, args.to, args.message, args.summary, ctx)
             if routed is not None:
                 return routed
@@ -197,6 +200,8 @@ class SendMessageTool(Tool):
 
     @staticmethod
     def _queue(manager: AgentMessaging, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
+        from catui.subagents.messaging import coordinator_reminder  # lazy (catui.lazy): the runtime
+
         manager.queue_message(agent_id, coordinator_reminder(text, summary))
         return reply(f"Message queued for delivery to {label} at its next tool round.")
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from catui.messages import Block
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
 from catui.tools.services import ToolServices
+from catui.tools.static_schemas import stored_schema
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -24,9 +25,14 @@ CURRENT_TOOL_USE_ID: ContextVar[str | None] = ContextVar("catui_current_tool_use
 
 
 class ToolInput(BaseModel):
-    """Base of every tool's input model: unknown fields are an error, as the schema says."""
+    """Base of every tool's input model: unknown fields are an error, as the schema says.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Models are built on their first validation, not at import (``defer_build``): a run that never calls a
+    tool never pays for its validator, and the schemas sent to the model come from
+    :mod:`catui.tools.static_schemas`.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     # Paths a file tool resolved for its permission check, by argument text: the call uses the same ones
     # (resolving again could follow a link that changed in between; see tools/files.resolve_once).
     _resolved_paths: dict[str, Path] = PrivateAttr(default_factory=dict)
@@ -200,8 +206,14 @@ def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
     """
     cached = _SCHEMA_CACHE.get(model)
     if cached is None:
-        cached = _SCHEMA_CACHE[model] = _build_schema(model)
+        cached = _SCHEMA_CACHE[model] = stored_schema(model) or generated_schema(model)
     return _copy_json(cached)
+
+
+def generated_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The schema of ``model`` generated from it now (builds the model); :func:`schema_from_model` prefers the
+    stored copy of :mod:`catui.tools.static_schemas`."""
+    return _build_schema(model)
 
 
 def _copy_json(node: Any) -> Any:

@@ -9,15 +9,17 @@ import shlex
 import signal
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
-from catui.sandbox.policy import AgentFolders, LaunchPlan
 from catui.tasks.model import Task, new_task_id
 from catui.tools import process_groups
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.sandbox.policy import LaunchPlan
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -218,6 +220,8 @@ class BashTool(Tool):
 
 def _launch_plan(command: str, ctx: ToolContext, scratch: list[Path]) -> LaunchPlan:
     """How the sandbox (when the ``sandbox`` setting is on) wants this command started."""
+    from catui.sandbox.policy import AgentFolders, LaunchPlan  # lazy (catui.lazy): the sandbox
+
     sandbox = ctx.services.sandbox
     if sandbox is None:
         return LaunchPlan()

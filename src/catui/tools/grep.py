@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
-from catui.tools.search_engine import (
-    FileHits,
-    GrepQuery,
-    SearchError,
-    find_rg,
-    python_search_in_child,
-    rg_search,
-)
-from catui.tools.search_process import MAX_OUTPUT_BYTES, search_timeout
+
+if TYPE_CHECKING:
+    from catui.tools.search_engine import FileHits, GrepQuery
 
 MAX_LINE_CHARS = 500
 DEFAULT_HEAD_LIMIT = 250  # as Claude Code: an unset head_limit still caps the result; 0 lifts the cap
@@ -143,6 +137,16 @@ class GrepTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, GrepInput)
+        # lazy (catui.lazy): the file walker, ignore rules and rg loader, with the first search
+        from catui.tools.search_engine import (
+            GrepQuery,
+            SearchError,
+            find_rg,
+            python_search_in_child,
+            rg_search,
+        )
+        from catui.tools.search_process import MAX_OUTPUT_BYTES, search_timeout
+
         root = resolve_path(args.path, ctx) if args.path else ctx.cwd
         if not root.exists():
             return ToolResult(f"Path does not exist: {root}. Give an existing file or folder.", is_error=True)

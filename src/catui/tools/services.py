@@ -15,18 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from catui.agents.definition import AgentDefinition
-from catui.sandbox.policy import BashSandbox
-from catui.tasks.registry import TaskRegistry
-from catui.tasks.schedule import CronSchedule
-
 if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
     from catui.hooks.runner import HookRunner
     from catui.mcp.manager import McpManager
+    from catui.sandbox.policy import BashSandbox
     from catui.session.file_history import FileHistory
     from catui.session.session import Session
     from catui.subagents.messaging import AgentMessaging
     from catui.subagents.teams.coordinator import TeamCoordinator
+    from catui.tasks.registry import TaskRegistry
+    from catui.tasks.schedule import CronSchedule
     from catui.tools.base import ToolContext, ToolResult
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.config.settings import setting_origin
 from catui.errors import ConfigurationError
-from catui.models.resolve import ResolvedModel
-from catui.subagents.executors import AgentExecutor
-from catui.subagents.executors.in_process import InProcessExecutor
-from catui.subagents.worktrees import WorktreeLeases
+
+if TYPE_CHECKING:
+    from catui.models.resolve import ResolvedModel
+    from catui.subagents.executors import AgentExecutor
+    from catui.subagents.worktrees import WorktreeLeases
 
 EXECUTORS = ("in-process", "ray")
 ENV_NAME = "CATUI_EXECUTOR"
@@ -84,6 +85,8 @@ def build_executor(
     parent_resolved: ResolvedModel | None, remote_foreground: bool = False,
 ) -> AgentExecutor:
     """The executor called ``name`` (see :data:`EXECUTORS`)."""
+    from catui.subagents.executors.in_process import InProcessExecutor  # lazy (catui.lazy): the executor seam
+
     local = InProcessExecutor()
     if name != "ray":
         return local
