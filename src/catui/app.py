@@ -173,7 +173,7 @@ def build_app(options: RunOptions) -> AgentApp:
     if main_agent is not None:
         tools, ctx.permissions, memory = with_agent_memory(
             main_agent, restrict_tools(main_agent, tools), tools, ctx.permissions, project_root)
-    styles = session_style(cwd, settings.merged, plugin_dirs=[*options.plugin_dirs, *plugin_paths(settings.merged)],
+    styles = session_style(cwd, settings.merged, plugin_dirs=[*options.plugin_dirs, *settings_plugin_paths(settings.merged)],
                            include_user=("user" in options.setting_sources),
                            include_project=("project" in options.setting_sources))
     system = session_system_prompt(options, main_agent, cwd, resolved.model_id,
