@@ -26,6 +26,7 @@ from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt
 from catui.app_services import AgentApp, AppServices
 from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools
+from catui.config.compat import resolve_compat
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
@@ -77,6 +78,11 @@ def build_app(options: RunOptions) -> AgentApp:
     project_root = find_project_root(cwd)
     settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
     env = effective_env(options, settings_env(settings))
+    compat = resolve_compat(settings.merged, env, options.compat)
+    if compat.model_aliases():  # the profile's alias targets; modelAliases in settings still win
+        configured = settings.merged.get("modelAliases")
+        settings.merged["modelAliases"] = {
+            **compat.model_aliases(), **(configured if isinstance(configured, dict) else {})}
 
     permissions = permission_context_from_settings(
         settings,
@@ -104,6 +110,7 @@ def build_app(options: RunOptions) -> AgentApp:
         interactive=options.interactive,  # catui-guide is active in interactive sessions only
         # The guide's tool set depends on whether the session offers the dedicated search tools.
         search_tools=offers_search_tools(permissions),
+        current_contract=compat.current,
     )
     main_agent = find_main_agent(registry, options.agent, options.agent_origin) if options.agent else None
     if main_agent is not None and main_agent.permission_mode and options.permission_mode is None:
@@ -216,6 +223,7 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.startup_warnings.extend(resumed.warnings)
     app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
+    app.services.compat = compat
     app.services.skills = skills
     if search_backend is None:
         app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON

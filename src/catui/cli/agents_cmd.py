@@ -61,7 +61,16 @@ def list_command(
 @source_options
 def show_command(name: str, plugin_dirs: Sequence[str] = (), agents_json: str | None = None) -> None:
     """Every resolved field of agent NAME, its source file and its final tool list."""
-    registry, _ = load_registry(plugin_dirs, agents_json)
+    from catui.config.compat import resolve_compat
+    from catui.errors import ConfigurationError
+
+    settings, env = show_settings_and_env(Path.cwd())
+    try:
+        profile = resolve_compat(settings, env)
+    except ConfigurationError as exc:
+        click.echo(f"catui: {exc}", err=True)
+        sys.exit(1)
+    registry, _ = load_registry(plugin_dirs, agents_json, current_contract=profile.current)
     agent = registry.get(name)
     if agent is None:
         shadowed = [a for a in registry.all if a.agent_type == name]
@@ -72,7 +81,7 @@ def show_command(name: str, plugin_dirs: Sequence[str] = (), agents_json: str | 
             for item in failed:
                 click.echo(f"  {item.path} failed to load: {item.error}", err=True)
         sys.exit(1)
-    settings, env = show_settings_and_env(Path.cwd())
+    click.echo(f"Compat profile: {profile.describe()}")
     click.echo(format_agent(agent, registry, settings, env))
 
 

@@ -119,6 +119,8 @@ class StreamJsonWriter:
                 "unavailable_tools": [
                     {"name": name, "reason": reason} for name, reason in self.app.services.unavailable_tools.items()
                 ],
+                # catui's own key: the Claude Code contract this session follows (catui.config.compat).
+                "compat": self.app.services.compat.name,
                 "uuid": str(uuid.uuid4()),
             }
         )

@@ -230,6 +230,8 @@ class BackgroundAgents:
                 self.summaries.stop(run.agent_id)
             if holds_place:
                 self._free_place()
+            for ended in run.on_end:
+                ended()
             self._runners.pop(run.agent_id, None)
             self._active.pop(run.agent_id, None)
             self._stopping.discard(run.agent_id)

@@ -14,18 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from catui.config.concurrency import max_concurrent_subagents
 from catui.config.flags import (
     agent_teams_enabled,
     auto_background_ms,
     background_tasks_disabled,
-    fork_subagent_enabled,
-    max_subagent_spawn_depth,
     send_message_enabled,
     team_shutdown_grace_s,
 )
 from catui.paths import catui_home, sessions_dir
-from catui.subagents.agent_tool import AgentTool
+from catui.subagents.agent_tool import AgentTool, CurrentAgentTool
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.background_tasks import AgentTaskRecords
 from catui.subagents.child_session import ChildTranscripts
@@ -34,7 +31,7 @@ from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.executors.choice import build_executor, executor_name
 from catui.subagents.foreground import ForegroundDriver
-from catui.subagents.fork import ForkPlanner
+from catui.subagents.fork import FORK_AGENT_TYPE, ForkPlanner
 from catui.subagents.interrupted import InterruptedAgents
 from catui.subagents.live import LiveAgents
 from catui.subagents.messaging import AgentMessaging
@@ -44,6 +41,7 @@ from catui.subagents.parent_notices import ParentNotices
 from catui.subagents.plan import ChildPlanner
 from catui.subagents.progress_summary import ProgressSummaries, summary_settings
 from catui.subagents.resume import AgentResumer
+from catui.subagents.running_cap import RunningCap
 from catui.subagents.runtime import SubagentRuntime
 from catui.subagents.send_message import SendMessageTool
 from catui.subagents.team_rules import TeamRules
@@ -87,6 +85,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     settings = app.settings.merged
     env = dict(app.services.env)
     write_transcripts = session.config.transcript is not None
+    compat = app.services.compat
     deps = RuntimeDeps(
         registry=app.registry,
         settings=settings,
@@ -97,12 +96,16 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         telemetry=Telemetry.from_settings(settings, env),
         load_project_memory=bool(set(app.options.setting_sources) & {"user", "project"}),
         skills=app.services.skills,
-        max_spawn_depth=max_subagent_spawn_depth(settings, env),
+        max_spawn_depth=compat.max_spawn_depth(),
+        compat=compat,
     )
     worktrees = WorktreeLeases(deps.project_root, settings)
+    remote_executor = False
     if executor is None:
+        chosen = executor_name(app.options.executor, settings, env)
+        remote_executor = chosen == "ray"
         executor = build_executor(
-            executor_name(app.options.executor, settings, env), worktrees, settings=settings, env=env,
+            chosen, worktrees, settings=settings, env=env,
             parent_resolved=deps.parent_resolved, remote_foreground=app.options.remote_foreground,
         )
     concluder = RunConcluder(deps, worktrees)
@@ -117,21 +120,22 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         notices = ParentNotices(session, app.tasks)
         notices.connect()
         summaries = ProgressSummaries(summary_settings(settings, env), deps)
-        cap = max_concurrent_subagents(env, settings)
+        cap = compat.running_cap()
         if cap.warning is not None:
             app.services.startup_warnings.append(cap.warning)
         background = BackgroundAgents(
             app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices, summaries,
-            max_running=cap.value,
+            # Over the cap the current contract refuses (counted by the runtime); the queue never fills then.
+            max_running=cap.value if compat.overflow() == "queue" else 1_000_000,
         )
     foreground = ForegroundDriver(
         executor, concluder, live, handover=background,
         auto_background_ms=auto_background_ms(env, settings) if with_background else 0,
     )
     planner = ChildPlanner(deps, SpawnCaches(deps), worktrees, background_available=with_background)
-    fork_on = fork_subagent_enabled(settings, env)
+    fork_on = compat.fork_enabled()
     teams = None
-    if agent_teams_enabled(env) and with_background:
+    if agent_teams_enabled(env) and with_background and compat.teams_tools():
         teams = TeamCoordinator(
             catui_home() / "teams", TeammatePlanner(planner, transcripts, deps.telemetry),
             InProcessTeammates(executor), session, grace_s=team_shutdown_grace_s(env),
@@ -141,6 +145,8 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         gate=TeamRules(app.registry) if with_background else None,
         fork=ForkPlanner(deps, worktrees, background_available=with_background) if fork_on else None,
         teams=teams,
+        fork_type=FORK_AGENT_TYPE if compat.fork_by_type() else None,
+        cap=RunningCap(compat.running_cap().value) if compat.overflow() == "refuse" else None,
     )
     if background is not None:
         resumer = AgentResumer(planner, transcripts, background, worktrees, app.tasks, session.ctx)
@@ -156,17 +162,25 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         session.ctx.services.output_review = DeferredReview(app.tasks, concluder)
     app.services.subagents = system
     _offer_tools(app, fork_on, offer_send_message=messaging is not None and (
-        agent_teams_enabled(env) or send_message_enabled(settings, env)), offer_teams=teams is not None)
+        agent_teams_enabled(env) or send_message_enabled(settings, env) or compat.messaging()),
+        offer_teams=teams is not None, remote_executor=remote_executor)
     return system
 
 
-def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool, offer_teams: bool = False) -> None:
+def _offer_tools(
+    app: AgentApp, fork_on: bool, *, offer_send_message: bool, offer_teams: bool = False,
+    remote_executor: bool = False,
+) -> None:
     """Add the Agent tool (SendMessage, TeamCreate, TeamDelete when offered) to the main session, sorted by name."""
     session = app.session
     tools = list(session.tools)
+    compat = app.services.compat
     if not any(t.name == AgentTool.name for t in tools):
-        tools.append(AgentTool(app.registry, env=dict(app.services.env),
-                               permissions=lambda: session.ctx.permissions, fork_enabled=fork_on))
+        tool_class = CurrentAgentTool if compat.current else AgentTool
+        agent_tool = tool_class(app.registry, env=dict(app.services.env),
+                                permissions=lambda: session.ctx.permissions, fork_enabled=fork_on, compat=compat)
+        agent_tool.remote_executor = remote_executor
+        tools.append(agent_tool)
     if offer_send_message and not any(t.name == SendMessageTool.name for t in tools):
         tools.append(SendMessageTool())
     if offer_teams:

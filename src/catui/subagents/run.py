@@ -44,6 +44,10 @@ class SpawnRequest:
     isolation: str | None = None
     cwd: str | None = None
     tool_use_id: str | None = None
+    effort: str | None = None
+    """The call's ``effort`` (current contract); the definition's own effort wins, as its model does."""
+    requested: str | None = None
+    """What the call said of the background: ``"background"``, ``"foreground"``, or None when it left it out."""
 
 
 @dataclass
@@ -76,6 +80,8 @@ class SubagentRun:
     result_event: ResultEvent | None = None
     aborted: bool = False
     span: Any = None
+    on_end: list[Callable[[], None]] = field(default_factory=list)
+    """Called once a background run has ended (the current contract's running-agents cap gives its place back)."""
     stop_event: asyncio.Event | None = None
     """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
     mcp_servers: ChildMcpServers | None = None
