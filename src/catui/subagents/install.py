@@ -10,7 +10,7 @@ SendMessage reaches (:mod:`.messaging`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,7 +85,8 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     settings = app.settings.merged
     env = dict(app.services.env)
     write_transcripts = session.config.transcript is not None
-    compat = app.services.compat
+    # The profile answers from the app's environment and settings (an app built by hand sets only those).
+    compat = app.services.compat = replace(app.services.compat, env=env, settings=settings)
     deps = RuntimeDeps(
         registry=app.registry,
         settings=settings,
