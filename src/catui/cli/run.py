@@ -30,7 +30,7 @@ from catui.cli.sdk_flags import (
     thinking,
     tools_left_out,
 )
-from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.cli.stream_json import StreamJsonWriter, result_json, with_subagent_stats
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.sdk_output_format import StructuredResult
@@ -225,7 +225,7 @@ async def print_mode_main(
         else:
             click.echo(final.result)
     elif output_format == "json":
-        click.echo(json.dumps(result_json(final)))
+        click.echo(json.dumps(with_subagent_stats(result_json(final), app)))
     return EXIT_ERROR if final.is_error else 0
 
 

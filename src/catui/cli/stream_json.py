@@ -80,6 +80,15 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
     return obj
 
 
+def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
+    """A result object with ``subagent_stats`` before its uuid, in the current contract (catui.config.compat)."""
+    system = app.services.subagents
+    if not app.services.compat.current or system is None:
+        return obj
+    stats = system.runtime.stats.snapshot()
+    return {**{k: v for k, v in obj.items() if k != "uuid"}, "subagent_stats": stats, "uuid": obj.get("uuid")}
+
+
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
@@ -135,6 +144,8 @@ class StreamJsonWriter:
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return
         obj = event_to_json(event, self.app.session.session_id)
+        if obj is not None and isinstance(event, ResultEvent):
+            obj = with_subagent_stats(obj, self.app)
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 self._emit(part)

@@ -50,6 +50,20 @@ class ChildTranscripts:
         # Written before the transcript's first line: an agent whose process died before that line can
         # still be resumed, from its task (see SubagentResumer.resume_from_transcript).
         meta["prompt"] = plan.request.prompt
+        # The current contract's keys (observed-cc-now.md §9), additive for readers of the older shape.
+        meta.update({
+            "isFork": plan.is_fork, "isBuiltIn": plan.definition.is_built_in, "spawnDepth": plan.depth,
+            "requestShape": "background" if plan.is_async else "foreground",
+            "requestNonInteractive": not parent.ctx.interactive,
+        })
+        if plan.request.requested is None:
+            meta["launchedWithDefaults"] = True
+        if plan.worktree is not None:
+            meta["spawnedWithWorktree"] = True
+            if plan.worktree.branch:
+                meta["worktreeBranch"] = plan.worktree.branch
+        if plan.is_fork:
+            meta["model"] = "inherit"
         write_json_atomic(folder / f"agent-{plan.agent_id}.meta.json", meta)
         return writer, path
 

@@ -35,6 +35,7 @@ from catui.subagents.fork import FORK_AGENT_TYPE, ForkPlanner
 from catui.subagents.interrupted import InterruptedAgents
 from catui.subagents.live import LiveAgents
 from catui.subagents.messaging import AgentMessaging
+from catui.subagents.messaging_current import CurrentSendMessageTool, ListAgentsTool
 from catui.subagents.names import AgentNames
 from catui.subagents.outcome import RunConcluder
 from catui.subagents.parent_notices import ParentNotices
@@ -127,7 +128,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         background = BackgroundAgents(
             app.tasks, AgentTaskRecords(app.tasks, names), executor, concluder, live, notices, summaries,
             # Over the cap the current contract refuses (counted by the runtime); the queue never fills then.
-            max_running=cap.value if compat.overflow() == "queue" else 1_000_000,
+            max_running=cap.value if compat.overflow() == "queue" else 1_000_000, compat=compat,
         )
     foreground = ForegroundDriver(
         executor, concluder, live, handover=background,
@@ -164,13 +165,14 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     app.services.subagents = system
     _offer_tools(app, fork_on, offer_send_message=messaging is not None and (
         agent_teams_enabled(env) or send_message_enabled(settings, env) or compat.messaging()),
-        offer_teams=teams is not None, remote_executor=remote_executor)
+        offer_teams=teams is not None, remote_executor=remote_executor,
+        offer_list_agents=messaging is not None and compat.messaging())
     return system
 
 
 def _offer_tools(
     app: AgentApp, fork_on: bool, *, offer_send_message: bool, offer_teams: bool = False,
-    remote_executor: bool = False,
+    remote_executor: bool = False, offer_list_agents: bool = False,
 ) -> None:
     """Add the Agent tool (SendMessage, TeamCreate, TeamDelete when offered) to the main session, sorted by name."""
     session = app.session
@@ -183,7 +185,9 @@ def _offer_tools(
         agent_tool.remote_executor = remote_executor
         tools.append(agent_tool)
     if offer_send_message and not any(t.name == SendMessageTool.name for t in tools):
-        tools.append(SendMessageTool())
+        tools.append(CurrentSendMessageTool() if compat.current else SendMessageTool())
+    if offer_list_agents and not any(t.name == ListAgentsTool.name for t in tools):
+        tools.append(ListAgentsTool())
     if offer_teams:
         present = {t.name for t in tools}
         tools.extend(t for t in (TeamCreateTool(), TeamDeleteTool()) if t.name not in present)

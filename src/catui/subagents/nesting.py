@@ -35,10 +35,14 @@ def may_spawn(definition: AgentDefinition, depth: int, max_depth: int, *, by_def
 
 
 def tools_never_given(
-    definition: AgentDefinition, depth: int, max_depth: int, *, by_default: bool = False
+    definition: AgentDefinition, depth: int, max_depth: int, *, by_default: bool = False,
+    child_messaging: bool = False,
 ) -> frozenset[str]:
-    """The tools the child at ``depth`` must not have (Agent unless it may spawn; AskUserQuestion unless listed)."""
+    """The tools the child at ``depth`` must not have (Agent unless it may spawn; AskUserQuestion unless listed;
+    SendMessage unless ``child_messaging``, the current contract, where a sub-agent may write to "main")."""
     never = TOOLS_NEVER_GIVEN_TO_CHILDREN
+    if child_messaging:
+        never = never - {"SendMessage"}
     if may_spawn(definition, depth, max_depth, by_default=by_default):
         never = never - {AGENT_TOOL_NAME}
     if asks_the_user(definition):  # catui's opt-in: its questions are relayed (question_relay.py)

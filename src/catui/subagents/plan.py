@@ -156,7 +156,8 @@ class ChildPlanner:
         try:
             depth = parent_ctx.agent_depth + 1
             never = tools_never_given(definition, depth, deps.max_spawn_depth,
-                                      by_default=deps.compat.nesting_by_default())
+                                      by_default=deps.compat.nesting_by_default(),
+                                      child_messaging=deps.compat.current)
             tools = self._tool_filter.filter(definition, pool, permissions, never=never)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None

@@ -80,6 +80,8 @@ class SubagentRun:
     result_event: ResultEvent | None = None
     aborted: bool = False
     span: Any = None
+    end_status: str | None = None
+    """How a background run ended (``completed``, ``failed``, ``stopped``, a limit), set before ``on_end`` runs."""
     on_end: list[Callable[[], None]] = field(default_factory=list)
     """Called once a background run has ended (the current contract's running-agents cap gives its place back)."""
     stop_event: asyncio.Event | None = None

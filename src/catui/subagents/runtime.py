@@ -26,6 +26,7 @@ from catui.subagents.plan import ChildPlan, ChildPlanner, parent_session
 from catui.subagents.resolve import AgentSpawnError
 from catui.subagents.run import SpawnRequest, SubagentRun
 from catui.subagents.running_cap import RunningCap, cap_refusal
+from catui.subagents.stats import SubagentStats
 from catui.tools.base import ToolContext, ToolResult
 
 SpawnGate = Callable[[SpawnRequest, ToolContext], "ToolResult | None"]
@@ -78,6 +79,8 @@ class SubagentRuntime:
         self.fork_type = fork_type
         """The ``subagent_type`` that forks (the current contract's ``"fork"``); None: an omitted type forks."""
         self.cap = cap
+        self.stats = SubagentStats()
+        """``subagent_stats`` of the result objects (catui.subagents.stats)."""
         """The current contract's running-agents cap (over it, a spawn is refused); None: no such cap."""
 
     async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
@@ -89,7 +92,10 @@ class SubagentRuntime:
         if self.teams is not None and self.teams.wants_teammate(request, parent_ctx):
             return await self.teams.spawn(request, parent_ctx)  # spec 6.1 [4]: the team path
         cap = self.cap
+        stats = self.stats
+        stats.requested(request.requested)
         if cap is not None and not cap.take():
+            stats.refused("concurrency_limit")
             return ToolResult(cap_refusal(cap.limit), is_error=True)
         handed_over = False
         try:
@@ -99,13 +105,20 @@ class SubagentRuntime:
                 return ToolResult(str(exc), is_error=True)
             except CatuiError as exc:
                 return ToolResult(f"Agent could not start: {exc}", is_error=True)
-            if run.is_async and self.launcher is not None:
+            background = run.is_async and self.launcher is not None
+            stats.spawned(run.agent_type, depth=run.depth, background=background,
+                          by_subagent=parent_ctx.agent_depth > 0)
+            if background and self.launcher is not None:
+                run.on_end.append(lambda: stats.ended(run.end_status or "completed"))
                 if cap is not None:
                     run.on_end.append(cap.give_back)
                     handed_over = True
                 return self.launcher.launch(run)
             run.is_async = False
-            return await self.foreground.run_to_completion(run)
+            result = await self.foreground.run_to_completion(run)
+            if not run.is_async:  # (one moved to the background reports its end there)
+                stats.ended("stopped" if run.stop_requested else ("failed" if result.is_error else "completed"))
+            return result
         finally:
             if cap is not None and not handed_over:
                 cap.give_back()
