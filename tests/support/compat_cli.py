@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import run_catui
+from tests.support.loopback import Fault, RecordedRequest, StreamWriter, sse_lines
 
 GUARD_S = 60  # a broken scenario fails here instead of hanging (not a timing assertion)
 CURRENT = {"CATUI_COMPAT": "2.1.332"}
@@ -71,3 +74,58 @@ def result_text(block: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+class DynamicServer(AnthropicTestServer):
+    """A loopback server whose ``decide(body)`` may answer a request with blocks built at run time (an agent id
+    only known then); ``None`` leaves the request to the script."""
+
+    def decide(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        return None
+
+    def handle_post(self, handler: BaseHTTPRequestHandler, request: RecordedRequest, fault: Fault | None) -> None:
+        body = request.body if isinstance(request.body, dict) else {}
+        blocks = self.decide(body)
+        if blocks is None:
+            super().handle_post(handler, request, fault)
+            return
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": {
+            "id": "msg_dynamic", "type": "message", "role": "assistant", "model": body.get("model"), "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
+        for index, block in enumerate(blocks):
+            if block["type"] == "tool_use":
+                events += [
+                    ("content_block_start", {"type": "content_block_start", "index": index,
+                                             "content_block": {**block, "input": {}}}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                        "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})]
+            else:
+                events += [
+                    ("content_block_start", {"type": "content_block_start", "index": index,
+                                             "content_block": {"type": "text", "text": ""}}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                             "delta": {"type": "text_delta", "text": block["text"]}})]
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                      "usage": {"output_tokens": 5}}),
+                   ("message_stop", {"type": "message_stop"})]
+        writer = StreamWriter(handler, None)
+        writer.start()
+        for frame in sse_lines(events):
+            writer.event(frame)
+        writer.end()
+
+
+def all_text(message: dict[str, Any]) -> str:
+    """Every text of a message (tool_result contents included), joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if block.get("type") == "tool_result":
+            parts.append(result_text(block))
+        else:
+            parts.append(str(block.get("text", "")))
+    return "\n".join(parts)
