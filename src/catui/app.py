@@ -22,6 +22,7 @@ from catui.agents.definition import AgentDefinition
 from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
+from catui.app_deferred import install_deferred_tools
 from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt
 from catui.app_services import AgentApp, AppServices
@@ -253,6 +254,7 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     if main_agent is not None:
         hold_to_agent_tools(app, main_agent, mcp)
+    install_deferred_tools(app)
     return app
 
 

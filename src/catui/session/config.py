@@ -38,6 +38,8 @@ class SessionConfig:
     model: str
     tools: list[Tool]
     tool_context: ToolContext
+    tool_view: Callable[[list[Tool]], list[dict[str, Any]]] | None = None
+    """Which tools a request sends (deferred tools, catui.tools.tool_search); None sends every tool."""
     system_prompt: list[Block] = field(default_factory=list)
     session_id: str = field(default_factory=new_session_id)
     max_turns: int | None = None

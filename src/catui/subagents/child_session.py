@@ -16,6 +16,7 @@ from catui.subagents.question_relay import question_relay
 from catui.subagents.run import SubagentRun
 from catui.telemetry.events import AGENT_TOOL_SELECTED, Telemetry
 from catui.tools.base import ToolContext
+from catui.tools.tool_search import DeferredToolView
 
 
 class ChildTranscripts:
@@ -94,6 +95,9 @@ def build_child_session(
         model=plan.model.model_id,
         tools=plan.tools,
         tool_context=ctx,
+        # Deferred tools: the child loads its own (a fresh view of the parent's kind).
+        tool_view=parent.config.tool_view.fork() if isinstance(parent.config.tool_view, DeferredToolView)
+        else parent.config.tool_view,
         system_prompt=plan.system_prompt,
         session_id=parent.session_id,
         max_turns=definition.max_turns,
