@@ -105,11 +105,11 @@ def mcp_settings(repo: Path) -> str:
 def test_old_profile_defers_mcp_tools_only_over_the_threshold(tmp_path: Path, repo: Path) -> None:
     settings = mcp_settings(repo)
     calls = [tool_use("toolu_1", "Read", file_path=str(repo / "main.py"))]
-    _, bodies = run_calls(tmp_path, repo, calls, "--settings", settings)
+    _, bodies = run_calls(tmp_path, repo, calls, "--settings", settings, CATUI_MCP_TIMEOUT_MS="60000")
     roomy = tool_names(bodies[-1])
     assert "mcp__tools__echo" in roomy and "ToolSearch" not in roomy and "DeferredToolPlaceholder" not in roomy
     _, bodies = run_calls(tmp_path, repo, calls, "--settings", settings, CATUI_CONTEXT_WINDOW="40000",
-                          ENABLE_TOOL_SEARCH="auto:1")
+                          ENABLE_TOOL_SEARCH="auto:1", CATUI_MCP_TIMEOUT_MS="60000")
     tight = tool_names(bodies[-1])
     assert not [n for n in tight if n.startswith("mcp__")]
     assert "ToolSearch" in tight and "DeferredToolPlaceholder" in tight

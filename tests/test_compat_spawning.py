@@ -354,3 +354,44 @@ def test_the_overflow_setting_refuses_in_the_old_profile_too(tmp_path: Path, rep
     settings = json.dumps({"subagentOverflow": "refuse", "maxConcurrentSubagents": 2})
     results = capped_run(tmp_path, repo, True, "--settings", settings)
     assert [result_text(b) for b, _ in results if b.get("is_error")] == [CAP_TEXT]
+
+
+def test_agent_calls_are_not_held_by_the_tool_window(tmp_path: Path, repo: Path) -> None:
+    # A window of 2 and a cap of 3: three children must run at once (the server holds each until all three ask),
+    # which only happens when Agent calls bypass the window; the fourth is refused.
+    calls = [agent_call(f"toolu_{i}", f"Child {i}", subagent_type="general-purpose", run_in_background=False)
+             for i in range(4)]
+    script = {"turns": [
+        {"match": {"first_user_contains": "Go", "last_is_tool_result": False}, "content": calls},
+        {"match": {"first_user_contains": "Go", "last_is_tool_result": True}, "content": text("ok"), "repeat": True},
+        {"match": {"first_user_contains": "Child"}, "content": text("child done"), "repeat": True},
+    ]}
+    with HoldChildren(script, hold=3) as server:
+        env = cli_env(tmp_path, server, CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS="3",
+                      CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY="2", **CURRENT)
+        done, lines = stream_run(repo, env, "Go")
+        assert done.returncode == 0, done.stderr
+    results = tool_results(lines)
+    assert len(results) == 4
+    assert [result_text(b) for b, _ in results if b.get("is_error")] == [CAP_TEXT.replace("2 subagents", "3 subagents")]
+
+
+def test_the_agent_at_the_depth_limit_is_told_it_has_no_agent_tool(tmp_path: Path, repo: Path) -> None:
+    call = agent_call("toolu_a", "Child one", subagent_type="general-purpose", run_in_background=False)
+    script = {"turns": [
+        {"match": {"first_user_contains": "Go", "last_is_tool_result": False}, "content": [call]},
+        {"match": {"first_user_contains": "Go", "last_is_tool_result": True}, "content": text("ok"), "repeat": True},
+        {"match": {"first_user_contains": "Child one", "last_is_tool_result": False},
+         "content": [agent_call("toolu_deep", "Deeper", subagent_type="general-purpose")]},
+        {"match": {"first_user_contains": "Child one", "last_is_tool_result": True}, "content": text("leaf"),
+         "repeat": True},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server, CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH="1", **CURRENT)
+        done, _ = stream_run(repo, env, "Go")
+        assert done.returncode == 0, done.stderr
+        child = bodies_with_first(server.bodies(), "Child one")
+    assert "Agent" not in tool_names(child[0])
+    refusal = child[1]["messages"][-1]["content"][0]
+    assert result_text(refusal) == ("<tool_use_error>Error: No such tool available: Agent. Agent is not among the "
+                                    "tools available here. Continue with the tools you have.</tool_use_error>")

@@ -312,6 +312,8 @@ class AgentTool(Tool):
 
 
 class CurrentAgentTool(AgentTool):
-    """The Agent tool of the current contract: :class:`CurrentAgentInput`'s schema."""
+    """The Agent tool of the current contract: :class:`CurrentAgentInput`'s schema; its calls are not held back
+    by the tool-call window (the running-agents cap limits them, catui.subagents.running_cap)."""
 
     input_model: ClassVar[type[ToolInput]] = CurrentAgentInput
+    outside_window: ClassVar[bool] = True

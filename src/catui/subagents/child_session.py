@@ -98,6 +98,7 @@ def build_child_session(
         # Deferred tools: the child loads its own (a fresh view of the parent's kind).
         tool_view=parent.config.tool_view.fork() if isinstance(parent.config.tool_view, DeferredToolView)
         else parent.config.tool_view,
+        missing_tool_hints=dict(parent.config.missing_tool_hints),
         system_prompt=plan.system_prompt,
         session_id=parent.session_id,
         max_turns=definition.max_turns,

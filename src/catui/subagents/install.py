@@ -156,6 +156,9 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         interrupted = InterruptedAgents(app.tasks, resumer)
     system = SubagentSystem(runtime=runtime, live=live, background=background, messaging=messaging,
                             interrupted=interrupted, teams=teams, executor=executor)
+    if compat.current:  # a child without Agent (at the nesting limit) is told so, as 2.1.332 tells it
+        session.config.missing_tool_hints.setdefault(
+            "Agent", "Agent is not among the tools available here. Continue with the tools you have.")
     session.ctx.services.teams = teams
     session.ctx.services.subagents = runtime
     session.ctx.services.session = session
