@@ -185,6 +185,7 @@ def test_send_message_resumes_a_finished_agent_in_the_background(tmp_path: Path,
     assert "Looked around." in json.dumps(resumed[0]["messages"][1])
     note = next(last(b) for b in bodies_with_first(bodies, "Go") if "<task-notification>" in last(b))
     assert f"<task-id>{agent_id}</task-id>" in note and "<result>Tests pass.</result>" in note
+    assert "<tool-use-id>toolu_msg</tool-use-id>" in note  # the resuming SendMessage
 
 
 class ChildWritesToMain(DynamicServer):

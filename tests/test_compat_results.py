@@ -271,3 +271,22 @@ class SendToFirstAgent(AnthropicTestServer):
         for frame in sse_lines(events):
             writer.event(frame, error_event=b"")
         writer.end()
+
+
+@pytest.mark.parametrize("extra", [CURRENT, {}])
+def test_task_events_of_a_background_agent(tmp_path: Path, repo: Path, extra: dict[str, str]) -> None:
+    call = agent_call("toolu_a", "Child one", subagent_type="general-purpose", run_in_background=True)
+    lines, _ = run(tmp_path, repo, call, child_turns("ok"), **extra)
+    system = [line for line in lines if line.get("type") == "system"]
+    started = next(e for e in system if e["subtype"] == "task_started")
+    ended = [e for e in system if e["subtype"] == "task_updated" and e["patch"]["status"] == "completed"]
+    changed = [e["tasks"] for e in system if e["subtype"] == "background_tasks_changed"]
+    assert len(ended) == 1
+    if not extra:  # 2.1.92: as recorded
+        assert "subagent_type" not in started and ended[0]["patch"] == {"status": "completed"} and changed == []
+        return
+    assert started["subagent_type"] == "general-purpose" and started["is_backgrounded"] is True
+    assert started["spawn_depth"] == 1 and isinstance(ended[0]["patch"]["end_time"], int)
+    assert changed[0] == [{"task_id": started["task_id"], "task_type": "local_agent",
+                           "subagent_type": "general-purpose", "description": "job toolu_a"}]
+    assert changed[-1] == []

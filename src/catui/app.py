@@ -23,6 +23,7 @@ from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app_deferred import install_deferred_tools
+from catui.app_hook_fields import install_current_hook_fields
 from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt
 from catui.app_services import AgentApp, AppServices
@@ -245,6 +246,8 @@ def build_app(options: RunOptions) -> AgentApp:
 
     install_hooks(app, _extra_hooks(options, main_agent),
                   report_runs=hook_run_reporter(session) if options.include_hook_events else None)
+    if compat.current:
+        install_current_hook_fields(app)
     mcp = install_mcp(
         app,
         extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),

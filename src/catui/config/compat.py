@@ -278,7 +278,7 @@ def resolve_compat(
     settings = settings or {}
     env = env or {}
     if option is not None and str(option).strip():
-        return CompatProfile(_profile_name(option, "compat="), "option", env, settings)
+        return CompatProfile(_profile_name(option, "CatuiOptions.compat"), "option", env, settings)
     raw = (env.get(COMPAT_ENV) or "").strip()
     if raw:
         return CompatProfile(_profile_name(raw, COMPAT_ENV), "environment", env, settings)

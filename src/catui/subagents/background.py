@@ -21,6 +21,7 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from catui.config.compat import CompatProfile
@@ -88,6 +89,7 @@ class BackgroundAgents:
         task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
+        self._announce_set(run)
         return launched_result(run, task, current=self.compat.hand_back_framing())
 
     def adopt(self, run: SubagentRun, handoff: Handoff) -> ToolResult:
@@ -111,11 +113,16 @@ class BackgroundAgents:
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
 
-    def resume_held(self, agent_id: str, text: str) -> bool:
-        """Continue a finished agent this process still holds, with ``text``; False when it is not held."""
+    def resume_held(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
+        """Continue a finished agent this process still holds, with ``text``; False when it is not held.
+
+        ``tool_use_id``: the SendMessage call that resumes it, named by its next notification (current contract).
+        """
         run = self.live.take_finished(agent_id)
         if run is None:
             return False
+        if tool_use_id is not None:
+            run.request = replace(run.request, tool_use_id=tool_use_id)
         carried = carried_from_memory(run, self.tasks.get(agent_id))
         reset_for_next_message(run, text)
         if run.worktree is not None and not run.worktree.path.is_dir():
@@ -204,6 +211,12 @@ class BackgroundAgents:
         if self.summaries is not None:
             self.summaries.start(run, task, lambda line: task_events.emit(run, task_events.task_progress(run, line)))
 
+    def _announce_set(self, origin: SubagentRun) -> None:
+        """The current contract's ``background_tasks_changed``: the background agents running now."""
+        if origin.current_contract and origin.parent_ctx.emit is not None:
+            running = [r for r in self._active.values() if r.agent_id in self._runners]
+            origin.parent_ctx.emit(task_events.background_tasks_changed(running, origin))
+
     # -- driving ----------------------------------------------------------------------------------
 
     async def _drive(self, run: SubagentRun, task: Task, handoff: Handoff | None, placed: bool) -> None:
@@ -239,6 +252,7 @@ class BackgroundAgents:
                 ended()
             self._runners.pop(run.agent_id, None)
             self._active.pop(run.agent_id, None)
+            self._announce_set(run)
             self._stopping.discard(run.agent_id)
 
     async def _conclude(self, run: SubagentRun, task: Task, crash: BaseException | None) -> None:

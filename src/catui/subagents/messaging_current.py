@@ -120,7 +120,7 @@ class CurrentSendMessageTool(Tool):
                     f"Message queued for delivery to {to} at its next tool round. If it finishes first, it is "
                     "resumed with the message and notifies again, so wait for that notification before "
                     "resending."), "pin": pin})
-            resumed = await self._resume(manager, agent_id, args.message)
+            resumed = await self._resume(manager, agent_id, args.message, ctx.tool_use_id)
             if resumed is None:
                 label = to if to != agent_id else agent_id[:7]
                 return json_reply({"success": True, "message": f"Resuming agent {label}",
@@ -132,9 +132,9 @@ class CurrentSendMessageTool(Tool):
                           is_error=True)
 
     @staticmethod
-    async def _resume(manager: AgentMessaging, agent_id: str, message: str) -> str | None:
+    async def _resume(manager: AgentMessaging, agent_id: str, message: str, tool_use_id: str | None) -> str | None:
         """Continue a finished agent with ``message``; None when it resumed, else why not."""
-        if manager.holds_finished(agent_id) and manager.resume(agent_id, message):
+        if manager.holds_finished(agent_id) and manager.resume(agent_id, message, tool_use_id=tool_use_id):
             return None
         saved = manager.saved_transcript(agent_id)
         if saved is not None:

@@ -80,6 +80,8 @@ class SubagentRun:
     result_event: ResultEvent | None = None
     aborted: bool = False
     span: Any = None
+    current_contract: bool = False
+    """The session follows the current Claude Code contract (its task events carry the current fields)."""
     end_status: str | None = None
     """How a background run ended (``completed``, ``failed``, ``stopped``, a limit), set before ``on_end`` runs."""
     on_end: list[Callable[[], None]] = field(default_factory=list)

@@ -105,6 +105,7 @@ class SubagentRuntime:
                 return ToolResult(str(exc), is_error=True)
             except CatuiError as exc:
                 return ToolResult(f"Agent could not start: {exc}", is_error=True)
+            run.current_contract = self.deps.compat.current
             background = run.is_async and self.launcher is not None
             stats.spawned(run.agent_type, depth=run.depth, background=background,
                           by_subagent=parent_ctx.agent_depth > 0)
