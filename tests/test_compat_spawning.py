@@ -98,6 +98,10 @@ def test_init_message_and_agents_show_name_the_profile(tmp_path: Path, repo: Pat
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout.splitlines()[0] == "Compat profile: 2.1.332 (CATUI_COMPAT)"
         assert "Name:" in shown.stdout and "claude" in shown.stdout
+        listed = run_catui(repo, cli_env(tmp_path, server, **CURRENT), "agents", "list", "--json", timeout=GUARD_S)
+        assert "claude" in [a["name"] for a in json.loads(listed.stdout)["active"]]
+        old = run_catui(repo, cli_env(tmp_path, server), "agents", "list", "--json", timeout=GUARD_S)
+        assert "claude" not in [a["name"] for a in json.loads(old.stdout)["active"]]
         default = run_catui(repo, cli_env(tmp_path, server), "agents", "show", "claude", timeout=GUARD_S)
         assert default.returncode == 1 and "no active agent named 'claude'" in default.stderr
         bad = run_catui(repo, cli_env(tmp_path, server, CATUI_COMPAT="3"), "-p", "Hello", timeout=GUARD_S)
