@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.session",),
     ("catui.subagents",),
     ("catui.app", "catui.app_options", "catui.app_services", "catui.app_tools", "catui.app_prompt", "catui.app_config",
-     "catui.main_agent", "catui.model_switch", "catui.app_controls"),
+     "catui.main_agent", "catui.model_switch", "catui.app_controls", "catui.app_deferred", "catui.app_hook_fields"),
     ("catui.cli", "catui.sdk", "catui.sdk_options", "catui.sdk_sessions", "catui.sdk_session_fork", "catui.sdk_tools", "catui.sdk_types",
      "catui.sdk_hooks",
      "catui.sdk_batch",

@@ -21,10 +21,13 @@ from typing import Any
 from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
 from catui.app_config import bash_sandbox, model_origin, session_effort, session_thinking
+from catui.app_deferred import install_deferred_tools
+from catui.app_hook_fields import install_current_hook_fields
 from catui.app_options import RunOptions, effective_env
 from catui.app_prompt import first_prompt_content, session_system_prompt, styles_apply
 from catui.app_services import AgentApp, AppServices
 from catui.app_tools import hold_to_agent_tools, offers_search_tools, session_tools, settings_plugin_paths
+from catui.config.compat import resolve_compat
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
@@ -77,6 +80,11 @@ def build_app(options: RunOptions) -> AgentApp:
     project_root = find_project_root(cwd)
     settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
     env = effective_env(options, settings_env(settings))
+    compat = resolve_compat(settings.merged, env, options.compat)
+    if compat.model_aliases():  # the profile's alias targets; modelAliases in settings still win
+        configured = settings.merged.get("modelAliases")
+        settings.merged["modelAliases"] = {
+            **compat.model_aliases(), **(configured if isinstance(configured, dict) else {})}
 
     permissions = permission_context_from_settings(
         settings,
@@ -104,6 +112,7 @@ def build_app(options: RunOptions) -> AgentApp:
         interactive=options.interactive,  # catui-guide is active in interactive sessions only
         # The guide's tool set depends on whether the session offers the dedicated search tools.
         search_tools=offers_search_tools(permissions),
+        current_contract=compat.current,
     )
     main_agent = find_main_agent(registry, options.agent, options.agent_origin) if options.agent else None
     if main_agent is not None and main_agent.permission_mode and options.permission_mode is None:
@@ -225,6 +234,7 @@ def build_app(options: RunOptions) -> AgentApp:
     app.services.startup_warnings.extend(str(w) for w in registry.warnings if w.at_start)
     app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
+    app.services.compat = compat
     app.services.skills = skills
     app.services.output_style = styles
     if styles.warning is not None:
@@ -254,6 +264,8 @@ def build_app(options: RunOptions) -> AgentApp:
 
     install_hooks(app, _extra_hooks(options, main_agent),
                   report_runs=hook_run_reporter(session) if options.include_hook_events else None)
+    if compat.current:
+        install_current_hook_fields(app)
     mcp = install_mcp(
         app,
         extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
@@ -263,6 +275,7 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     if main_agent is not None:
         hold_to_agent_tools(app, main_agent, mcp)
+    install_deferred_tools(app)
     return app
 
 

@@ -87,6 +87,9 @@ class RunOptions:
     """Reaches MCP servers of type ``sdk`` (in-process servers of the program driving catui)."""
     max_budget_usd: float | None = None
     """The session-wide spending limit over the main agent and every sub-agent (catui.session.budget)."""
+    compat: str | None = None
+    """The Claude Code contract to follow (``"2.1.92"``, ``"2.1.332"``); None leaves it to ``CATUI_COMPAT`` and the
+    ``compat`` setting (catui.config.compat)."""
 
 
 def effective_env(options: RunOptions, settings_env: Mapping[str, str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
 from catui.app_options import RunOptions
+from catui.config.compat import CompatProfile
 from catui.hooks.install import close_hooks
 from catui.hooks.runner import HookRunner
 from catui.models.resolve import ResolvedModel
@@ -30,6 +31,8 @@ class AppServices:
 
     env: dict[str, str] = field(default_factory=dict)
     """The merged environment: os.environ, then the settings' ``env`` block, then the SDK's ``env`` option."""
+    compat: CompatProfile = field(default_factory=CompatProfile)
+    """The Claude Code contract this session follows (catui.config.compat)."""
     context_block: dict[str, Any] | None = None
     """The first user message's context reminder (CLAUDE.md / CATUI.md and the date)."""
     resolved_model: ResolvedModel | None = None

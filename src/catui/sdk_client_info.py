@@ -41,6 +41,8 @@ def init_message(app: Any) -> SystemMessage:
         "plugins": plugin_entries(session_plugin_dirs(app)),
         "agents": [a.agent_type for a in getattr(app.registry, "active", [])],
         "output_style": reported_style(app)[0],
+        # catui's own key: the Claude Code contract this session follows (catui.config.compat).
+        "compat": app.services.compat.name,
         # Settings problems, odd agent definitions (an unknown field) and start-up trouble are
         # reported here, never fatal (the CLI prints them).
         "warnings": [

@@ -31,7 +31,7 @@ from catui.cli.sdk_flags import (
     thinking,
     tools_left_out,
 )
-from catui.cli.stream_json import StreamJsonWriter, result_json
+from catui.cli.stream_json import StreamJsonWriter, result_json, with_subagent_stats
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.model_switch import on_command_model
@@ -276,7 +276,7 @@ async def print_mode_main(
         else:
             click.echo(final.result)
     elif output_format == "json":
-        click.echo(json.dumps(result_json(final)))
+        click.echo(json.dumps(with_subagent_stats(result_json(final), app)))
     return EXIT_ERROR if final.is_error else 0
 
 

@@ -91,6 +91,15 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
     return obj
 
 
+def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
+    """A result object with ``subagent_stats`` before its uuid, in the current contract (catui.config.compat)."""
+    system = app.services.subagents
+    if not app.services.compat.current or system is None:
+        return obj
+    stats = system.runtime.stats.snapshot()
+    return {**{k: v for k, v in obj.items() if k != "uuid"}, "subagent_stats": stats, "uuid": obj.get("uuid")}
+
+
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
@@ -137,6 +146,8 @@ class StreamJsonWriter:
                 "unavailable_tools": [
                     {"name": name, "reason": reason} for name, reason in self.app.services.unavailable_tools.items()
                 ],
+                # catui's own key: the Claude Code contract this session follows (catui.config.compat).
+                "compat": self.app.services.compat.name,
                 "uuid": str(uuid.uuid4()),
             }
         )
@@ -151,8 +162,10 @@ class StreamJsonWriter:
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return
         obj = event_to_json(event, self.app.session.session_id)
-        if obj is not None and isinstance(event, ResultEvent) and self.origin is not None:
-            obj["origin"] = self.origin
+        if obj is not None and isinstance(event, ResultEvent):
+            obj = with_subagent_stats(obj, self.app)
+            if self.origin is not None:
+                obj["origin"] = self.origin
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(

@@ -336,7 +336,8 @@ class Session:
             model=self.config.model,
             messages=self.messages,
             system=self.config.system_prompt,
-            tools=[tool.to_api() for tool in self.config.tools],
+            tools=(self.config.tool_view(self.config.tools) if self.config.tool_view is not None
+                   else [tool.to_api() for tool in self.config.tools]),
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
             thinking=self.config.thinking,

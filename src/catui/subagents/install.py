@@ -11,22 +11,19 @@ SendMessage reaches (:mod:`.messaging`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from catui.config.concurrency import max_concurrent_subagents
 from catui.config.flags import (
     agent_teams_enabled,
     auto_background_ms,
     background_tasks_disabled,
-    fork_subagent_enabled,
-    max_subagent_spawn_depth,
     send_message_enabled,
     team_shutdown_grace_s,
 )
 from catui.paths import catui_home, sessions_dir
-from catui.subagents.agent_tool import AgentTool
+from catui.subagents.agent_tool import AgentTool, CurrentAgentTool
 from catui.subagents.executors.choice import executor_name
 from catui.subagents.parent_notices import ParentNotices
 from catui.subagents.progress_summary import summary_settings
@@ -144,13 +141,16 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     session = app.session
     settings = app.settings.merged
     env = dict(app.services.env)
+    # The profile answers from the app's environment and settings (an app built by hand sets only those).
+    compat = app.services.compat = replace(app.services.compat, env=env, settings=settings)
     # Everything a setting can get wrong is read now, so that a mistake stops the run at its start.
     chosen = executor_name(app.options.executor, settings, env)
+    remote_executor = executor is None and chosen == "ray"
     telemetry = Telemetry.from_settings(settings, env)
-    max_spawn_depth = max_subagent_spawn_depth(settings, env)
+    max_spawn_depth = compat.max_spawn_depth()
     with_background = not background_tasks_disabled(env) and app.tasks is not None
-    fork_on = fork_subagent_enabled(settings, env)
-    with_teams = agent_teams_enabled(env) and with_background
+    fork_on = compat.fork_enabled()
+    with_teams = agent_teams_enabled(env) and with_background and compat.teams_tools()
     notices: ParentNotices | None = None
     summaries = None
     cap = None
@@ -160,7 +160,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         notices = ParentNotices(session, app.tasks)  # background shell commands report through it too
         notices.connect()
         summaries = summary_settings(settings, env)
-        cap = max_concurrent_subagents(env, settings)
+        cap = compat.running_cap()
         if cap.warning is not None:
             app.services.startup_warnings.append(cap.warning)
         handover_ms = auto_background_ms(env, settings)
@@ -199,6 +199,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
             load_project_memory=bool(set(app.options.setting_sources) & {"user", "project"}),
             skills=app.services.skills,
             max_spawn_depth=max_spawn_depth,
+            compat=compat,
         )
         worktrees = WorktreeLeases(deps.project_root, settings)
         runner = executor or build_executor(
@@ -214,15 +215,25 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
             names = AgentNames(session.session_id, open_state=lambda: app.tasks.state)  # no state.db until used
             background = BackgroundAgents(
                 app.tasks, AgentTaskRecords(app.tasks, names), runner, concluder, live, notices,
-                ProgressSummaries(summaries, deps), max_running=cap.value,
+                ProgressSummaries(summaries, deps),
+                # Over the cap the current contract refuses (counted by the runtime); the queue never fills then.
+                max_running=cap.value if compat.overflow() == "queue" else 1_000_000, compat=compat,
             )
         foreground = ForegroundDriver(runner, concluder, live, handover=background, auto_background_ms=handover_ms)
         planner = ChildPlanner(deps, SpawnCaches(deps), worktrees, background_available=with_background)
         fork = None
+        fork_type = None
         if fork_on:
-            from catui.subagents.fork import ForkPlanner  # lazy (catui.lazy): forking is off unless turned on
+            # lazy (catui.lazy): forking is off unless turned on
+            from catui.subagents.fork import FORK_AGENT_TYPE, ForkPlanner
 
             fork = ForkPlanner(deps, worktrees, background_available=with_background)
+            fork_type = FORK_AGENT_TYPE if compat.fork_by_type() else None
+        running_cap = None
+        if compat.overflow() == "refuse":
+            from catui.subagents.running_cap import RunningCap
+
+            running_cap = RunningCap(compat.running_cap().value)
         teams = None
         if with_teams:
             # lazy (catui.lazy): agent teams load only when their flag turns them on
@@ -238,6 +249,7 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
         runtime = SubagentRuntime(
             deps, planner, transcripts, foreground, launcher=background,
             gate=TeamRules(app.registry) if with_background else None, fork=fork, teams=teams,
+            fork_type=fork_type, cap=running_cap,
         )
         review = None
         if background is not None:
@@ -263,23 +275,45 @@ def install_subagents(app: AgentApp, executor: AgentExecutor | None = None) -> S
     if executor is not None or chosen != "in-process" or with_teams:
         system.parts()
     app.services.subagents = system
+    if compat.current:  # a child without Agent (at the nesting limit) is told so, as 2.1.332 tells it
+        session.config.missing_tool_hints.setdefault(
+            "Agent", "Agent is not among the tools available here. Continue with the tools you have.")
     _offer_tools(app, fork_on, offer_send_message=with_background and (
-        agent_teams_enabled(env) or send_message_enabled(settings, env)), offer_teams=system.teams is not None)
+        agent_teams_enabled(env) or send_message_enabled(settings, env) or compat.messaging()),
+        offer_teams=system.teams is not None, remote_executor=remote_executor,
+        offer_list_agents=with_background and compat.messaging())
     return system
 
 
-def _offer_tools(app: AgentApp, fork_on: bool, *, offer_send_message: bool, offer_teams: bool = False) -> None:
+def _offer_tools(
+    app: AgentApp, fork_on: bool, *, offer_send_message: bool, offer_teams: bool = False,
+    remote_executor: bool = False, offer_list_agents: bool = False,
+) -> None:
     """Add the Agent tool (SendMessage, TeamCreate, TeamDelete when offered) to the main session, sorted by name."""
     session = app.session
     tools = list(session.tools)
+    compat = app.services.compat
     if not any(t.name == AgentTool.name for t in tools):
-        tools.append(AgentTool(app.registry, env=dict(app.services.env),
-                               permissions=lambda: session.ctx.permissions, fork_enabled=fork_on))
+        tool_class = CurrentAgentTool if compat.current else AgentTool
+        agent_tool = tool_class(app.registry, env=dict(app.services.env),
+                                permissions=lambda: session.ctx.permissions, fork_enabled=fork_on, compat=compat)
+        agent_tool.remote_executor = remote_executor
+        tools.append(agent_tool)
     if offer_send_message:
         from catui.subagents.send_message import SendMessageTool  # lazy (catui.lazy): off by default
 
         if not any(t.name == SendMessageTool.name for t in tools):
-            tools.append(SendMessageTool())
+            if compat.current:
+                from catui.subagents.messaging_current import CurrentSendMessageTool
+
+                tools.append(CurrentSendMessageTool())
+            else:
+                tools.append(SendMessageTool())
+    if offer_list_agents:
+        from catui.subagents.messaging_current import ListAgentsTool  # lazy (catui.lazy): off by default
+
+        if not any(t.name == ListAgentsTool.name for t in tools):
+            tools.append(ListAgentsTool())
     if offer_teams:
         from catui.subagents.teams.tools import TeamCreateTool, TeamDeleteTool  # lazy (catui.lazy): teams
 

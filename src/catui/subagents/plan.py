@@ -153,7 +153,9 @@ class ChildPlanner:
             pool = sorted([*pool, AskUserQuestionTool()], key=lambda tool: tool.name)
         try:
             depth = parent_ctx.agent_depth + 1
-            never = tools_never_given(definition, depth, deps.max_spawn_depth)
+            never = tools_never_given(definition, depth, deps.max_spawn_depth,
+                                      by_default=deps.compat.nesting_by_default(),
+                                      child_messaging=deps.compat.current)
             tools = self._tool_filter.filter(definition, pool, permissions, never=never)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
@@ -200,7 +202,8 @@ class ChildPlanner:
         parent_definition = find_agent(self.deps.registry, parent_ctx.agent_type)
         if parent_definition is None:  # a fork worker: its own rules apply (catui.subagents.fork)
             return
-        if not may_spawn(parent_definition, parent_ctx.agent_depth, self.deps.max_spawn_depth):
+        if not may_spawn(parent_definition, parent_ctx.agent_depth, self.deps.max_spawn_depth,
+                         by_default=self.deps.compat.nesting_by_default()):
             raise AgentSpawnError(
                 f"Sub-agents at depth {parent_ctx.agent_depth} may not start agents: the nesting cap "
                 f"(maxSubagentSpawnDepth / CATUI_MAX_SUBAGENT_SPAWN_DEPTH) is {self.deps.max_spawn_depth}."
@@ -233,7 +236,7 @@ class ChildPlanner:
             is_async=wants_background(request, definition, self.deps, self.background_available),
             worktree=worktree, mcp_servers=child_mcp, depth=parent_ctx.agent_depth + 1,
             effort=effort_level(definition.effort) if definition.effort is not None
-            else parent_session(parent_ctx).config.effort,
+            else request.effort or parent_session(parent_ctx).config.effort,
         )
 
     def _system_prompt(

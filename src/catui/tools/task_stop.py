@@ -39,6 +39,11 @@ class TaskStopTool(Tool):
         registry = registry_of(ctx)
         runtime = ctx.services.subagents
         task = registry.get(task_id) if registry is not None else None
+        names = getattr(ctx.services.messaging, "names", None)
+        if task is None and registry is not None and names is not None and names.live(task_id):
+            # A background agent's name stands for its id (Claude Code 2.1.332; catui's messaging).
+            task_id = names.live(task_id)
+            task = registry.get(task_id)
         if task is None and runtime is not None and runtime.running_in_foreground(task_id):
             return await _stop_foreground_agent(runtime, task_id)
         if registry is None:
