@@ -1,0 +1,150 @@
+"""Issue 31: whole sessions in the background (catui --bg, sessions, logs, stop, rm, respawn, attach) through the
+real CLI against the loopback Anthropic server; crashes are real SIGKILLs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.bg_sessions import GUARD_S, catui, kill_all, session_row, sessions_json, wait_for
+from tests.support.cli_env import cli_env, git_repo
+
+
+def text(value: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": value}]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[Path]:
+    folder = git_repo(tmp_path)
+    yield folder
+    kill_all(tmp_path / "catui-home")
+
+
+def start(repo: Path, env: dict[str, str], prompt: str, *args: str) -> str:
+    done = catui(repo, env, "--bg", prompt, *args)
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("backgrounded · ")
+    return first.split(" · ")[1]
+
+
+def user_texts(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body["messages"]:
+        content = message["content"]
+        parts.append(content if isinstance(content, str) else
+                     "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict)))
+    return "\n".join(parts)
+
+
+def test_bg_runs_detached_lists_logs_stops_and_removes(tmp_path: Path, repo: Path) -> None:
+    script = {"turns": [{"match": {"last_user_contains": "count"}, "content": text("one two three")}]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        session = start(repo, env, "count to three", "--name", "counter")
+        assert len(session) == 8 and int(session, 16) >= 0
+        row = wait_for("the turn to end", session_row(repo, env, session, status="idle", state="done"))
+        assert row["name"] == "counter" and row["kind"] == "background" and row["cwd"] == str(repo)
+        assert row["permissionMode"] == "default" and isinstance(row["pid"], int)
+        # its own session and process group: it outlives the command that started it
+        assert os.getsid(row["pid"]) == row["pid"] and os.getpgid(row["pid"]) == row["pid"]
+        logs = catui(repo, env, "logs", "counter")
+        assert logs.returncode == 0 and "> count to three" in logs.stdout and "one two three" in logs.stdout
+        # a prefix of the id is accepted too
+        assert catui(repo, env, "logs", session[:4]).stdout == logs.stdout
+
+        stopped = catui(repo, env, "stop", session)
+        assert stopped.returncode == 0 and stopped.stdout.strip() == f"stopped {session}"
+        assert sessions_json(repo, env) == []
+        (listed,) = sessions_json(repo, env, "--all")
+        assert listed["state"] == "stopped" and "pid" not in listed and "status" not in listed
+
+        removed = catui(repo, env, "rm", "counter")
+        assert removed.returncode == 0 and removed.stdout.strip() == f"removed {session}"
+        assert sessions_json(repo, env, "--all") == []
+
+
+def test_unknown_session_is_one_line_and_exit_1(tmp_path: Path, repo: Path) -> None:
+    with AnthropicTestServer({"turns": []}) as server:
+        env = cli_env(tmp_path, server)
+        for command in ("logs", "stop", "rm", "respawn", "attach"):
+            done = catui(repo, env, command, "nosuch")
+            assert done.returncode == 1, command
+            assert done.stderr == "No session matching 'nosuch'. Run 'catui sessions' to list running sessions.\n"
+        conflict = catui(repo, env, "--bg", "hi", "-p")
+        assert conflict.returncode == 1 and conflict.stderr.startswith("catui: --bg and --print conflict")
+        assert catui(repo, env, "sessions", "--json").stdout.strip() == "[]"
+
+
+def test_sigkilled_session_shows_stopped_and_respawn_resumes_it(tmp_path: Path, repo: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {"turns": [
+        {"match": {"last_user_contains": "remember"}, "content": text("noted: plum")},
+        {"match": {"last_user_contains": "which fruit"}, "content": text("it was plum")},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        session = start(repo, env, "remember the fruit plum")
+        row = wait_for("the first turn", session_row(repo, env, session, state="done"))
+        os.killpg(row["pid"], signal.SIGKILL)
+        wait_for("the crash to show", session_row(repo, env, session, state="stopped"))
+        attach = catui(repo, env, "attach", session)
+        assert attach.returncode == 0 and "is not running" in attach.stdout
+        # a message sent while it is down waits in its inbox (from Python, as the SDK sends it)
+        monkeypatch.setenv("CATUI_HOME", env["CATUI_HOME"])
+        import catui as sdk
+
+        assert sdk.message_bg_session(session, "which fruit was it?")
+        assert catui(repo, env, "rm", session).returncode == 1  # an unread message would be lost
+
+        restarted = catui(repo, env, "respawn", session)
+        assert restarted.returncode == 0 and restarted.stdout.strip() == f"restarted {session}"
+        wait_for("the resumed turn", lambda: len(server.bodies()) >= 2 and
+                 session_row(repo, env, session, state="done", status="idle")())
+        resumed = server.bodies()[-1]
+        assert "remember the fruit plum" in user_texts(resumed) and "noted: plum" in json.dumps(resumed)
+        assert "which fruit was it?" in user_texts(resumed)
+        assert "it was plum" in catui(repo, env, "logs", session).stdout
+
+
+def test_blocked_on_permission_says_which_call_and_attach_answers(tmp_path: Path, repo: Path) -> None:
+    script = {"turns": [
+        {"match": {"last_user_contains": "write it"}, "content": [
+            {"type": "tool_use", "id": "toolu_w", "name": "Write",
+             "input": {"file_path": str(repo / "out.txt"), "content": "hello\n"}}]},
+        {"match": {"last_is_tool_result": True}, "content": text("written")},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        session = start(repo, env, "write it")
+        row = wait_for("the permission request", session_row(repo, env, session, state="blocked"))
+        assert row["needs"].startswith("permission for Write(") and "out.txt" in row["needs"]
+        text_list = catui(repo, env, "sessions").stdout
+        assert "blocked" in text_list and "permission for Write(" in text_list
+        assert "Write(" in catui(repo, env, "logs", session).stdout
+        assert not (repo / "out.txt").exists()
+
+        attach = subprocess.Popen([sys.executable, "-m", "catui", "attach", session], cwd=repo, env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert attach.stdin is not None
+        attach.stdin.write("y\n")
+        attach.stdin.flush()
+        wait_for("the answered turn", session_row(repo, env, session, state="done"))
+        attach.stdin.close()  # Ctrl-D: detach
+        assert attach.stdout is not None
+        out = attach.stdout.read()
+        assert attach.wait(timeout=GUARD_S) == 0
+        assert "[blocked] needs permission for Write(" in out and "[answered allow]" in out
+        assert f"detached · {session} keeps running" in out
+        assert (repo / "out.txt").read_text() == "hello\n"
+        assert session_row(repo, env, session, status="idle")() is not None  # still running after detaching
