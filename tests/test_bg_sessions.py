@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,3 +150,84 @@ def test_blocked_on_permission_says_which_call_and_attach_answers(tmp_path: Path
         assert f"detached · {session} keeps running" in out
         assert (repo / "out.txt").read_text() == "hello\n"
         assert session_row(repo, env, session, status="idle")() is not None  # still running after detaching
+
+
+def test_a_message_in_flight_survives_a_crash_and_python_drives_sessions(tmp_path: Path, repo: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {"turns": [
+        {"match": {"last_user_contains": "wait here"}, "content": text("ready")},
+        {"match": {"last_user_contains": "slow job"}, "content": text("too late"), "delay_ms": 3000},
+        {"match": {"last_user_contains": "slow job"}, "content": text("finished the slow job")},
+    ]}
+    with AnthropicTestServer(script) as server:
+        for key, value in cli_env(tmp_path, server).items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.chdir(repo)
+        import catui as sdk
+
+        started = sdk.start_bg_session("wait here", name="py")
+        session = started["id"]
+        assert started["name"] == "py" and started["state"] == "working"
+        wait_for("the first turn", lambda: sdk.get_bg_session("py").get("status") == "idle")
+        assert [row["id"] for row in sdk.list_bg_sessions()] == [session]
+
+        sdk.message_bg_session("py", "do the slow job")
+        wait_for("the slow request", lambda: len(server.bodies()) >= 2)
+        os.killpg(sdk.get_bg_session(session)["pid"], signal.SIGKILL)  # dies in the middle of the message's turn
+        wait_for("the crash", lambda: sdk.get_bg_session(session)["state"] == "stopped")
+        assert sdk.list_bg_sessions() == [] and len(sdk.list_bg_sessions(include_stopped=True)) == 1
+
+        sdk.respawn_bg_session(session)
+        wait_for("the message read again", lambda: "finished the slow job" in sdk.bg_session_logs(session))
+        assert sum("do the slow job" in user_texts(b) for b in server.bodies()) == 2
+        with pytest.raises(sdk.BackgroundSessionError, match="No session matching 'nope'"):
+            sdk.stop_bg_session("nope")
+        assert sdk.stop_bg_session("py")["state"] == "stopped"
+        sdk.remove_bg_session("py")
+        assert sdk.list_bg_sessions(include_stopped=True) == []
+
+
+def read_until(fd: int, needle: str) -> str:
+    """What the terminal showed until ``needle`` appeared."""
+    seen = ""
+    deadline = time.monotonic() + GUARD_S
+    while needle not in seen:
+        assert time.monotonic() < deadline, f"no {needle!r} in {seen!r}"
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            seen += os.read(fd, 4096).decode("utf-8", errors="replace")
+    return seen
+
+
+def test_attach_in_a_terminal_answers_and_ctrl_d_detaches(tmp_path: Path, repo: Path) -> None:
+    import pty
+
+    script = {"turns": [
+        {"match": {"last_user_contains": "make it"}, "content": [
+            {"type": "tool_use", "id": "toolu_b", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+        {"match": {"last_is_tool_result": True}, "content": text("made")},
+        {"match": {"last_user_contains": "typed here"}, "content": text("got your line")},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        session = start(repo, env, "make it")
+        wait_for("the permission request", session_row(repo, env, session, state="blocked"))
+        controller, terminal = pty.openpty()
+        attach = subprocess.Popen([sys.executable, "-m", "catui", "attach", session], cwd=repo, env=env,
+                                  stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True)
+        os.close(terminal)
+        try:
+            read_until(controller, "needs permission for Bash(")
+            os.write(controller, b"y\n")
+            read_until(controller, "made")
+            os.write(controller, b"typed here\n")
+            read_until(controller, "got your line")
+            os.write(controller, b"\x04")  # Ctrl-D at the start of a line: end of input
+            read_until(controller, "keeps running")
+            assert attach.wait(timeout=GUARD_S) == 0
+        finally:
+            if attach.poll() is None:
+                attach.kill()
+            os.close(controller)
+        assert (repo / "made.txt").exists()
+        assert session_row(repo, env, session, status="idle")() is not None
