@@ -231,3 +231,34 @@ def test_attach_in_a_terminal_answers_and_ctrl_d_detaches(tmp_path: Path, repo: 
             os.close(controller)
         assert (repo / "made.txt").exists()
         assert session_row(repo, env, session, status="idle")() is not None
+
+
+def test_rm_removes_a_worktree_only_when_nothing_would_be_lost(tmp_path: Path, repo: Path) -> None:
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm",
+                    "start"], check=True)
+    script = {"turns": [
+        {"match": {"last_user_contains": "look only"}, "content": text("looked")},
+        {"match": {"last_user_contains": "change it"}, "content": [
+            {"type": "tool_use", "id": "toolu_e", "name": "Bash", "input": {"command": "echo changed > main.py"}}]},
+        {"match": {"last_is_tool_result": True}, "content": text("changed")},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        clean = start(repo, env, "look only", "--worktree")
+        row = wait_for("the clean turn", session_row(repo, env, clean, state="done"))
+        clean_tree = Path(row["cwd"])
+        assert clean_tree == repo / ".catui" / "worktrees" / f"bg-{clean}" and (clean_tree / "main.py").exists()
+        assert catui(repo, env, "rm", clean).returncode == 0
+        assert not clean_tree.exists()
+
+        changing = start(repo, env, "change it", "--worktree", "--permission-mode", "bypassPermissions")
+        tree = repo / ".catui" / "worktrees" / f"bg-{changing}"
+        wait_for("the change", lambda: (tree / "main.py").read_text() == "changed\n")
+        wait_for("the turn", session_row(repo, env, changing, state="done"))
+        refused = catui(repo, env, "rm", changing)
+        assert refused.returncode == 1 and "holds changes" in refused.stderr and "--force" in refused.stderr
+        assert (tree / "main.py").read_text() == "changed\n"
+        assert session_row(repo, env, changing, state="stopped")() is not None
+        assert catui(repo, env, "rm", changing, "--force").returncode == 0
+        assert not tree.exists() and sessions_json(repo, env, "--all") == []

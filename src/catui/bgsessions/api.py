@@ -39,12 +39,15 @@ def _find(ref: str) -> SessionEntry:
 def start_bg_session(prompt: str, *, cwd: str | Path | None = None, name: str | None = None,
                      permission_mode: str = "default", model: str | None = None,
                      allowed_tools: list[str] | None = None, disallowed_tools: list[str] | None = None,
-                     append_system_prompt: str | None = None, max_turns: int | None = None) -> dict[str, Any]:
-    """Start a detached session on ``prompt`` (as ``catui --bg``); its row as ``list_bg_sessions`` gives it."""
+                     append_system_prompt: str | None = None, max_turns: int | None = None,
+                     worktree: bool = False) -> dict[str, Any]:
+    """Start a detached session on ``prompt`` (as ``catui --bg``); its row as ``list_bg_sessions`` gives it.
+
+    ``worktree``: it works in a new git worktree of the project, removed with it only when unchanged."""
     try:
         entry = launch.start(prompt, cwd=cwd, permission_mode=permission_mode, name=name, options={
             "model": model, "allowed_tools": allowed_tools or [], "disallowed_tools": disallowed_tools or [],
-            "append_system_prompt": append_system_prompt, "max_turns": max_turns})
+            "append_system_prompt": append_system_prompt, "max_turns": max_turns}, worktree=worktree)
     except launch.SessionError as exc:
         raise BackgroundSessionError(str(exc)) from None
     return entry.public()

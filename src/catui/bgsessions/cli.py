@@ -53,16 +53,17 @@ def find(ref: str) -> SessionEntry:
 @click.option("--disallowedTools", "--disallowed-tools", "disallowed_tools", multiple=True, help="Rules to deny.")
 @click.option("--append-system-prompt", help="Text appended to the system prompt.")
 @click.option("--max-turns", type=int, help="Stop each turn after this many model turns.")
+@click.option("--worktree", is_flag=True, help="Work in a new git worktree of the project (rm keeps it if changed).")
 def bg_command(prompt: str, bg: bool, name: str | None, print_mode: bool, model: str | None, permission_mode: str,
                allowed_tools: tuple[str, ...], disallowed_tools: tuple[str, ...], append_system_prompt: str | None,
-               max_turns: int | None) -> None:
+               max_turns: int | None, worktree: bool) -> None:
     """Start a whole session in the background and print its id."""
     if print_mode:
         fail("--bg and --print conflict: a background session answers in its log (catui logs ID), not on stdout.")
     try:
         entry = launch.start(prompt, permission_mode=permission_mode, name=name, options={
             "model": model, "allowed_tools": list(allowed_tools), "disallowed_tools": list(disallowed_tools),
-            "append_system_prompt": append_system_prompt, "max_turns": max_turns})
+            "append_system_prompt": append_system_prompt, "max_turns": max_turns}, worktree=worktree)
     except launch.SessionError as exc:
         fail(str(exc))
         return
@@ -123,7 +124,7 @@ def stop_command(ref: str) -> None:
 
 @click.command("rm")
 @click.argument("ref")
-@click.option("--force", is_flag=True, help="Remove it even when messages to it are unread.")
+@click.option("--force", is_flag=True, help="Remove it even when messages to it are unread or its worktree changed.")
 def rm_command(ref: str, force: bool) -> None:
     """Stop a background session and remove it."""
     entry = find(ref)
