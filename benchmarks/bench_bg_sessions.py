@@ -9,7 +9,7 @@ Real detached sessions (``python -m catui.bgsessions.worker``) against tests/sup
   session's model request reaching the server, median over N hops; beside it, the server's answer time to a
   direct request (the floor any session pays). Goal: under 20 ms.
 - memory: the resident set (RSS, and PSS that splits shared pages) of N idle background sessions, per
-  session, beside a bare ``python -c`` process.
+  session, beside a bare ``python -c`` process; and the CPU they use while idle (polling their inboxes).
 - listing: ``python -m catui sessions --all`` with N registered sessions, median of 5, beside
   ``python -c pass`` (interpreter start, the floor). Goal: under 0.2 s.
 
@@ -127,6 +127,18 @@ def bench_memory(home: Path, server: AnthropicTestServer, count: int) -> None:
     wait_until(lambda: sum(1 for e in entries(home) if e["id"] in ids and e["status"] == "idle") == count)
     pids = [e["pid"] for e in entries(home) if e["id"] in ids]
     rss, pss = zip(*(memory_kb(pid) for pid in pids), strict=True)
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_s() -> float:
+        total = 0
+        for pid in pids:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / ticks
+
+    before_cpu, began = cpu_s(), time.perf_counter()
+    time.sleep(3)
+    idle_cpu = (cpu_s() - before_cpu) / (time.perf_counter() - began) / count
     bare = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     time.sleep(0.3)
     bare_rss, _ = memory_kb(bare.pid)
@@ -134,7 +146,7 @@ def bench_memory(home: Path, server: AnthropicTestServer, count: int) -> None:
     bare.wait()
     print(f"{count} idle sessions: RSS {statistics.mean(rss) / 1024:.1f} MB each (PSS {statistics.mean(pss) / 1024:.1f} "
           f"MB), {sum(pss) / 1024:.0f} MB PSS in all; a bare python: RSS {bare_rss / 1024:.1f} MB "
-          f"(ratio {statistics.mean(rss) / bare_rss:.1f}x)")
+          f"(ratio {statistics.mean(rss) / bare_rss:.1f}x); CPU while idle: {idle_cpu * 100:.1f}% of a core each")
 
 
 def bench_listing(home: Path, listed: int) -> None:

@@ -69,10 +69,30 @@ def _write_atomically(folder: Path, name: str, body: str) -> Path:
     return final
 
 
+WAKE_FIFO = "wake"
+"""A named pipe in the session folder: a byte written to it wakes the idle session at once."""
+
+
 def post(session_folder: Path, message: InboxMessage) -> Path:
     """Put ``message`` into the inbox of the session at ``session_folder``; returns once it is on disk."""
     name = f"{time.time_ns():020d}-{message.msg_id}.json"
-    return _write_atomically(session_folder / "inbox", name, json.dumps(asdict(message), ensure_ascii=False))
+    path = _write_atomically(session_folder / "inbox", name, json.dumps(asdict(message), ensure_ascii=False))
+    wake(session_folder)
+    return path
+
+
+def wake(session_folder: Path) -> None:
+    """Nudge the session to look into its inbox now (a no-op when it is not running: no reader on the pipe)."""
+    try:
+        fd = os.open(session_folder / WAKE_FIFO, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return  # no pipe yet, or nobody reading it (ENXIO): the session reads its inbox when it starts
+    try:
+        os.write(fd, b"\n")
+    except OSError:
+        pass  # the pipe is full: the session has enough wake-ups pending
+    finally:
+        os.close(fd)
 
 
 def new_message(kind: str, text: str, **fields: object) -> InboxMessage:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -11,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Coroutine
@@ -53,6 +51,10 @@ def spawn(entry: SessionEntry) -> SessionEntry:
 
 def run_sync(work: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end from synchronous code, also when the caller is inside an event loop."""
+    # lazy: asyncio costs ~25 ms, and `catui sessions`/`stop` never need it (only --worktree does)
+    import asyncio
+    import threading
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

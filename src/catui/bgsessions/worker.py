@@ -9,6 +9,7 @@ the session ``blocked`` until ``catui attach`` writes the answer to ``answer.jso
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -21,8 +22,9 @@ from catui.bgsessions.peers import ENV_ID
 from catui.bgsessions.registry import SessionEntry, entry_path, process_start, read_entry, write_entry
 from catui.paths import sessions_dir
 
-POLL_S = 0.005
-"""How often an idle session looks into its inbox (a listdir of an empty folder: microseconds)."""
+POLL_S = 1.0
+"""How often an idle session looks into its inbox without being woken (senders write to its wake pipe, so this
+only catches a wake-up lost to a full pipe or a message written by hand)."""
 
 
 
@@ -39,6 +41,28 @@ class Worker:
         self.folder = entry_path(entry.id).parent
         self.stopping = False
         self.waiters: list[str] = []  # senders to notify when this session next goes idle or exits
+        self.woken: asyncio.Event | None = None
+        self.keep_open: int | None = None
+
+    def open_wake_pipe(self) -> None:
+        """Make the named pipe senders write to, and wake ``next_message`` whenever a byte arrives."""
+        path = self.folder / inbox.WAKE_FIFO
+        if not path.exists():
+            os.mkfifo(path, 0o600)
+        reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # our own writer end keeps the pipe from reporting end-of-file (and the reader from spinning) when a
+        # sender closes it
+        self.keep_open = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        woken = self.woken = asyncio.Event()
+
+        def drain() -> None:
+            try:
+                os.read(reader, 4096)
+            except BlockingIOError:
+                return
+            woken.set()
+
+        asyncio.get_running_loop().add_reader(reader, drain)
 
     def log(self, line: str) -> None:
         print(line, flush=True)
@@ -125,6 +149,8 @@ class Worker:
     async def next_message(self) -> tuple[Path, inbox.InboxMessage]:
         """Wait for the oldest deliverable inbox message; messages to hold are moved to ``held/`` meanwhile."""
         while True:
+            if self.woken is not None:
+                self.woken.clear()  # before looking: a message posted after the look wakes the wait below
             for path, message in inbox.pending(self.folder):
                 if self.should_hold(message):
                     inbox.hold(path)
@@ -136,7 +162,11 @@ class Worker:
                      if held else None)
             if needs != self.entry.needs:
                 self.save(state="blocked" if needs else "done", needs=needs)
-            await asyncio.sleep(POLL_S)
+            if self.woken is None:
+                await asyncio.sleep(POLL_S)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.woken.wait(), POLL_S)
 
     async def run(self, resume: bool) -> None:
         from catui.sdk import CatuiClient, CatuiOptions
@@ -149,6 +179,7 @@ class Worker:
             append_system_prompt=opts.get("append_system_prompt"), max_turns=opts.get("max_turns"),
             can_use_tool=self.ask, resume=self.entry.session_id if resume else None,
             session_id=None if resume else self.entry.session_id)
+        self.open_wake_pipe()
         async with CatuiClient(options) as client:
             if not resume and self.entry.prompt:
                 await self.turn(client, self.entry.prompt)
