@@ -3,6 +3,7 @@ real CLI against the loopback Anthropic server; crashes are real SIGKILLs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import select
@@ -182,7 +183,18 @@ def test_a_message_in_flight_survives_a_crash_and_python_drives_sessions(tmp_pat
         assert sum("do the slow job" in user_texts(b) for b in server.bodies()) == 2
         with pytest.raises(sdk.BackgroundSessionError, match="No session matching 'nope'"):
             sdk.stop_bg_session("nope")
-        assert sdk.stop_bg_session("py")["state"] == "stopped"
+
+        async def follow() -> list[str]:
+            lines = []
+            async for line in sdk.follow_bg_session("py"):
+                lines.append(line)
+                if line == "finished the slow job":
+                    sdk.stop_bg_session("py")  # the iteration ends once the session is not running
+            return lines
+
+        followed = asyncio.run(follow())
+        assert followed[0] == "> wait here" and "finished the slow job" in followed and followed[-1] == "[stopped]"
+        assert sdk.get_bg_session("py")["state"] == "stopped"
         sdk.remove_bg_session("py")
         assert sdk.list_bg_sessions(include_stopped=True) == []
 

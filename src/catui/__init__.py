@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     "get_bg_session": "catui.bgsessions.api",
     "bg_session_logs": "catui.bgsessions.api",
     "message_bg_session": "catui.bgsessions.api",
+    "follow_bg_session": "catui.bgsessions.api",
     "answer_bg_session": "catui.bgsessions.api",
     "stop_bg_session": "catui.bgsessions.api",
     "remove_bg_session": "catui.bgsessions.api",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,35 @@ def bg_session_logs(ref: str) -> str:
     """Everything the session has logged so far."""
     path = _find(ref).folder / "log.txt"
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+async def follow_bg_session(ref: str, *, poll_s: float = 0.05) -> AsyncIterator[str]:
+    """The session's log lines, from the start and then as they are written, until the session is not running.
+
+    The live view ``catui attach`` shows, for a program; send to it with :func:`message_bg_session` and answer
+    it with :func:`answer_bg_session`.
+    """
+    import asyncio
+
+    entry = _find(ref)
+    path = entry.folder / "log.txt"
+    offset, partial = 0, b""
+    while True:
+        alive = entry.is_alive()  # before reading: what was written before it died is still read
+        try:
+            with open(path, "rb") as log:
+                log.seek(offset)
+                chunk = log.read()
+        except OSError:
+            chunk = b""
+        offset += len(chunk)
+        partial += chunk
+        *lines, partial = partial.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8", errors="replace")
+        if not alive:
+            return
+        await asyncio.sleep(poll_s)
 
 
 def message_bg_session(ref: str, text: str) -> str:
