@@ -274,3 +274,21 @@ def test_rm_removes_a_worktree_only_when_nothing_would_be_lost(tmp_path: Path, r
         assert session_row(repo, env, changing, state="stopped")() is not None
         assert catui(repo, env, "rm", changing, "--force").returncode == 0
         assert not tree.exists() and sessions_json(repo, env, "--all") == []
+
+
+def test_a_failed_turn_is_logged_and_the_session_stays(tmp_path: Path, repo: Path) -> None:
+    script = {"turns": [
+        {"match": {"last_user_contains": "break it"},
+         "error": {"status": 400, "type": "invalid_request_error", "message": "this prompt is refused"}},
+        {"match": {"last_user_contains": "try again"}, "content": text("worked this time")},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server)
+        session = start(repo, env, "break it")
+        wait_for("the failed turn", lambda: "[error]" in catui(repo, env, "logs", session).stdout)
+        wait_for("idle again", session_row(repo, env, session, status="idle", state="done"))
+        assert "this prompt is refused" in catui(repo, env, "logs", session).stdout
+        attach = subprocess.run([sys.executable, "-m", "catui", "attach", session], cwd=repo, env=env,
+                                input="try again\n", capture_output=True, text=True, timeout=GUARD_S)
+        assert attach.returncode == 0
+        wait_for("the next turn", lambda: "worked this time" in catui(repo, env, "logs", session).stdout)

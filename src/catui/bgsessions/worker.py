@@ -98,6 +98,15 @@ class Worker:
     # -- turns -------------------------------------------------------------------------------------------
 
     async def turn(self, client: Any, prompt: str) -> None:
+        """One turn on ``prompt``; a failed turn is logged and the session stays (a later message may work)."""
+        from catui.errors import CatuiError
+
+        try:
+            await self._turn(client, prompt)
+        except CatuiError as exc:
+            self.log(f"[error] {exc}")
+
+    async def _turn(self, client: Any, prompt: str) -> None:
         from catui.sdk import (
             AssistantMessage,
             ResultMessage,
