@@ -186,7 +186,8 @@ class Worker:
             allowed_tools=list(opts.get("allowed_tools") or []),
             disallowed_tools=list(opts.get("disallowed_tools") or []),
             append_system_prompt=opts.get("append_system_prompt"), max_turns=opts.get("max_turns"),
-            can_use_tool=self.ask, resume=self.entry.session_id if resume else None,
+            # bypassPermissions never asks (the SDK warns that the callback would be shadowed)
+            can_use_tool=None if self.entry.permission_mode == "bypassPermissions" else self.ask, resume=self.entry.session_id if resume else None,
             session_id=None if resume else self.entry.session_id)
         self.open_wake_pipe()
         async with CatuiClient(options) as client:
