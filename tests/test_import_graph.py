@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.permissions",),
     ("catui.agents",),
     ("catui.state",),
-    ("catui.tasks", "catui.worktree"),
+    ("catui.tasks", "catui.worktree", "catui.bgsessions"),
     ("catui.sandbox",),
     ("catui.models",),
     ("catui.safety",),
@@ -53,6 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "catui.sdk_output_format", "catui.sdk_controls", "catui.sdk_setup", "catui.sdk_driver",
      "catui.sdk_shapes",
      "catui.sdk_worktrees",
+     "catui.bgsessions.worker",
      "catui.__main__"),
 )
 

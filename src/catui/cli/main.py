@@ -24,6 +24,12 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
     "teams": ("catui.cli.teams_cmd", "command", "List, show and remove agent teams."),
     "batch": ("catui.cli.batch_cmd", "command", "Run each prompt of a JSONL file as its own agent."),
+    "sessions": ("catui.bgsessions.cli", "sessions_command", "List background sessions (catui --bg PROMPT)."),
+    "logs": ("catui.bgsessions.cli", "logs_command", "Print a background session's log."),
+    "attach": ("catui.bgsessions.cli", "attach_command", "Watch and answer a background session here."),
+    "stop": ("catui.bgsessions.cli", "stop_command", "Stop a background session."),
+    "rm": ("catui.bgsessions.cli", "rm_command", "Stop and remove a background session."),
+    "respawn": ("catui.bgsessions.cli", "respawn_command", "Restart stopped background sessions from their transcripts."),
 }
 
 
@@ -154,6 +160,11 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``catui`` script."""
     args = list(sys.argv[1:] if argv is None else argv)
     _tolerate_non_unicode_output()
+    if "--bg" in args:
+        from catui.bgsessions.cli import run_bg
+
+        run_bg(args)
+        return
     if args and args[0] in SUBCOMMANDS:
         command = load_subcommand(args[0])
         command.main(args=args[1:], prog_name=f"catui {args[0]}", standalone_mode=True)

@@ -12,7 +12,7 @@
 - ``"*"``: refused (no broadcast); anyone else: "not reachable".
 
 :class:`ListAgentsTool` lists this session (its name and ref) and its sub-agents
-(id, type, status, age); peer sessions are not known to catui yet.
+(id, type, status, age), and the live background sessions of this user (catui.bgsessions.peers).
 
 Both are the current profile's; the 2.1.92 profile offers ListAgents (and TaskStop
 by name) with the ``"messaging": true`` setting (catui.config.compat).
@@ -70,7 +70,7 @@ class CurrentSendMessageInput(ToolInput):
                     description="The recipient: an agent's name or its agentId; from a sub-agent also \"main\".")
     summary: str | None = Field(default=None, max_length=200, description="A 5-10 word preview of the message.")
     message: str = Field(default="", description="The message, as plain text.")
-    notify_when_idle: bool | None = Field(default=None, description="Accepted for compatibility; no effect.")
+    notify_when_idle: bool | None = Field(default=None, description="To a peer session: be told once when it next goes idle or exits.")
 
 
 class CurrentSendMessageTool(Tool):
@@ -126,10 +126,28 @@ class CurrentSendMessageTool(Tool):
                 return json_reply({"success": True, "message": f"Resuming agent {label}",
                                    "resumedAgentId": agent_id, "pin": pin})
             return ToolResult(resumed, is_error=True)
+        peer_reply = self._to_peer(to, args, ctx)
+        if peer_reply is not None:
+            return peer_reply
         second = ("Check the spelling, or use the agent ID from a background agent's spawn result."
                   if ctx.agent_depth > 0 else "Use ListAgents to see everyone you can message.")
         return json_reply({"success": False, "message": f"No agent named '{to}' is reachable.\n{second}"},
                           is_error=True)
+
+    @staticmethod
+    def _to_peer(to: str, args: CurrentSendMessageInput, ctx: ToolContext) -> ToolResult | None:
+        """A live background session of this user called ``to`` gets the message in its inbox."""
+        from catui.bgsessions import peers  # only when the name is no agent of this session
+
+        peer = peers.find_peer(to)
+        if peer is None:
+            return None
+        me = peers.own_entry()
+        session_id = str(getattr(ctx.services.session, "session_id", "") or "")
+        name = me.name if me is not None else session_name(Path(ctx.project_root), session_id)
+        return json_reply(peers.send(peer, args.message, summary=args.summary,
+                                     notify_when_idle=bool(args.notify_when_idle), sender_name=name,
+                                     sender_session=session_id, sender_mode=str(ctx.permissions.mode)))
 
     @staticmethod
     async def _resume(manager: AgentMessaging, agent_id: str, message: str, tool_use_id: str | None) -> str | None:
@@ -190,12 +208,18 @@ class ListAgentsTool(Tool):
         assert isinstance(args, ListAgentsInput)
         session = ctx.services.session
         session_id = str(getattr(session, "session_id", "") or "")
-        name = session_name(Path(ctx.project_root), session_id)
+        from catui.bgsessions import peers
+
+        me = peers.own_entry()
+        name = me.name if me is not None else session_name(Path(ctx.project_root), session_id)
         lines = [f"This session is {name} [{ref_of(session_id)}] — the name other sessions use to message it "
-                 "(peer sessions are not listed by catui yet)."]
+                 "(SendMessage to a peer's name reaches that session)."]
         rows = self._subagents(ctx, args.q)
         if rows:
             lines += ["", f"Subagents ({len(rows)}):", *rows]
+        peer_rows = peers.peer_rows(args.q, age_text)
+        if peer_rows:
+            lines += ["", f"Peer sessions ({len(peer_rows)}):", *peer_rows]
         return ToolResult("\n".join(lines))
 
     @staticmethod
