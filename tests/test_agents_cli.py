@@ -102,6 +102,24 @@ def test_show(workspace: dict[str, Path]) -> None:
     assert guide.returncode == 0 and "catui-guide" in guide.stdout and "helper: Helps" in guide.stdout
 
 
+def test_a_memory_agents_final_tools_include_what_it_gets_at_run_time(workspace: dict[str, Path]) -> None:
+    agents = workspace["project"] / ".claude" / "agents"
+    (agents / "scribe.md").write_text("---\nname: scribe\ndescription: Keeps notes\ntools: Read, Grep\n"
+                                      "memory: project\n---\nYou keep notes.\n")
+    (agents / "archivist.md").write_text("---\nname: archivist\ndescription: Files notes\ntools: Grep\n"
+                                         "disallowedTools: Edit\nmemory: user\n---\nYou file notes.\n")
+    for name, expected in (("scribe", "Read, Grep, Write, Edit"), ("archivist", "Grep, Read, Write")):
+        out = run(workspace, "show", name).stdout
+        assert next(line for line in out.splitlines() if line.startswith("Final tools:")).split(":", 1)[1].strip() \
+            == expected
+    data = json.loads(run(workspace, "list", "--json").stdout)
+    by_name = {a["name"]: a for a in data["active"]}
+    assert by_name["scribe"]["finalTools"] == ["Read", "Grep", "Write", "Edit"]
+    assert by_name["scribe"]["tools"] == ["Read", "Grep"]  # the declared list stays as written
+    assert by_name["reviewer"]["finalTools"] == ["Read", "Grep"]
+    assert all("finalTools" in a for a in data["all"])
+
+
 def test_show_unknown_agent(workspace: dict[str, Path]) -> None:
     result = run(workspace, "show", "nope")
     assert result.returncode == 1

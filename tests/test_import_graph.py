@@ -32,22 +32,23 @@ NOT_CATUI_CODE = ("catui.demo_project",)
 # docs/architecture.md, "Dependency order": each folder (or top-level module)
 # may import only from its own layer or lower ones.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("catui", "catui.errors", "catui.paths", "catui.messages"),
+    ("catui", "catui.errors", "catui.paths", "catui.messages", "catui.lazy"),
     ("catui.config",),
     ("catui.permissions",),
     ("catui.agents",),
     ("catui.state",),
-    ("catui.tasks", "catui.worktree"),
+    ("catui.tasks", "catui.worktree", "catui.bgsessions"),
     ("catui.sandbox",),
     ("catui.models",),
     ("catui.safety",),
     ("catui.telemetry",),
     ("catui.tools",),
-    ("catui.hooks", "catui.mcp", "catui.skills"),
+    ("catui.hooks", "catui.mcp", "catui.skills", "catui.commands", "catui.styles"),
     ("catui.session",),
     ("catui.subagents",),
-    ("catui.app",),
-    ("catui.cli", "catui.sdk", "catui.__main__"),
+    # commands.prompt runs a typed command against an app and yields its session events: app-level glue.
+    ("catui.app", "catui.commands.prompt"),
+    ("catui.cli", "catui.sdk", "catui.bgsessions.worker", "catui.__main__"),
 )
 
 

@@ -32,8 +32,12 @@ def test_the_layout_is_reused_until_a_folder_it_depends_on_changes(tmp_path: Pat
     # The folders' part is the same object; only the per-command scratch folder differs.
     assert first.mounts[:-1] == second.mounts[:-1] and first.mounts[-1].path == scratch_a.resolve()
     assert second.mounts[-1].path == scratch_b.resolve() and second.mounts[-1].writable
-    (project / ".claude").mkdir()  # the root's mtime changes: rebuilt, and .claude is read-only
+    # .claude did not exist: it was created empty, to be mounted read-only. Removed (outside the sandbox), the
+    # root's mtime changes: the layout is rebuilt and creates it again.
+    assert any(m.path == (project / ".claude").resolve() and not m.writable for m in first.mounts)
+    (project / ".claude").rmdir()
     third = sandbox.layout_for(folders)
+    assert third is not first and (project / ".claude").is_dir()
     assert any(m.path == (project / ".claude").resolve() and not m.writable for m in third.mounts)
     (project / "src").mkdir()
     (project / "src" / "secret").mkdir()  # a denyWrite path that appears later is protected from then on
@@ -52,8 +56,8 @@ async def test_a_command_cannot_loosen_the_next_commands_sandbox(tmp_path: Path,
     )
     shutil.rmtree(repo / ".git" / "hooks", ignore_errors=True)  # no hooks folder yet
     tool = BashTool()
-    made = await tool.call(BashInput(command="mkdir .claude && echo made"), ctx)
-    assert not made.is_error and "made" in made.content, made.content
+    made = await tool.call(BashInput(command="rmdir .claude; mkdir -p .claude && echo made"), ctx)
+    assert "Device or resource busy" in made.content, made.content  # a read-only mount point, not a folder
     settings = await tool.call(BashInput(command="echo '{}' > .claude/settings.json"), ctx)
     assert settings.is_error and "Read-only file system" in settings.content, settings.content
     assert not (repo / ".claude" / "settings.json").exists()

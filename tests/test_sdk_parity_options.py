@@ -280,7 +280,7 @@ async def test_local_plugins_load_their_agents_and_appear_in_the_init_message(pr
     init = (await collect("hi", options))[0]
     assert init.data["plugins"] == [{"name": "demo", "path": str(plugin)}]
     assert "demo:helper" in init.data["agents"]
-    assert init.data["output_style"] == "default" and init.data["slash_commands"] == init.data["skills"] == []
+    assert init.data["output_style"] == "default" and init.data["slash_commands"] == ["compact"] and init.data["skills"] == []
 
 
 # -- what the client reports; MCP reconnect and toggle ---------------------------------------------
@@ -318,7 +318,7 @@ async def test_server_info_mcp_status_and_context_usage(project: Path, tmp_path:
         info = await client.get_server_info()
         status = await client.get_mcp_status()
         usage = await client.get_context_usage()
-    assert init.data["slash_commands"] == ["greet"] and init.data["skills"] == ["greet"]
+    assert init.data["slash_commands"] == ["greet", "compact"] and init.data["skills"] == ["greet"]
     assert [c["name"] for c in info["commands"]] == ["greet"] and info["output_style"] == "default"
     servers = {s["name"]: s for s in status["mcpServers"]}
     assert servers["tools"]["status"] == "connected" and "echo" in [t["name"] for t in servers["tools"]["tools"]]

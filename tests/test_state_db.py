@@ -159,7 +159,7 @@ def test_worktrees(db: StateDB, tmp_path: Path) -> None:
     assert [r["agent_id"] for r in db.list_worktrees(status="kept")] == ["a1"]
     assert [r["agent_id"] for r in db.list_worktrees()] == ["a1", "a2"]
     assert db.get_worktree("a2")["hook_based"] is True
-    with pytest.raises(StateError, match="must be one of active, kept, removed"):
+    with pytest.raises(StateError, match="must be one of active, creating, kept, removed"):
         db.update_worktree_status("a1", "gone")
     assert db.delete_worktree("a2") and db.get_worktree("a2") is None
 

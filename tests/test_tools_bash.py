@@ -264,3 +264,18 @@ async def test_registry_stop_all_kills_background_shells(ctx: ToolContext) -> No
     assert {t.id for t in stopped} == {first.data["background_task_id"], second.data["background_task_id"]}
     assert all(t.status == "killed" and not pid_alive(t.metadata["pid"]) for t in stopped)
     assert await registry.stop_all() == []
+
+
+async def test_a_runaway_background_command_is_stopped_at_the_output_cap(ctx: ToolContext) -> None:
+    from catui.tools.bash import MAX_BACKGROUND_OUTPUT_BYTES
+
+    started = await bash(ctx, "yes catui", run_in_background=True, description="runaway")
+    task_id = started.data["background_task_id"]
+    output_file = Path(started.data["output_file"])
+    done = await task_output(ctx, task_id, timeout=120_000)
+    assert "<status>failed</status>" in text(done)
+    size = output_file.stat().st_size
+    assert MAX_BACKGROUND_OUTPUT_BYTES <= size < MAX_BACKGROUND_OUTPUT_BYTES + 4096  # the cap and one note
+    with output_file.open("rb") as out:
+        out.seek(-300, os.SEEK_END)
+        assert b"the output passed 67108864 bytes; the command was stopped" in out.read()

@@ -450,7 +450,7 @@ async def test_continuing_an_agent_whose_worktree_was_removed(tmp_path: Path) ->
 
 async def test_a_markdown_definition_can_set_cwd(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    elsewhere = tmp_path / "elsewhere"
+    elsewhere = repo / "elsewhere"  # a project agent file may name folders inside the project only
     elsewhere.mkdir()
     (repo / ".catui" / "agents").mkdir(parents=True)
     (repo / ".catui" / "agents" / "placed.md").write_text(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -155,6 +156,21 @@ def test_the_real_cli_subcommand_runs(repo: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert (repo / "notes.txt").exists() and "Applied agent" in done.stdout
+
+
+def test_apply_records_the_agents_work_when_git_knows_no_user(repo: Path, tmp_path: Path) -> None:
+    """No user.name/email and no guessing (useConfigOnly): the agent's uncommitted work is still recorded."""
+    make_kept(repo)
+    config = tmp_path / "no-identity.gitconfig"
+    config.write_text("[user]\n\tuseConfigOnly = true\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_", "EMAIL"))}
+    env["GIT_CONFIG_GLOBAL"] = str(config)
+    assert subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], cwd=repo, env=env, capture_output=True).returncode
+    done = subprocess.run([sys.executable, "-m", "catui", "worktrees", "apply", "a1111111"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "notes.txt").read_text() == "agent notes\n" and "Applied agent" in done.stdout
+    assert sorted(status(repo).splitlines()) == ["A  notes.txt", "M  README.md"]
 
 
 def run_scripted(repo: Path, turns: list[dict[str, object]], *args: str) -> list[dict[str, object]]:

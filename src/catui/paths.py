@@ -67,6 +67,14 @@ def sessions_dir(cwd: Path) -> Path:
     return catui_home() / "projects" / project_slug(cwd)
 
 
+STATE_DB_FILENAME = "state.db"
+
+
+def state_db_file(project_root: Path) -> Path:
+    """``<project>/.catui/state.db`` (which may not exist; nothing is created)."""
+    return project_root / ".catui" / STATE_DB_FILENAME
+
+
 def project_runtime_dir(project_root: Path) -> Path:
     """``<project>/.catui``, created with its ``.gitignore`` on first use."""
     d = project_root / ".catui"

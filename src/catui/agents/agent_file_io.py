@@ -11,7 +11,8 @@ import stat as stat_module
 from pathlib import Path
 
 MAX_AGENT_FILE_BYTES = 1024 * 1024
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+# O_NONBLOCK: a FIFO named like an agent file must not block the start (it is refused after fstat).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class AgentFileError(Exception):
@@ -30,6 +31,7 @@ def read_agent_bytes(path: str | Path, *, size_hint: int | None = None) -> bytes
         _check_size(size)
         descriptor = os.open(path, _OPEN_FLAGS)
         try:
+            _check_regular(os.fstat(descriptor).st_mode)
             return _read_descriptor(descriptor, size)
         finally:
             os.close(descriptor)
@@ -53,12 +55,18 @@ def stat_and_read_agent_file(path: str, unchanged_key: tuple[int, int] | None) -
                 return key[0], key[1], None
             if stat_module.S_ISDIR(st.st_mode):
                 raise IsADirectoryError
+            _check_regular(st.st_mode)
             _check_size(st.st_size)
             return key[0], key[1], _read_descriptor(descriptor, st.st_size)
         finally:
             os.close(descriptor)
     except OSError as exc:
         raise _file_error(exc) from None
+
+
+def _check_regular(mode: int) -> None:
+    if not stat_module.S_ISREG(mode) and not stat_module.S_ISDIR(mode):
+        raise AgentFileError("not a regular file (a FIFO, a device or a socket); replace it with a file")
 
 
 def _check_size(size: int) -> None:

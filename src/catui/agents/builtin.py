@@ -25,6 +25,7 @@ from catui.agents import builtin_prompts as prompts
 from catui.agents.definition import AgentDefinition, SystemPromptContext
 
 GUIDE_AGENT_TYPE = "catui-guide"
+CLAUDE_AGENT_TYPE = "claude"
 GUIDE_AGENT_ALIASES = ("claude-code-guide",)
 READ_ONLY_DENIED_TOOLS = ["Agent", "ExitPlanMode", "Edit", "Write", "NotebookEdit"]
 GUIDE_TOOLS_WITH_SEARCH = ["Glob", "Grep", "Read", "WebFetch", "WebSearch"]
@@ -67,7 +68,20 @@ def statusline_setup_agent() -> AgentDefinition:
     )
 
 
-def explore_agent(*, search_tools: bool = True) -> AgentDefinition:
+def claude_agent() -> AgentDefinition:
+    """``claude`` (current contract only): the assistant itself as a delegate, all tools, the parent's model."""
+    return AgentDefinition.from_checked_fields(
+        agent_type=CLAUDE_AGENT_TYPE,
+        description=prompts.CLAUDE_WHEN_TO_USE,
+        when_to_use=prompts.CLAUDE_WHEN_TO_USE,
+        prompt=prompts.CLAUDE_PROMPT,
+        tools=["*"],
+        source="built-in",
+        base_dir="built-in",
+    )
+
+
+def explore_agent(*, search_tools: bool = True, model: str = "haiku") -> AgentDefinition:
     """Explore: read-only, fast model, no CLAUDE.md; its when-to-use text is computed when asked for."""
 
     def when_to_use() -> str:
@@ -79,7 +93,7 @@ def explore_agent(*, search_tools: bool = True) -> AgentDefinition:
         when_to_use=when_to_use,
         prompt=prompts.EXPLORE_PROMPT,
         disallowed_tools=list(READ_ONLY_DENIED_TOOLS),
-        model="haiku",
+        model=model,
         omit_claude_md=True,
         source="built-in",
         base_dir="built-in",
@@ -125,14 +139,22 @@ def guide_agent(*, search_tools: bool = True) -> AgentDefinition:
     )
 
 
-def builtin_agents(*, include_guide: bool = False, search_tools: bool = True) -> list[AgentDefinition]:
-    """The built-in agents in their active order (see the module docstring for the guide's conditions)."""
+def builtin_agents(
+    *, include_guide: bool = False, search_tools: bool = True, current: bool = False
+) -> list[AgentDefinition]:
+    """The built-in agents in their active order (see the module docstring for the guide's conditions).
+
+    ``current``: the current Claude Code contract (catui.config.compat): the ``claude`` type joins and Explore
+    runs on its parent's model, as in 2.1.332.
+    """
     agents = [
         general_purpose_agent(),
         statusline_setup_agent(),
-        explore_agent(search_tools=search_tools),
+        explore_agent(search_tools=search_tools, model="inherit" if current else "haiku"),
         plan_agent(),
     ]
+    if current:
+        agents.append(claude_agent())
     if include_guide:
         agents.append(guide_agent(search_tools=search_tools))
     return agents

@@ -33,6 +33,7 @@ from catui.agents.json_agents import agents_from_json_mapping
 from catui.agents.line_warnings import LineNamingWarner
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.scan import Fingerprint, scan_markdown_files
+from catui.config.json_input import JsonInputError, loads_bounded, read_text_file
 
 MANIFEST_PATH = Path(".claude-plugin") / "plugin.json"
 
@@ -129,13 +130,12 @@ def read_manifest(root: Path) -> tuple[dict[str, Any] | None, str | None]:
     """The plugin's manifest (None when absent) or an error message."""
     manifest_path = root / MANIFEST_PATH
     try:
-        text = manifest_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read the plugin manifest: {exc}"
-    try:
-        data = json.loads(text)
+        text = read_text_file(manifest_path)
+        if text is None:
+            return None, None
+        data = loads_bounded(text)
+    except JsonInputError as exc:
+        return None, f"the plugin manifest {manifest_path} {exc}"
     except json.JSONDecodeError as exc:
         return (
             None,

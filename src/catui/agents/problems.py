@@ -22,6 +22,8 @@ class AgentWarning:
 
     path: str | None
     message: str
+    # Also said when a session starts (not only by `catui agents`): a definition was narrowed for safety.
+    at_start: bool = False
 
     def to_dict(self) -> dict[str, str | None]:
         return {"path": self.path, "message": self.message}

@@ -62,6 +62,9 @@ class RegistryOptions:
     include_project: bool = True
     interactive: bool = False
     search_tools: bool = True
+    current_contract: bool = False
+    """The current Claude Code contract (catui.config.compat): the ``claude`` type, Explore on the parent's model,
+    and the active list sorted by name case-insensitively."""
     # Called at every (re)load for the settings' plugin folders, so a settings change is picked up.
     settings_plugin_dirs: Callable[[], Sequence[str]] | None = None
     # Extra files (settings files) whose change makes reload_if_changed() reload.
@@ -156,7 +159,8 @@ class AgentRegistry:
         opts = self.options
         state = LoadState(previous_files=self._file_cache)
         include_guide = guide_enabled(interactive=opts.interactive)
-        state.agents.extend(builtin_agents(include_guide=include_guide, search_tools=opts.search_tools))
+        state.agents.extend(builtin_agents(include_guide=include_guide, search_tools=opts.search_tools,
+                                           current=opts.current_contract))
         for watched in opts.watch_files:
             state.fingerprint.record(watched)
         plugin_dirs = list(opts.plugin_dirs)
@@ -184,6 +188,8 @@ class AgentRegistry:
         for agent in state.agents:  # already in precedence order: last definition wins
             by_name[agent.agent_type] = agent
         active = list(by_name.values())
+        if opts.current_contract:  # 2.1.332 lists types by name, built-ins and custom mixed
+            active.sort(key=lambda a: a.agent_type.lower())
         lookup = dict(by_name)
         for agent in active:
             for alias in agent.aliases:
@@ -229,6 +235,7 @@ def load_agent_registry(
     search_tools: bool = True,
     settings_plugin_dirs: Callable[[], Sequence[str]] | None = None,
     watch_files: Sequence[str | os.PathLike[str]] = (),
+    current_contract: bool = False,
 ) -> AgentRegistry:
     """Load every agent source for a session in ``cwd``. Never raises for a user's bad file.
 
@@ -250,5 +257,6 @@ def load_agent_registry(
         search_tools=search_tools,
         settings_plugin_dirs=settings_plugin_dirs,
         watch_files=tuple(str(p) for p in watch_files),
+        current_contract=current_contract,
     )
     return AgentRegistry(options)

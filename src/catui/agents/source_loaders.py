@@ -67,6 +67,18 @@ def load_plugins(plugin_dirs: Sequence[str], cwd: Path, state: LoadState) -> Non
         state.warnings.extend(result.warnings)
 
 
+def _confine_project_cwd(definition: AgentDefinition, folder: Path, path: str, state: LoadState) -> AgentDefinition:
+    """A project agent whose ``cwd`` leaves the project loses that field, with a warning naming the file."""
+    from catui.agents.project_limits import cwd_refusal, outside_project, project_of_agent_folder
+
+    project = project_of_agent_folder(folder)
+    assert definition.cwd is not None
+    if not outside_project(definition.cwd, project):
+        return definition
+    state.warnings.append(AgentWarning(None, cwd_refusal(definition.cwd, project, path), at_start=True))
+    return definition.model_copy(update={"cwd": None})
+
+
 def load_folders(folders: Iterable[Path], source: AgentSource, state: LoadState) -> None:
     """The ``.md`` agent files under each folder, reusing the previous load's result for unchanged files."""
     fingerprint = state.fingerprint
@@ -116,6 +128,8 @@ def load_folders(folders: Iterable[Path], source: AgentSource, state: LoadState)
                 state.warnings.extend(result.warnings)
             definition = result.definition
             if definition is not None:
+                if source == "projectSettings" and definition.cwd is not None:
+                    definition = _confine_project_cwd(definition, folder, path, state)
                 add_agent(definition)
                 origins[id(definition)] = path
             elif result.error is not None:

@@ -5,10 +5,11 @@ The CLI and the SDK both describe a run with :class:`RunOptions` and get an
 the registries it shares with its sub-agents (agent definitions, background
 tasks, usage). Everything heavy is imported here, not at ``import catui``.
 
-The parts: options (``app_options``), the app and its services
-(``app_services``), the tool set (``app_tools``), the system prompt and first
-message (``app_prompt``), effort/thinking/sandbox/model-origin settings
-(``app_config``); this module puts them together.
+The parts: options (``app.options``), the app and its services
+(``app.services``), the tool set (``app.tool_set``), the system prompt and first
+message (``app.prompt``), effort/thinking/sandbox/model-origin settings
+(``app.config``), the compatibility profile's deferred tools (``app.deferred``)
+and hook fields (``app.hook_fields``); this module puts them together.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.definition import AgentDefinition
-from catui.agents.plugins import plugin_paths
 from catui.agents.registry import load_agent_registry
 from catui.app.config import bash_sandbox, model_origin, session_effort, session_thinking
+from catui.app.deferred import install_deferred_tools
+from catui.app.hook_fields import install_current_hook_fields
 from catui.app.main_agent import (
     agent_model,
     find_main_agent,
@@ -31,9 +33,10 @@ from catui.app.main_agent import (
     with_agent_memory,
 )
 from catui.app.options import RunOptions, effective_env
-from catui.app.prompt import first_prompt_content, session_system_prompt
+from catui.app.prompt import first_prompt_content, session_system_prompt, styles_apply
 from catui.app.services import AgentApp, AppServices
-from catui.app.tool_set import hold_to_agent_tools, offers_search_tools, session_tools
+from catui.app.tool_set import hold_to_agent_tools, offers_search_tools, session_tools, settings_plugin_paths
+from catui.config.compat import resolve_compat
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
@@ -43,7 +46,7 @@ from catui.hooks.install import install_hooks
 from catui.mcp.install import install_mcp
 from catui.models.reasoning import effort_level, thinking_is_on
 from catui.models.resolve import create_provider, default_max_tokens, resolve_model
-from catui.paths import catui_home, find_project_root, sessions_dir
+from catui.paths import catui_home, find_project_root, sessions_dir, state_db_file
 from catui.permissions.from_settings import permission_context_from_settings
 from catui.session.budget import SessionBudget
 from catui.session.claude_link import transcript_linker
@@ -55,14 +58,13 @@ from catui.session.resume import ResumeRequest, carry_history, plan_resume
 from catui.session.session import Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
+from catui.styles.active import session_style
 from catui.subagents.install import SubagentParts, install_subagents
-from catui.tasks.history import restore_session_tasks
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext, ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
-from catui.worktree.cleanup import sweep_at_startup
 
 __all__ = [
     "AgentApp", "AppServices", "RunOptions", "build_app", "effective_env", "first_prompt_content", "start_app",
@@ -78,6 +80,11 @@ def build_app(options: RunOptions) -> AgentApp:
     project_root = find_project_root(cwd)
     settings = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
     env = effective_env(options, settings_env(settings))
+    compat = resolve_compat(settings.merged, env, options.compat)
+    if compat.model_aliases():  # the profile's alias targets; modelAliases in settings still win
+        configured = settings.merged.get("modelAliases")
+        settings.merged["modelAliases"] = {
+            **compat.model_aliases(), **(configured if isinstance(configured, dict) else {})}
 
     permissions = permission_context_from_settings(
         settings,
@@ -91,7 +98,7 @@ def build_app(options: RunOptions) -> AgentApp:
     def settings_plugin_dirs() -> list[str]:
         # Re-read at every registry reload, so a plugin added to settings appears before the next turn.
         fresh = load_settings(cwd, sources=options.setting_sources, extra=options.settings_arg)
-        return plugin_paths(fresh.merged)
+        return settings_plugin_paths(fresh.merged)
 
     registry = load_agent_registry(
         cwd,
@@ -105,6 +112,7 @@ def build_app(options: RunOptions) -> AgentApp:
         interactive=options.interactive,  # catui-guide is active in interactive sessions only
         # The guide's tool set depends on whether the session offers the dedicated search tools.
         search_tools=offers_search_tools(permissions),
+        current_contract=compat.current,
     )
     main_agent = find_main_agent(registry, options.agent, options.agent_origin) if options.agent else None
     if main_agent is not None and main_agent.permission_mode and options.permission_mode is None:
@@ -173,8 +181,12 @@ def build_app(options: RunOptions) -> AgentApp:
     if main_agent is not None:
         tools, ctx.permissions, memory = with_agent_memory(
             main_agent, restrict_tools(main_agent, tools), tools, ctx.permissions, project_root)
+    styles = session_style(cwd, settings.merged, plugin_dirs=[*options.plugin_dirs, *settings_plugin_paths(settings.merged)],
+                           include_user=("user" in options.setting_sources),
+                           include_project=("project" in options.setting_sources))
     system = session_system_prompt(options, main_agent, cwd, resolved.model_id,
-                                   active_agents=list(registry.active), tools=tools, memory=memory)
+                                   active_agents=list(registry.active), tools=tools, memory=memory,
+                                   style=styles.style)
 
     window = tool_use_concurrency(env, settings.merged)
     config = SessionConfig(
@@ -220,9 +232,18 @@ def build_app(options: RunOptions) -> AgentApp:
         None if options.system_prompt is not None else load_project_memory(cwd, project_root)
     )
     app.services.startup_warnings.extend(resumed.warnings)
+    app.services.startup_warnings.extend(str(w) for w in registry.warnings if w.at_start)
     app.services.startup_warnings.extend(schedule.restore_warnings)
     app.services.env = env
+    app.services.compat = compat
     app.services.skills = skills
+    app.services.output_style = styles
+    if styles.warning is not None:
+        app.services.startup_warnings.append(styles.warning)
+    if styles_apply(options, main_agent):
+        # /output-style and the SDK rebuild the prompt with another style; the environment and git snapshot stay
+        app.services.restyle = lambda style: session_system_prompt(
+            options, None, cwd, resolved.model_id, active_agents=[], tools=[], memory=None, style=style)
     if search_backend is None:
         app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON
     if window.warning is not None:
@@ -238,6 +259,8 @@ def build_app(options: RunOptions) -> AgentApp:
     )
     hooks = install_hooks(app, _extra_hooks(options, main_agent),
                           report_runs=hook_run_reporter(session) if options.include_hook_events else None)
+    if compat.current:
+        install_current_hook_fields(app)
     mcp = install_mcp(
         app,
         extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
@@ -249,12 +272,17 @@ def build_app(options: RunOptions) -> AgentApp:
         session=session, registry=registry, settings=settings.merged, env=env, project_root=project_root, cwd=cwd,
         tasks=tasks, load_project_memory=bool(set(options.setting_sources) & {"user", "project"}),
         resolved_model=resolved, skills=skills, hooks=hooks, mcp=mcp, executor=options.executor,
-        remote_foreground=options.remote_foreground, warnings=app.services.startup_warnings,
+        remote_foreground=options.remote_foreground, warnings=app.services.startup_warnings, compat=compat,
     ))
+    # Built on first use: sub-agents that inherit take the main agent's model of that moment (/model before it,
+    # through SubagentSystem.follow_model).
     if resumed.source is not None:  # the old session's finished background tasks come back as history
+        from catui.tasks.history import restore_session_tasks  # lazy (catui.lazy): resumed sessions only
+
         restore_session_tasks(tasks, resumed.source.stem, session_id)
     if main_agent is not None:
         hold_to_agent_tools(app, main_agent, mcp)
+    install_deferred_tools(app)
     return app
 
 
@@ -296,7 +324,11 @@ async def start_app(app: AgentApp) -> None:
     """
 
     try:
-        await sweep_at_startup(app.project_root)
+        # Only a project with run-time state can have worktrees to sweep (the sweep's own first check).
+        if state_db_file(Path(app.project_root)).is_file():
+            from catui.worktree.cleanup import sweep_at_startup  # lazy (catui.lazy): git and SQLite
+
+            await sweep_at_startup(app.project_root)
     except Exception as exc:  # a broken sweep must not block the user's work
         app.services.startup_warnings.append(f"stale worktree sweep failed: {exc}")
     for starter in list(app.services.startup_hooks):

@@ -5,18 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
 from catui.app.options import RunOptions
 from catui.errors import ConfigurationError
 from catui.models.reasoning import Effort, parse_effort, thinking_from_budget
-from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
-from catui.sandbox.policy import BashSandbox
+
+if TYPE_CHECKING:
+    from catui.sandbox.policy import BashSandbox
 
 
 def bash_sandbox(settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:
     """The app's Bash sandbox when ``sandbox.enabled`` is on (settings, then the SDK option), else None."""
+    if settings.get("sandbox") is None and not from_sdk:
+        return None  # lazy (catui.lazy): the sandbox's modules load only when a run configures one
+    from catui.sandbox.config import merge_sandbox_values, sandbox_settings_from
+    from catui.sandbox.policy import BashSandbox
+
     try:
         config = sandbox_settings_from(merge_sandbox_values(settings.get("sandbox"), from_sdk), cwd)
     except ConfigurationError as exc:

@@ -9,9 +9,11 @@ how to resume it by hand.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError, ConfigurationError
+from catui.paths import state_db_file
 from catui.subagents.interrupted import describe, resume_interrupted_mode
 
 if TYPE_CHECKING:
@@ -24,14 +26,18 @@ Ask = Callable[[str], Awaitable[str]]
 async def handle_interrupted_agents(app: AgentApp, *, interactive: bool, say: Say, ask: Ask | None = None) -> list[str]:
     """Find this project's interrupted background agents and act per the setting; returns the ids resumed."""
     system = app.services.subagents
-    interrupted = system.interrupted if system is not None else None
-    if interrupted is None:
+    if system is None or not system.has_background:
         return []
     try:
         mode = resume_interrupted_mode(app.settings, interactive=interactive)
     except ConfigurationError as exc:  # a bad setting is reported, never fatal: the default applies
         say(f"warning: {exc}")
         mode = "ask" if interactive else "off"
+    if not state_db_file(Path(app.project_root)).is_file():
+        return []  # no background task ever ran here; the sub-agent runtime stays unbuilt (catui.lazy)
+    interrupted = system.interrupted
+    if interrupted is None:
+        return []
     try:
         rows = interrupted.find()
     except CatuiError as exc:  # a busy or damaged state.db must not keep catui from starting

@@ -6,15 +6,16 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catui.hooks.config import HooksConfig
-from catui.mcp.config import SdkTransport
-from catui.models.reasoning import Effort
-from catui.session.config import PermissionHook
-from catui.session.events import Event
-from catui.tasks.schedule import ScheduleClock
-from catui.tools.base import Tool
+if TYPE_CHECKING:
+    from catui.hooks.config import HooksConfig
+    from catui.mcp.config import SdkTransport
+    from catui.models.reasoning import Effort
+    from catui.session.config import PermissionHook
+    from catui.session.events import Event
+    from catui.tasks.schedule import ScheduleClock
+    from catui.tools.base import Tool
 
 
 @dataclass
@@ -89,6 +90,9 @@ class RunOptions:
     """Reaches MCP servers of type ``sdk`` (in-process servers of the program driving catui)."""
     max_budget_usd: float | None = None
     """The session-wide spending limit over the main agent and every sub-agent (catui.session.budget)."""
+    compat: str | None = None
+    """The Claude Code contract to follow (``"2.1.92"``, ``"2.1.332"``); None leaves it to ``CATUI_COMPAT`` and the
+    ``compat`` setting (catui.config.compat)."""
 
 
 def effective_env(options: RunOptions, settings_env: Mapping[str, str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from catui.agents.definition import AgentDefinition
 from catui.agents.registry import AgentRegistry
 from catui.app import controls, status
 from catui.app.options import RunOptions
+from catui.config.compat import CompatProfile
 from catui.config.settings import Settings
 from catui.errors import ConfigurationError
 from catui.hooks.install import close_hooks
@@ -25,6 +26,8 @@ from catui.session.budget import SessionBudget
 from catui.session.file_history import RewindOutcome
 from catui.session.session import Session
 from catui.skills.registry import SkillRegistry
+from catui.styles.active import SessionStyle
+from catui.styles.model import OutputStyle
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import CronSchedule
 
@@ -40,6 +43,8 @@ class AppServices:
 
     env: dict[str, str] = field(default_factory=dict)
     """The merged environment: os.environ, then the settings' ``env`` block, then the SDK's ``env`` option."""
+    compat: CompatProfile = field(default_factory=CompatProfile)
+    """The Claude Code contract this session follows (catui.config.compat)."""
     context_block: dict[str, Any] | None = None
     """The first user message's context reminder (CLAUDE.md / CATUI.md and the date)."""
     resolved_model: ResolvedModel | None = None
@@ -60,6 +65,10 @@ class AppServices:
     """SessionEnd hooks run once, whoever closes the app first."""
     budget: SessionBudget | None = None
     """The ``--max-budget-usd`` limit, or None."""
+    output_style: SessionStyle | None = None
+    """The output styles this session knows and the one in use (catui.styles)."""
+    restyle: Callable[[OutputStyle | None], list[dict[str, Any]]] | None = None
+    """The system prompt with another output style; None when styles do not apply (``--agent``, ``--system-prompt``)."""
     background_stops: set[asyncio.Future[Any]] = field(default_factory=set)
     """Stops of background agents under way (the budget tripped); awaited when the app closes."""
 
@@ -108,8 +117,14 @@ class AgentApp:
 
     @property
     def subagent_runtime(self) -> SubagentRuntime | None:
-        """The sub-agent runtime (None before :func:`catui.app.build.build_app` installed it)."""
+        """The sub-agent runtime, built now if it was not yet (None before :func:`catui.app.build.build_app`
+        installed it)."""
         return self.services.subagents.runtime if self.services.subagents is not None else None
+
+    def _built_runtime(self) -> SubagentRuntime | None:
+        """The runtime if a sub-agent ever needed it; None before (no sub-agent can be running then)."""
+        system = self.services.subagents
+        return system.runtime if system is not None and system.built else None
 
     @property
     def schedule(self) -> CronSchedule | None:
@@ -141,14 +156,26 @@ class AgentApp:
         self.services.resolved_model = resolved
         self.model_display = resolved.display
         # Sub-agents with model "inherit" follow the main agent's new model.
-        runtime = self.subagent_runtime
-        if runtime is not None:
-            runtime.deps.parent_resolved = resolved
+        system = self.services.subagents
+        if system is not None:  # also before the runtime is built: it reads the model then
+            system.follow_model(resolved)
         return resolved
+
+    def set_output_style(self, name: str, *, remember: bool = True) -> Path | None:
+        """Use the output style called ``name`` from the next model request on; with ``remember``, write it to
+        the project's ``.catui/settings.local.json`` (returned) so that later sessions start with it.
+
+        Raises ConfigurationError for an unknown name and for a session whose prompt is not catui's own.
+        """
+        from catui.styles.switch import remember_setting, switch_output_style  # lazy: /output-style only
+
+        self.session.config.system_prompt = switch_output_style(
+            self.services.output_style, self.services.restyle, name)
+        return remember_setting(self.project_root, name) if remember else None
 
     async def stop_task(self, task_id: Any) -> None:
         """Stop a background task, or a sub-agent running in the foreground, by id. Raises CatuiError if unknown."""
-        await controls.stop_task(self.tasks, self.subagent_runtime, task_id)
+        await controls.stop_task(self.tasks, self._built_runtime(), task_id)
 
     def rewind_files(self, user_message_id: Any) -> RewindOutcome:
         """Put the files the agents changed since a prompt (its uuid) back as they were before it."""
@@ -156,7 +183,7 @@ class AgentApp:
 
     async def background_foreground_agents(self) -> list[str]:
         """Move every foreground sub-agent to the background (Ctrl-B); the ids moved (none without a runtime)."""
-        runtime = self.subagent_runtime
+        runtime = self._built_runtime()
         return await runtime.background_all_foreground() if runtime is not None else []
 
     def mcp_status(self) -> dict[str, Any]:

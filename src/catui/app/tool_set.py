@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
-from catui.agents.plugins import plugin_paths
 from catui.app.main_agent import check_tools_left, keep_agent_tools
 from catui.app.options import RunOptions
 from catui.permissions.rules import denies_tool_outright
 from catui.session.usage import UsageTracker
 from catui.skills.registry import SkillRegistry, load_skill_registry
-from catui.skills.tool import SkillTool
 from catui.tools.base import Tool
 from catui.tools.registry import builtin_tools
 from catui.tools.web_search import SearchBackend, WebSearchTool
@@ -40,16 +38,27 @@ def session_tools(
         tools = sorted([*tools, WebSearchTool(search_backend)], key=lambda tool: tool.name)  # builtin_tools' order
     skills = load_skill_registry(
         cwd,
-        plugin_dirs=[*options.plugin_dirs, *plugin_paths(settings)],
+        plugin_dirs=[*options.plugin_dirs, *settings_plugin_paths(settings)],
         include_user=("user" in options.setting_sources),
         include_project=("project" in options.setting_sources),
     )
     if skills.skills:  # offered only when there is a skill to load
+        from catui.skills.tool import SkillTool  # lazy (catui.lazy): skills
+
         tools = sorted([*tools, SkillTool(skills)], key=lambda tool: tool.name)  # builtin_tools' order
     if worktree_merge_allowed(settings):  # catui's own, off unless the user opts in (docs/beyond.md)
         tools = sorted([*tools, WorktreeMergeTool()], key=lambda tool: tool.name)
     tools.extend(options.extra_tools)
     return tools, search_backend, skills
+
+
+def settings_plugin_paths(settings: Mapping[str, Any]) -> list[str]:
+    """The plugin folders the settings name; the plugin loader (and YAML) loads only when there are some."""
+    if not settings.get("plugins"):
+        return []
+    from catui.agents.plugins import plugin_paths  # lazy (catui.lazy): plugins
+
+    return plugin_paths(settings)
 
 
 def web_search_backend(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from catui.errors import CatuiError
+
 __all__ = ["INTERRUPTED_TOOL_RESULT", "close_interrupted_tool_calls"]
 
 INTERRUPTED_TOOL_RESULT = "Interrupted by the user before this call finished; its outcome is unknown."
@@ -35,5 +37,5 @@ def close_interrupted_tool_calls(session: Any) -> None:
     messages.append(message)
     transcript = getattr(session.config, "transcript", None)
     if transcript is not None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, CatuiError):  # a full disk: the writer keeps the line for later
             transcript.append(message)

@@ -19,7 +19,9 @@ import click
 
 from catui.app.build import RunOptions, build_app, first_prompt_content, start_app
 from catui.app.interrupted_agents import handle_interrupted_agents
+from catui.app.model_swap import on_command_model
 from catui.app.output_format import StructuredResult
+from catui.app.prompt import opening_blocks
 from catui.app.tool_names import builtin_tool_names, tools_left_out
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.sdk_flags import (
@@ -30,7 +32,8 @@ from catui.cli.sdk_flags import (
     system_prompt,
     thinking,
 )
-from catui.cli.stream.output import StreamJsonWriter, result_json
+from catui.cli.stream.output import StreamJsonWriter, result_json, with_subagent_stats
+from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
 from catui.session.budget import BUDGET_SUBTYPE, check_budget_amount
@@ -225,7 +228,7 @@ async def print_mode_main(
     """
     app = build_app(run_options)
     await start_app(app)
-    settle_startup_objects()
+    settle_startup_objects(app)
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)
@@ -275,7 +278,7 @@ async def print_mode_main(
         else:
             click.echo(final.result)
     elif output_format == "json":
-        click.echo(json.dumps(result_json(final)))
+        click.echo(json.dumps(with_subagent_stats(result_json(final), app)))
     return EXIT_ERROR if final.is_error else 0
 
 
@@ -313,7 +316,16 @@ async def conversation_events(
     teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
     turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
     """
-    content: Any = first_prompt_content(app, prompt)
+    command = await command_prompt(app, prompt)
+    if command is not None and command.error is not None:  # an unknown command, or a shell line that may not run
+        async for event in refusal_events(app, command):
+            yield event
+        return
+    if command is not None:
+        content: Any = [*opening_blocks(app), *command.blocks]
+        grant_for_run(app.session, command.rules)
+    else:
+        content = first_prompt_content(app, prompt)
     started = time.monotonic()
     budget = app.services.budget
     idle: asyncio.Queue[Event] = asyncio.Queue()
@@ -321,7 +333,10 @@ async def conversation_events(
     try:
         while True:
             result: ResultEvent | None = None
-            async for event in app.session.run(content):
+            # a command's `model:` holds for its own prompt only
+            model = command.skill.model if command is not None and command.skill is not None else None
+            command = None
+            async for event in on_command_model(app, model, app.session.run(content)):
                 if isinstance(event, ResultEvent) and event.agent_id is None:
                     result = event
                 yield event

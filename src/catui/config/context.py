@@ -216,6 +216,19 @@ def environment_block(
 # ---------------------------------------------------------------- git
 
 
+def _may_be_in_git(cwd: Path) -> bool:
+    """Whether ``cwd`` can be inside a git checkout: some folder from it upwards holds ``.git`` (or ``GIT_DIR``
+    is set). When not, git would only answer "not a git repository", so no git process is started for it
+    (each costs a run start-up some 5-10 ms)."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    try:
+        here = cwd.resolve()
+    except OSError:
+        return True
+    return any((folder / ".git").exists() for folder in (here, *here.parents))
+
+
 def _git(cwd: Path, *args: str) -> str | None:
     """stdout of one git command, or None when git is missing, fails or times out."""
     try:
@@ -249,6 +262,8 @@ def main_branch(cwd: Path) -> str:
 
 def git_status_snapshot(cwd: Path, *, max_status_chars: int = MAX_STATUS_CHARS) -> str | None:
     """Branch, main branch, short status (capped) and the last 5 commits; None outside git or without git."""
+    if not _may_be_in_git(cwd):
+        return None
     inside = _git(cwd, "rev-parse", "--is-inside-work-tree")
     if inside is None or inside.strip() != "true":
         return None
@@ -288,6 +303,8 @@ def git_status_snapshot(cwd: Path, *, max_status_chars: int = MAX_STATUS_CHARS) 
 
 def git_branch(cwd: Path) -> str:
     """The current branch of the repository at ``cwd`` ("" outside git), for transcript lines."""
+    if not _may_be_in_git(cwd):
+        return ""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from catui.config.json_input import JsonInputError, loads_bounded, read_text_file
 from catui.errors import ConfigurationError
 from catui.paths import find_project_root, user_config_dirs
 
@@ -62,6 +63,23 @@ class RuleEntry:
     behavior: Literal["allow", "deny", "ask"]
     source: SettingsSource
     file: LoadedFile
+
+
+class MergedSettings(dict[str, Any]):
+    """The merged settings object; it also remembers which file set each top-level key last (``origins``)."""
+
+    origins: dict[str, str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.origins = {}
+
+
+def setting_origin(settings: Mapping[str, Any], key: str) -> str:
+    """`` in <file>`` for the file that set the top-level ``key`` (for an error message), or "" when unknown."""
+    origins = getattr(settings, "origins", None)
+    label = origins.get(key) if isinstance(origins, dict) else None
+    return f" in {label}" if label else ""
 
 
 @dataclass
@@ -160,9 +178,11 @@ def load_settings(
         settings.files.append(LoadedFile(path, source, found, base))
     if extra is not None and extra.strip():
         settings.files.append(_load_extra(extra, cwd))
-    merged: dict[str, Any] = {}
+    merged = MergedSettings()
     for loaded in settings.files:
-        merged = merge_settings(merged, loaded.data)
+        origins = {**merged.origins, **dict.fromkeys(loaded.data, loaded.label)}
+        merged = MergedSettings(merge_settings(merged, loaded.data))
+        merged.origins = origins
         settings.warnings.extend(_shape_warnings(loaded))
     settings.merged = merged
     return settings
@@ -186,15 +206,11 @@ def _load_extra(extra: str, cwd: Path) -> LoadedFile:
 def _read_json_file(path: Path) -> dict[str, Any] | None:
     """The file's object, None when it does not exist; raises ConfigurationError otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_text_file(path)
+    except JsonInputError as exc:
+        raise ConfigurationError(f"{path}: settings file {exc}; fix or remove it") from None
+    if text is None:
         return None
-    except IsADirectoryError:
-        raise ConfigurationError(f"{path}: is a folder, not a settings file; remove it or replace it with a file") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigurationError(f"{path}: settings file is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigurationError(f"{path}: cannot read settings file: {exc.strerror or exc}") from None
     if not text.strip():
         return {}  # an empty file is the same as {} (editors create them)
     return _parse_json(text, str(path))
@@ -202,12 +218,14 @@ def _read_json_file(path: Path) -> dict[str, Any] | None:
 
 def _parse_json(text: str, label: str) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        data = loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
             f"{label}, line {exc.lineno}, column {exc.colno}: invalid JSON in settings: {exc.msg}; "
             "fix the file or remove it"
         ) from None
+    except JsonInputError as exc:
+        raise ConfigurationError(f"{label}: settings JSON {exc}; fix the file or remove it") from None
     if not isinstance(data, dict):
         raise ConfigurationError(
             f"{label}: settings must be a JSON object ({{...}}) at the top level, found {json_type_name(data)}"

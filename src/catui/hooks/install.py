@@ -79,6 +79,7 @@ def child_hooks(
     runner.pending_warnings.extend(own.warnings)  # shown when the sub-agent starts
     if parent_runner is not None:
         runner.tool_aliases = parent_runner.tool_aliases
+        runner.payload_extras = parent_runner.payload_extras
     return runner
 
 

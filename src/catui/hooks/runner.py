@@ -72,6 +72,9 @@ class HookRunner:
         self.pending_warnings: list[str] = []
         """Configuration problems to show the user when the agent starts (a sub-agent's own hooks)."""
         self._background: set[asyncio.Task[Any]] = set()
+        self.payload_extras: Callable[[str, Any], Mapping[str, Any]] | None = None
+        """Fields every hook input of an event gets (the current contract's ``prompt_id``, ``effort``, …); the
+        event's own fields win. Sub-agents' runners copy it."""
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -92,6 +95,8 @@ class HookRunner:
         if self.agent_id is not None:
             payload["agent_id"] = self.agent_id
             payload["agent_type"] = self.agent_type
+        if self.payload_extras is not None:
+            payload.update(self.payload_extras(event, ctx))
         payload.update(fields)
         return payload
 

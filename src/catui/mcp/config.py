@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from catui.config.json_input import JsonInputError, loads_bounded, read_text_file
 from catui.config.settings import json_type_name
 
 Transport = Literal["stdio", "http", "sse", "sdk"]
@@ -279,14 +280,13 @@ def _mcp_json_files(cwd: Path, root: Path) -> list[Path]:
 
 def _read_mcp_json(path: Path, warnings: list[str]) -> dict[str, Any] | None:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot be read ({exc}); its MCP servers are left out")
+        text = read_text_file(path)
+        if text is None or not text.strip():
+            return None
+        data = loads_bounded(text)
+    except JsonInputError as exc:
+        warnings.append(f"{path}: {exc}; its MCP servers are left out")
         return None
-    if not text.strip():
-        return None
-    try:
-        data = json.loads(text)
     except json.JSONDecodeError as exc:
         warnings.append(
             f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg}); its MCP servers are left out"
@@ -301,14 +301,13 @@ def _read_mcp_json(path: Path, warnings: list[str]) -> dict[str, Any] | None:
 def _read_global_config(path: Path, warnings: list[str]) -> dict[str, Any]:
     """``~/.claude.json``; problems with it are warnings (Claude Code rewrites it often, so it may be mid-write)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_text_file(path)
+        if text is None:
+            return {}
+        data = loads_bounded(text) if text.strip() else {}
+    except JsonInputError as exc:
+        warnings.append(f"{path}: {exc}; the MCP servers it configures are left out")
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot be read ({exc}); the MCP servers it configures are left out")
-        return {}
-    try:
-        data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         warnings.append(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg}); the MCP servers it configures are left out")
         return {}

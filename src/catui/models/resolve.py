@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from catui.config.settings import setting_origin
 from catui.errors import ConfigurationError
 from catui.models.base import ModelProvider
 
@@ -75,11 +76,13 @@ def model_aliases(settings: Mapping[str, Any], env: Mapping[str, str] | None = N
     configured = settings.get("modelAliases")
     if configured is not None and not isinstance(configured, Mapping):
         raise ConfigurationError(
-            "settings key `modelAliases` must be an object mapping alias names to model ids"
+            f"settings key `modelAliases`{setting_origin(settings, 'modelAliases')} must be an object mapping "
+            "alias names to model ids"
         )
     for name, target in (configured or {}).items():
         if not isinstance(target, str) or not target.strip():
-            raise ConfigurationError(f"settings `modelAliases.{name}` must be a non-empty model id string")
+            raise ConfigurationError(f"settings `modelAliases.{name}`{setting_origin(settings, 'modelAliases')} "
+                                     "must be a non-empty model id string")
         aliases[str(name).lower()] = target.strip()
     for name, variable in ALIAS_ENV.items():
         if env.get(variable):

@@ -55,6 +55,9 @@ class PermissionContext:
     """Bash commands run in the OS sandbox and may be approved because of it (``autoAllowBashIfSandboxed``)."""
     sandbox_excluded_commands: tuple[str, ...] = ()
     """``sandbox.excludedCommands``: these run outside the sandbox, so the sandbox approves nothing for them."""
+    isolated_worktree: Path | None = None
+    """Set for an isolated agent (its worktree): its file tools refuse to change configuration there
+    (tools/protected_config.py)."""
 
     def with_mode(self, mode: PermissionMode) -> PermissionContext:
         return replace(self, mode=mode)
@@ -76,6 +79,10 @@ class PermissionContext:
     def with_sandboxed_bash(self, excluded_commands: tuple[str, ...]) -> PermissionContext:
         """A copy in which sandboxed Bash commands are approved as docs/sandbox.md describes."""
         return replace(self, sandboxed_bash=True, sandbox_excluded_commands=excluded_commands)
+
+    def isolated_in(self, worktree: Path) -> PermissionContext:
+        """A copy for an agent isolated in ``worktree`` (and for the agents it starts)."""
+        return replace(self, isolated_worktree=worktree)
 
     def with_working_directories(self, *dirs: Path) -> PermissionContext:
         return replace(self, working_directories=tuple(dirs))

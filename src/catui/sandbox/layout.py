@@ -7,23 +7,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catui.worktree.refs import find_git_root, git_dirs
+from catui.sandbox.repo_guard import config_mounts, git_mounts, stray_files
+from catui.worktree.refs import find_git_root
 
 PRIVATE_TMP = Path("/tmp")
-# In a linked worktree's shared repository, what a commit or a branch of the worktree writes.
-SHARED_GIT_WRITABLE = ("objects", "refs", "logs")
-# catui's and Claude Code's settings folders stay read-only inside writable folders: a command must not be
-# able to switch the sandbox off (or add allow rules) for the next one.
-PROTECTED_FOLDERS = (".catui", ".claude")
 
 
 @dataclass(frozen=True)
 class Mount:
-    """One bind mount at ``path`` inside the sandbox, writable or not, of ``source`` (default: ``path`` itself)."""
+    """One bind mount at ``path`` inside the sandbox, writable or not, of ``source`` (default: ``path`` itself).
+
+    ``placeholder``: a protected file that may not exist yet; the command's launch creates it empty (and
+    removes it afterwards) so that there is something to mount over (see placeholders.py).
+    """
 
     path: Path
     writable: bool
     source: Path | None = None
+    placeholder: bool = False
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class SandboxLayout:
     mounts: tuple[Mount, ...]
     share_network: bool
     writable: tuple[Path, ...] = field(default=())
+    # Files that must not appear while a command runs (repo_guard.stray_files); removed after it if they do.
+    strays: tuple[Path, ...] = field(default=())
 
     def describe_writable(self) -> str:
         """The writable folders, for messages to the model and ``catui sandbox check``."""
@@ -43,44 +46,12 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _git_metadata(root: Path) -> list[Mount]:
-    """A linked worktree's own git folder, and the parts of the shared repository a commit writes.
-
-    The shared repository's HEAD, index and config stay read-only, so the main checkout cannot be switched
-    to another branch or have its index changed from inside.
-    """
+def _guarded(root: Path) -> list[Mount]:
+    """The protections of one writable folder: its settings files, and its repository's config and refs."""
+    mounts = [Mount(m.path, m.writable, m.source, m.placeholder) for m in config_mounts(root)]
     top = find_git_root(root)
-    if top is None:
-        return []
-    if (top / ".git").is_dir():
-        # A plain checkout: its .git folder is writable with it, except hooks, which git runs later outside
-        # the sandbox (a planted hook would be a way out); git itself never writes there.
-        # A missing hooks folder is created (empty, as `git init` would), so that a command cannot create it
-        # and plant a hook in one go.
-        hooks = top / ".git" / "hooks"
-        try:
-            hooks.mkdir(exist_ok=True)
-        except OSError:
-            return []
-        return [Mount(_real(hooks), False)] if hooks.is_dir() else []
-    dirs = git_dirs(top)
-    if dirs is None:
-        return []
-    mounts = [Mount(_real(dirs.common_dir), False), Mount(_real(dirs.git_dir), True)]
-    head = dirs.common_dir / "HEAD"
-    if head.is_file():
-        # An empty HEAD makes the shared repository unusable as a repository of its own (`git -C <main
-        # checkout> checkout -b evil` fails before writing anything), while the worktree, whose HEAD lives in
-        # its own git folder, works as before.
-        mounts.append(Mount(_real(head), False, source=Path(os.devnull)))
-    if dirs.common_dir.name == ".git":
-        # The main checkout stays visible, read-only: under /tmp the private /tmp would otherwise hide it,
-        # and a write there would seem to succeed (into the throwaway /tmp) instead of being refused.
-        mounts.append(Mount(_real(dirs.common_dir.parent), False))
-    for name in SHARED_GIT_WRITABLE:
-        part = dirs.common_dir / name
-        if part.is_dir():
-            mounts.append(Mount(_real(part), True))
+    if top is not None:
+        mounts.extend(Mount(m.path, m.writable, m.source, m.placeholder) for m in git_mounts(top, root))
     return mounts
 
 
@@ -102,10 +73,13 @@ def build_layout(
     """
     roots = [_real(p) for p in writable_roots if p.exists()]
     mounts: list[Mount] = [Mount(_real(p), False) for p in readable if p.exists()]
+    strays: list[Path] = []
     for root in roots:
         mounts.append(Mount(root, True))
-        mounts.extend(_git_metadata(root))
-        mounts.extend(Mount(root / name, False) for name in PROTECTED_FOLDERS if (root / name).is_dir())
+        mounts.extend(_guarded(root))
+        top = find_git_root(root)
+        if top is not None:
+            strays.extend(p for p in stray_files(top) if p not in strays)
     extras = [_real(p) for p in extra_writable if p.exists()]
     mounts.extend(Mount(p, True) for p in extras)
     mounts.extend(Mount(_real(p), False) for p in deny_write if p.exists())
@@ -116,12 +90,14 @@ def build_layout(
         seen = by_path.get(mount.path)
         writable = (mount.writable or (seen is not None and seen.writable)) and mount.path not in denied
         source = mount.source or (seen.source if seen is not None else None)
-        by_path[mount.path] = Mount(mount.path, writable and source is None, source)
+        placeholder = mount.placeholder or (seen is not None and seen.placeholder)
+        by_path[mount.path] = Mount(mount.path, writable and source is None and not placeholder, source, placeholder)
     ordered = sorted(by_path.values(), key=lambda m: (len(m.path.parts), str(m.path)))
     return SandboxLayout(
         mounts=tuple(ordered),
         share_network=share_network,
         writable=tuple(dict.fromkeys([*roots, *extras])),
+        strays=tuple(strays),
     )
 
 
@@ -134,6 +110,7 @@ def with_scratch(layout: SandboxLayout, scratch: Iterable[Path]) -> SandboxLayou
         mounts=(*layout.mounts, *(Mount(p, True) for p in extras)),
         share_network=layout.share_network,
         writable=(*layout.writable, *extras),
+        strays=layout.strays,
     )
 
 

@@ -15,6 +15,7 @@ from catui.sandbox.config import SandboxSettings
 from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv, with_scratch
 from catui.sandbox.layout_cache import LayoutCache, fingerprint
 from catui.sandbox.network import ProxyRoute
+from catui.sandbox.placeholders import PlaceholderLease, lease_placeholder
 from catui.sandbox.probe import Availability, probe_bwrap
 from catui.sandbox.proxy import DomainProxy
 
@@ -41,6 +42,10 @@ class LaunchPlan:
     refusal: str | None = None
     notice: str | None = None
     route: ProxyRoute | None = None
+    # Held while the command runs: the placeholders of protected files that did not exist (placeholders.py),
+    # and which of the layout's stray files existed before it started.
+    leases: tuple[PlaceholderLease, ...] = ()
+    strays_before: frozenset[Path] = frozenset()
 
     @property
     def sandboxed(self) -> bool:
@@ -53,6 +58,28 @@ class LaunchPlan:
         if self.route is not None:
             command = self.route.wrap(command)
         return bwrap_argv(self.binary, self.layout, Path(os.path.realpath(cwd)), command)
+
+    def finish(self) -> str | None:
+        """After the command (and every process it started) has ended: release the placeholders, and remove
+        a stray file the command created (e.g. ``.git/commondir``); a note for the result when it did."""
+        for lease in self.leases:
+            lease.release()
+        if self.layout is None:
+            return None
+        removed = []
+        for path in self.layout.strays:
+            if path not in self.strays_before and os.path.lexists(path):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+                removed.append(str(path))
+        if not removed:
+            return None
+        return (
+            f"catui's sandbox removed {', '.join(removed)}, which this command created: it would make git take its "
+            "configuration from elsewhere, outside the sandbox."
+        )
 
     def env(self) -> dict[str, str]:
         """Variables the command needs on top of the agent's: the private /tmp, the proxy's address."""
@@ -152,7 +179,11 @@ class BashSandbox:
             # (and the bridge's script and interpreter, when a checkout or venv lives there too).
             extra = tuple(Mount(path, False) for path in route.mounts_needed())
             layout = dataclasses.replace(layout, mounts=(*layout.mounts, *extra))
-        return LaunchPlan(layout=layout, binary=availability.binary, route=route)
+        layout, leases = _hold_placeholders(layout)
+        strays_before = frozenset(p for p in layout.strays if os.path.lexists(p))
+        return LaunchPlan(
+            layout=layout, binary=availability.binary, route=route, leases=leases, strays_before=strays_before
+        )
 
     def close(self) -> None:
         """Stop the allow-list proxy, if one was started (the app calls this when it closes)."""
@@ -190,6 +221,25 @@ class BashSandbox:
             "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite), "
             "host (sandbox.network.allowedDomains) or command (sandbox.excludedCommands) to allow."
         )
+
+
+def _hold_placeholders(layout: SandboxLayout) -> tuple[SandboxLayout, tuple[PlaceholderLease, ...]]:
+    """Create (and lease) the protected files that do not exist yet; a path that cannot be created is dropped
+    (catui could not create it, so neither can the command, which runs as the same user with less rights)."""
+    leases: list[PlaceholderLease] = []
+    mounts: list[Mount] = []
+    for mount in layout.mounts:
+        if mount.placeholder:
+            try:
+                lease = lease_placeholder(mount.path)
+            except OSError:
+                if not os.path.lexists(mount.path):
+                    continue
+                lease = None
+            if lease is not None:
+                leases.append(lease)
+        mounts.append(mount)
+    return dataclasses.replace(layout, mounts=tuple(mounts)), tuple(leases)
 
 
 def _print_stderr(text: str) -> None:

@@ -143,6 +143,9 @@ class CatuiOptions:
     None leaves it to ``CATUI_EXECUTOR`` and the ``executor`` setting."""
     max_budget_usd: float | None = None
     """Stop once the session and all its sub-agents have cost this many US dollars (result ``error_max_budget_usd``)."""
+    compat: str | None = None
+    """Which Claude Code sub-agent contract to follow: ``"2.1.92"`` (the default) or ``"2.1.332"`` (the current
+    one); None leaves it to ``CATUI_COMPAT`` and the ``compat`` setting (docs/compat.md)."""
     enable_file_checkpointing: bool = False
     """Keep the files' state before each prompt's edits, so that :meth:`CatuiClient.rewind_files` can restore them."""
     replay_user_messages: bool = False
@@ -235,6 +238,7 @@ def run_options_from(
         include_hook_events=options.include_hook_events is True,
         executor=options.executor,
         max_budget_usd=check_budget_amount(options.max_budget_usd, "CatuiOptions.max_budget_usd"),
+        compat=options.compat,
     )
 
 

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from catui.session.durable_append import append_whole
 from catui.session.store import (
     SESSION_ID_PATTERN,
     all_session_files,
@@ -28,7 +29,7 @@ from catui.session.store import (
     project_sessions_dir,
     read_records,
 )
-from catui.session.transcript import is_compact_boundary
+from catui.session.transcript import encode_line, is_compact_boundary
 
 
 @dataclass
@@ -127,8 +128,7 @@ def rename_session(session_id: str, title: str, directory: str | None = None) ->
         raise ValueError("title must be non-empty")
     path = _existing(session_id, directory)
     line = {"type": "custom-title", "customTitle": stripped, "sessionId": session_id}
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    append_whole(path, encode_line(line), repair_torn_end=True)  # never glued onto a torn last line
 
 
 def tag_session(session_id: str, tag: str | None, directory: str | None = None) -> None:
@@ -139,8 +139,7 @@ def tag_session(session_id: str, tag: str | None, directory: str | None = None) 
             raise ValueError("tag must be non-empty (use None to clear)")
     path = _existing(session_id, directory)
     line = {"type": "tag", "tag": tag or "", "sessionId": session_id}
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    append_whole(path, encode_line(line), repair_torn_end=True)
 
 
 def existing_session_path(session_id: str, directory: str | None) -> Path:

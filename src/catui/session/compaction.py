@@ -25,7 +25,7 @@ from catui.messages import Block, Message, text_of, user_message
 from catui.models.base import ModelRequest
 from catui.models.http_api.accumulate import MessageAccumulator
 from catui.session.context_window import ContextPolicy
-from catui.session.events import ErrorEvent, SystemEvent
+from catui.session.events import SystemEvent
 from catui.session.transcript import COMPACT_BOUNDARY
 from catui.session.usage import add_usage
 
@@ -143,8 +143,8 @@ async def compact_session(state: LoopState, session: LoopDeps, policy: ContextPo
     older, kept = messages[:split], messages[split:]
     summary = await _summarise(state, session, older, instructions)
     summary_message = user_message(summary_text(summary, continuing=trigger == "auto"))
-    _record(state, session, trigger, pre_tokens, summary_message, kept)
     session.replace_messages([summary_message, *kept])
+    _record(state, session, trigger, pre_tokens, summary_message, kept)  # the conversation and its lines agree
     post_tokens = conversation_tokens(state, session)
     session.emit(SystemEvent(
         subtype=COMPACT_BOUNDARY,
@@ -254,19 +254,14 @@ def _with_request(older: list[Message], request_text: str) -> list[Message]:
 
 
 def _record(state: LoopState, session: LoopDeps, trigger: str, pre_tokens: int, summary: Message, kept: list[Message]) -> None:
-    """The boundary, the summary and the kept messages, appended to the transcript (which keeps everything)."""
+    """The boundary, the summary and the kept messages, appended to the transcript in one write.
+
+    A failure raises TranscriptWriteError (the run ends with it); the lines wait in the writer.
+    """
     transcript = session.config.transcript
     if transcript is None:
         return
-    try:
-        transcript.append_system(COMPACT_BOUNDARY, "Conversation compacted",
-                                 {"compactMetadata": {"trigger": trigger, "preTokens": pre_tokens}})
-        transcript.append(summary, extra={"isCompactSummary": True})
-        for message in kept:
-            transcript.append(message)
-    except OSError as exc:
-        session.emit(ErrorEvent(message=f"could not write transcript: {exc}", agent_id=session.config.agent_id,
-                                parent_tool_use_id=session.config.parent_tool_use_id))
+    transcript.append_compaction({"trigger": trigger, "preTokens": pre_tokens}, summary, kept)
 
 
 def _emit_notices(state: LoopState, session: LoopDeps, notices: list[Any]) -> None:

@@ -40,6 +40,11 @@ class SessionConfig:
     model: str
     tools: list[Tool]
     tool_context: ToolContext
+    tool_view: Callable[[list[Tool]], list[dict[str, Any]]] | None = None
+    missing_tool_hints: dict[str, str] = field(default_factory=dict)
+    """A sentence added to the "No such tool available" error for these tool names (the current contract's
+    Agent at the nesting limit)."""
+    """Which tools a request sends (deferred tools, catui.tools.tool_search); None sends every tool."""
     system_prompt: list[Block] = field(default_factory=list)
     session_id: str = field(default_factory=new_session_id)
     max_turns: int | None = None

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from catui.config.settings import setting_origin
 from catui.errors import ConfigurationError
 
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -102,12 +103,13 @@ def context_policy(env: Mapping[str, str], settings: Mapping[str, Any] | None) -
     if raw_env:
         every_model = _tokens(raw_env, f"{WINDOW_ENV}={raw_env!r}")
     setting = settings.get(WINDOW_SETTING)
+    origin = setting_origin(settings, WINDOW_SETTING)
     if setting is not None and every_model is None:
         if isinstance(setting, Mapping):
             for prefix, size in setting.items():
-                by_prefix[str(prefix)] = _tokens(size, f"setting {WINDOW_SETTING}.{prefix}={size!r}")
+                by_prefix[str(prefix)] = _tokens(size, f"setting {WINDOW_SETTING}.{prefix}={size!r}{origin}")
         else:
-            every_model = _tokens(setting, f"setting {WINDOW_SETTING}={setting!r}")
+            every_model = _tokens(setting, f"setting {WINDOW_SETTING}={setting!r}{origin}")
     percent = DEFAULT_AUTOCOMPACT_PERCENT
     raw_percent = (env.get(PERCENT_ENV) or "").strip()
     if raw_percent:

@@ -5,10 +5,16 @@ from __future__ import annotations
 from datetime import date
 
 from catui.messages import Block
+from catui.styles.model import OutputStyle
 
-MAIN_AGENT_INTRO = """You are catui, a coding agent working in the user's terminal on their software project.
+MAIN_AGENT_IDENTITY = "You are catui, a coding agent working in the user's terminal on their software project."
+STYLED_IDENTITY = (
+    "You are catui, an agent working in the user's terminal. Answer the way your output style (below) describes, "
+    "and use the tools available to you to help the user."
+)
+"""The first line when an output style is active (the style, not catui, says how to respond)."""
 
-How to work:
+CODING_INSTRUCTIONS = """How to work:
 - Understand before you change: look at the relevant files with Read, Glob and Grep before editing.
 - Make the smallest change that fully solves the task, in the style of the surrounding code.
 - Prefer the dedicated tools over shell commands: Read instead of cat, Edit instead of sed, Glob and Grep
@@ -20,13 +26,25 @@ How to work:
 - Verify your work (run the tests or the program) when you can, and say plainly what you could not verify.
 - Be concise. Report what you did and what remains; do not narrate each step.
 - Never invent file contents, command output or results."""
+MAIN_AGENT_INTRO = f"{MAIN_AGENT_IDENTITY}\n\n{CODING_INSTRUCTIONS}"
 
 
-def main_system_prompt(environment: str, git_status: str | None, append: str | None = None) -> list[Block]:
-    """System prompt blocks for the main agent: intro, environment, git snapshot, user's appendix."""
-    parts = [MAIN_AGENT_INTRO, environment]
+def main_system_prompt(environment: str, git_status: str | None, append: str | None = None,
+                       style: OutputStyle | None = None) -> list[Block]:
+    """System prompt blocks for the main agent: intro, environment, git snapshot, output style, user's appendix.
+
+    With an output ``style`` the intro says to answer as the style describes, catui's coding instructions stay
+    only when the style keeps them (``keep-coding-instructions``), and the style's prompt follows the git
+    snapshot under ``# Output Style: <name>`` (Claude Code's arrangement).
+    """
+    if style is None:
+        parts = [MAIN_AGENT_INTRO, environment]
+    else:
+        parts = [STYLED_IDENTITY, *([CODING_INSTRUCTIONS] if style.keep_coding_instructions else []), environment]
     if git_status:
         parts.append(git_status)
+    if style is not None:
+        parts.append(f"# Output Style: {style.name}\n{style.prompt}")
     if append:
         parts.append(append)
     return [{"type": "text", "text": "\n\n".join(p for p in parts if p)}]

@@ -194,10 +194,8 @@ def carry_history(transcript: TranscriptWriter, plan: ResumePlan) -> None:
     written); a resumed session's next line continues the old file's parentUuid chain."""
     if plan.forked and plan.source is not None:
         forked_from = {"sessionId": plan.source.stem}
-        for message in plan.messages:
-            transcript.append(message, extra={"forkedFrom": forked_from})
+        transcript.append_messages(plan.messages, extra={"forkedFrom": forked_from})
     elif plan.imported:
-        for message in plan.messages:
-            transcript.append(message)
+        transcript.append_messages(plan.messages)
     elif plan.last_uuid is not None:
         transcript.last_uuid = plan.last_uuid

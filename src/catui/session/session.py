@@ -24,6 +24,7 @@ from catui.errors import CatuiError, ProviderError
 from catui.messages import Block, Message, text_of, tool_uses_of, user_message
 from catui.models.base import ModelRequest
 from catui.permissions.rules import denies_tool_outright
+from catui.prompt_blocks import PromptBlockError, check_tool_results
 from catui.session.budget import BUDGET_SUBTYPE
 from catui.session.compaction import CompactionOutcome, compact_session, fit_context
 from catui.session.config import PermissionHook, SessionConfig, TurnTotals, new_session_id
@@ -222,10 +223,9 @@ class Session:
         """Add ``message`` to the conversation and the transcript; the transcript line's uuid."""
         self.messages.append(message)
         if self.config.transcript is not None:
-            try:
-                return self.config.transcript.append(message, extra=extra)
-            except OSError as exc:
-                self.emit(ErrorEvent(message=f"could not write transcript: {exc}", **self.event_fields()))
+            # A TranscriptWriteError (a CatuiError) ends the run with an error result, so print mode exits
+            # non-zero: a conversation that cannot be saved is never reported as a success.
+            return self.config.transcript.append(message, extra=extra)
         return str(uuid.uuid4())
 
     async def _drive(self, prompt: str | list[Block] | Message) -> None:
@@ -248,7 +248,15 @@ class Session:
         self.run_state.start_run()
         turns_this_run = 0
         try:
-            if hooks is not None:  # SessionStart / SubagentStart / UserPromptSubmit may add context or refuse
+            content = message.get("content")
+            if isinstance(content, list):
+                try:  # a tool_result answering no open call would make every later request fail: never stored
+                    check_tool_results(content, self.messages)
+                except PromptBlockError as exc:
+                    subtype, is_error, result_text, refused = "error_during_execution", True, str(exc), True
+                    terminal_reason = "error"
+                    self.emit(ErrorEvent(message=str(exc), **self.event_fields()))
+            if hooks is not None and not refused:  # SessionStart / SubagentStart / UserPromptSubmit may refuse
                 message, start = await hooks.before_run(message, has_history=bool(self.messages),
                                                         model=self.config.model, ctx=self.ctx)
                 emit_hook_notices(self.state, self, start.notices)
@@ -355,7 +363,8 @@ class Session:
             model=self.config.model,
             messages=self.messages,
             system=self.config.system_prompt,
-            tools=[tool.to_api() for tool in self.config.tools],
+            tools=(self.config.tool_view(self.config.tools) if self.config.tool_view is not None
+                   else [tool.to_api() for tool in self.config.tools]),
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
             thinking=self.config.thinking,

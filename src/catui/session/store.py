@@ -16,7 +16,7 @@ from typing import Any
 
 from catui.messages import Message
 from catui.paths import catui_home, project_slug
-from catui.session.transcript import is_compact_boundary
+from catui.session.transcript import compacted_from, is_compact_boundary
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 """What a session id may look like (it names a file): catui's UUIDs, or an SDK caller's own id."""
@@ -67,10 +67,10 @@ def conversation(records: list[dict[str, Any]]) -> list[Message]:
     without its tool_result, and the next prompt follows the last whole turn.
     """
     messages: list[Message] = []
-    for record in records:
+    start = compacted_from(records, sidechain=False)
+    for record in records[start:]:
         message = record.get("message")
-        if is_compact_boundary(record) and not record.get("isSidechain"):
-            messages.clear()  # compacted: the summary and the messages kept follow the boundary
+        if is_compact_boundary(record):
             continue
         if record.get("isSidechain") or record.get("type") not in ("user", "assistant"):
             continue

@@ -27,7 +27,9 @@ async def execute_tool(state: LoopState, session: LoopDeps, name: str, raw_input
     """Run the call ``name(raw_input)`` through hooks and permissions; its result, errors included."""
     tool = session.find_tool(name)
     if tool is None:
-        return ToolResult(f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>", is_error=True)
+        hint = session.config.missing_tool_hints.get(name)
+        return ToolResult(f"<tool_use_error>Error: No such tool available: {name}"
+                          f"{('. ' + hint) if hint else ''}</tool_use_error>", is_error=True)
     try:
         args = tool.input_model.model_validate(raw_input)
     except ValidationError as exc:

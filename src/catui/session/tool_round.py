@@ -7,6 +7,7 @@ the results come back in tool_use order.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -55,9 +56,16 @@ async def run_tool_round(state: LoopState, session: LoopDeps, tool_uses: list[Bl
     async def flush_batch() -> None:
         if batch:
             # At most N at a time, a new one starting as soon as one ends (observed section 14).
-            starters = [functools.partial(run_one_tool, state, session, b) for b in batch]
-            outcomes = await run_windowed(starters, max(1, session.config.max_tool_use_concurrency))
-            for block, outcome in zip(batch, outcomes, strict=True):
+            # Tools marked ``outside_window`` (the current contract's Agent calls: its running-agents cap
+            # limits them instead) all start at once; the rest share the window.
+            free = [b for b in batch if getattr(session.find_tool(b.get("name", "")), "outside_window", False)]
+            windowed = [b for b in batch if b not in free]
+            starters = [functools.partial(run_one_tool, state, session, b) for b in windowed]
+            limit = max(1, session.config.max_tool_use_concurrency)
+            outcomes, free_outcomes = await asyncio.gather(
+                run_windowed(starters, limit) if starters else _nothing(),
+                asyncio.gather(*(run_one_tool(state, session, b) for b in free)))
+            for block, outcome in [*zip(windowed, outcomes, strict=True), *zip(free, free_outcomes, strict=True)]:
                 results[block["id"]] = outcome
             batch.clear()
 
@@ -85,6 +93,10 @@ async def run_tool_round(state: LoopState, session: LoopDeps, tool_uses: list[Bl
     message = with_plan_reminder(state, session, user_message(content))
     line_uuid = session.append_message(message, extra=transcript_tool_results(data, tool_uses))
     session.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **session.event_fields()))
+
+
+async def _nothing() -> list[Any]:
+    return []
 
 
 async def run_one_tool(state: LoopState, session: LoopDeps, block: Block) -> tuple[Block, Any]:

@@ -8,7 +8,6 @@ agent's output file is written by the same writer as a second sink.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -16,11 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from catui import __version__
+from catui.errors import CatuiError
 from catui.messages import Message
+from catui.session.durable_append import append_whole
+
+
+class TranscriptWriteError(CatuiError):
+    """A transcript line could not be saved (a full disk, a read-only folder).
+
+    The lines that failed wait in the writer and are written, in order, before
+    the next line once the disk takes them again; the message says what to do.
+    """
 
 
 class TranscriptWriter:
-    """Writes each message to every sink path as one JSON line, fsync-free but flushed per line."""
+    """Writes each message to every sink path as one JSON line, whole or not at all (see durable_append).
+
+    A line that cannot be written raises :class:`TranscriptWriteError`; it is kept
+    and written before the next one, so the file never misses a line in the
+    middle. Lines are flushed to the kernel as written; compactions and forks
+    (which a resume depends on) are also fsynced.
+    """
 
     def __init__(self, paths: list[Path], *, session_id: str, cwd: Path, agent_id: str | None = None,
                  git_branch: str | None = None, on_created: Callable[[Path], None] | None = None,
@@ -35,27 +50,70 @@ class TranscriptWriter:
         self.agent_id = agent_id
         self.git_branch = git_branch or ""
         self.last_uuid: str | None = None
+        self._pending: dict[Path, bytes] = {}
+        self._checked: set[Path] = set()
         for path in self.paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(path.parent)
+
+    @property
+    def unsaved_paths(self) -> list[Path]:
+        """The sinks that still hold lines in memory that could not be written."""
+        return [path for path, data in self._pending.items() if data]
 
     def add_sink(self, path: Path) -> None:
         """Also write future lines to ``path`` (created now, even if nothing follows)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path.parent)
         path.touch(exist_ok=True)
         self.paths.append(path)
 
     def append(self, message: Message, *, extra: dict[str, Any] | None = None) -> str:
         """Append a message; returns the uuid given to its line."""
-        return self._write({"parentUuid": self.last_uuid}, message.get("role", "user"), {"message": message},
-                           extra)
+        line_uuid, record = self._record({"parentUuid": self.last_uuid}, message.get("role", "user"),
+                                         {"message": message}, extra)
+        self._commit([record])
+        return line_uuid
+
+    def append_messages(self, messages: list[Message], *, extra: dict[str, Any] | None = None) -> list[str]:
+        """Append several messages in one write (all of them or none), fsynced: a fork's copied history."""
+        records = []
+        uuids = []
+        for message in messages:
+            line_uuid, record = self._record({"parentUuid": self.last_uuid}, message.get("role", "user"),
+                                             {"message": message}, extra)
+            records.append(record)
+            uuids.append(line_uuid)
+        if records:
+            self._commit(records, sync=True)
+        return uuids
 
     def append_system(self, subtype: str, content: str, fields: dict[str, Any]) -> str:
         """Append a non-message ``system`` line (a compaction boundary); it starts a new parentUuid chain."""
-        return self._write({"parentUuid": None, "logicalParentUuid": self.last_uuid}, "system",
-                           {"subtype": subtype, "content": content}, fields)
+        line_uuid, record = self._record({"parentUuid": None, "logicalParentUuid": self.last_uuid}, "system",
+                                         {"subtype": subtype, "content": content}, fields)
+        self._commit([record])
+        return line_uuid
 
-    def _write(self, chain: dict[str, Any], line_type: str, body: dict[str, Any],
-               extra: dict[str, Any] | None) -> str:
+    def append_compaction(self, metadata: dict[str, Any], summary: Message, kept: list[Message]) -> None:
+        """The boundary, the summary and the kept messages in one write, fsynced.
+
+        A resume reads from the last boundary on; a boundary without its summary
+        after it would resume from nothing, so the three go to the disk together.
+        """
+        _, boundary = self._record({"parentUuid": None, "logicalParentUuid": self.last_uuid}, "system",
+                                   {"subtype": COMPACT_BOUNDARY, "content": "Conversation compacted"},
+                                   {"compactMetadata": metadata})
+        records = [boundary]
+        _, summary_record = self._record({"parentUuid": self.last_uuid}, summary.get("role", "user"),
+                                         {"message": summary}, {"isCompactSummary": True})
+        records.append(summary_record)
+        for message in kept:
+            records.append(self._record({"parentUuid": self.last_uuid}, message.get("role", "user"),
+                                        {"message": message}, None)[1])
+        self._commit(records, sync=True)
+
+    def _record(self, chain: dict[str, Any], line_type: str, body: dict[str, Any],
+                extra: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        """A new line's uuid and record; the chain moves on to it (whether or not it is written yet)."""
         line_uuid = str(uuid.uuid4())
         record: dict[str, Any] = {**chain, "isSidechain": self.agent_id is not None}
         if self.agent_id is not None:
@@ -74,46 +132,107 @@ class TranscriptWriter:
         )
         if extra:
             record.update(extra)
-        # default=str: a tool's structured result (toolUseResult) may hold a Path or another plain value
-        data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        for path in self.paths:
-            # One write() of a whole line with O_APPEND: a reader never sees half a line from a crash
-            # between lines, and concurrent readers see complete lines.
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-        if self.on_created is not None and self.paths:
-            created, self.on_created = self.on_created, None
-            created(self.paths[0])
-        if self.on_line is not None:
-            self.on_line(record)
         self.last_uuid = line_uuid
-        return line_uuid
+        return line_uuid, record
+
+    def _commit(self, records: list[dict[str, Any]], *, sync: bool = False) -> None:
+        data = b"".join(encode_line(record) for record in records)
+        failures: list[str] = []
+        for path in self.paths:
+            # One write() of whole lines with O_APPEND: a reader never sees half a line from a crash
+            # between lines, and concurrent readers see complete lines.
+            waiting = self._pending.pop(path, b"") + data
+            if not waiting:
+                continue
+            try:
+                append_whole(path, waiting, repair_torn_end=path not in self._checked, sync=sync)
+            except OSError as exc:
+                self._pending[path] = waiting
+                failures.append(f"{path}: {exc.strerror or exc}")
+                continue
+            self._checked.add(path)
+        if not failures and self.paths:
+            if self.on_created is not None:
+                created, self.on_created = self.on_created, None
+                created(self.paths[0])
+            if self.on_line is not None:
+                for record in records:
+                    self.on_line(record)
+        if failures:
+            raise TranscriptWriteError(
+                f"could not save the conversation to {'; '.join(failures)}. The unsaved lines are kept in "
+                "memory and written as soon as the disk takes them; free space (or make the catui home "
+                "writable, CATUI_HOME) and go on, or `catui -c` will resume without them"
+            )
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TranscriptWriteError(
+            f"cannot create {folder} for the session's transcript: {exc.strerror or exc}; make the catui home "
+            "writable or point CATUI_HOME at a writable folder"
+        ) from None
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One record as a JSON line in UTF-8.
+
+    ``default=str``: a tool's structured result (toolUseResult) may hold a Path or another plain value.
+    Text that is not valid Unicode (a file name read with surrogateescape, a lone surrogate in a prompt)
+    is written as a JSON ``\\uXXXX`` escape, which reads back as the same string.
+    """
+    text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    return text.encode("utf-8", "backslashreplace")
 
 
 def read_transcript(path: Path) -> list[Message]:
-    """The messages of a transcript file from its last compaction on, skipping a torn last line."""
-    messages: list[Message] = []
+    """The messages of a (sub-agent's) transcript file from its last whole compaction on.
+
+    Lines that are not JSON (a torn last line) are skipped.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return messages
+        return []
+    records: list[dict[str, Any]] = []
     for line in text.splitlines():
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return [record["message"] for record in records[compacted_from(records):]
+            if isinstance(record.get("message"), dict) and not is_compact_boundary(record)]
+
+
+def compacted_from(records: list[dict[str, Any]], *, sidechain: bool | None = None) -> int:
+    """The index the conversation starts at: the last compaction boundary followed by its summary.
+
+    A boundary whose summary line never made it to the disk (a transcript written
+    by a catui that appended them separately) is ignored: the messages before it
+    still count, rather than resuming from nothing. ``sidechain`` False looks at
+    the main chain's boundaries only (None: any line).
+    """
+    def counts(record: dict[str, Any]) -> bool:
+        return sidechain is None or bool(record.get("isSidechain")) == sidechain
+
+    start = 0
+    boundary: int | None = None
+    for index, record in enumerate(records):
+        if not counts(record):
             continue
         if is_compact_boundary(record):
-            messages.clear()  # what came before lives on in the summary line that follows
-            continue
-        message = record.get("message")
-        if isinstance(message, dict):
-            messages.append(message)
-    return messages
+            boundary = index
+        elif boundary is not None and isinstance(record.get("message"), dict):
+            if record.get("isCompactSummary"):
+                start = boundary
+            boundary = None
+    return start
 
 
 COMPACT_BOUNDARY = "compact_boundary"

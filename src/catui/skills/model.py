@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 SkillSource = Literal["plugin", "userSettings", "projectSettings"]
+SkillKind = Literal["skill", "command"]
 
 SKILL_FILE = "SKILL.md"
 ARGUMENTS_PLACEHOLDER = "$ARGUMENTS"
@@ -32,6 +33,12 @@ class SkillDefinition:
     model: str | None = None
     disable_model_invocation: bool = False
     when_to_use: str | None = None
+    kind: SkillKind = "skill"
+    """``command``: a custom slash command (``commands/**/*.md``, catui.commands), expanded as Claude Code
+    expands commands (positional arguments, ``!`` shell lines, ``@file`` references) and without the
+    base-directory line; ``skill``: a ``SKILL.md``."""
+    has_description: bool = True
+    """Whether the frontmatter gave a description (a command without one is described by its first line)."""
 
     def instructions(self, args: str | None) -> str:
         """The base-directory line and the body with ``$ARGUMENTS`` replaced (observed section 13)."""

@@ -5,17 +5,20 @@ it in the same user message: the skill's base directory, then its body with ``$A
 ``args``. An unknown name is a ``<tool_use_error>`` result naming it. The skill's ``allowed-tools`` are
 allowed without asking for the rest of the run that loaded it (``ToolResult.run_rules``), and skills are read
 again when their files change.
+
+A custom command (catui.commands) loads the same way, its body expanded as a typed ``/name args`` is
+(``commands.expand``: arguments, ``!`` shell lines, ``@file`` references) and without the base-directory
+line. As in Claude Code, loading a command that has ``allowed-tools`` needs the user's approval (the
+Skill call is not read-only then); one without loads like a skill.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
-from catui.permissions.context import PermissionRule
-from catui.permissions.rules import RuleSyntaxError, parse_rule
+from catui.skills.permission_rules import skill_permission_rules
 from catui.skills.registry import SkillRegistry
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
@@ -56,6 +59,10 @@ class SkillTool(Tool):
     def is_enabled(self) -> bool:
         return bool(self.skills.skills)
 
+    def is_read_only(self, args: Any) -> bool:
+        skill = self.skills.get(str(getattr(args, "skill", "")))
+        return not (skill is not None and skill.kind == "command" and skill.allowed_tools)
+
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, SkillInput)
         requested = args.skill.strip()
@@ -67,23 +74,15 @@ class SkillTool(Tool):
         data: dict[str, Any] = {"success": True, "commandName": skill.name}
         if rules:
             data["allowedTools"] = list(skill.allowed_tools)
-        return ToolResult(
-            launch_text(skill.name),
-            data=data,
-            follow_up=[{"type": "text", "text": skill.instructions(args.args)}],
-            run_rules=rules,
-        )
+        if skill.kind == "command":
+            # Imported here: only a command needs the expansion (and, for its shell lines, the Bash tool).
+            from catui.commands.expand import CommandExpansionError, expand_command
 
-
-def skill_permission_rules(name: str, allowed_tools: Sequence[str]) -> tuple[PermissionRule, ...]:
-    """A skill's ``allowed-tools`` as allow rules, granted while the run that loaded it lasts (as Claude Code).
-
-    An entry that is not valid rule syntax grants nothing (``catui skills show`` lists the entries).
-    """
-    rules: list[PermissionRule] = []
-    for entry in allowed_tools:
-        try:
-            rules.append(parse_rule(entry, "allow", "session", origin=f"the {name} skill's allowed-tools"))
-        except RuleSyntaxError:
-            continue
-    return tuple(rules)
+            try:
+                expanded = await expand_command(skill, args.args, ctx)
+            except CommandExpansionError as exc:
+                return ToolResult(f"<tool_use_error>{exc}</tool_use_error>", is_error=True)
+            follow_up = [*expanded.attachments, {"type": "text", "text": expanded.text}]
+        else:
+            follow_up = [{"type": "text", "text": skill.instructions(args.args)}]
+        return ToolResult(launch_text(skill.name), data=data, follow_up=follow_up, run_rules=rules)

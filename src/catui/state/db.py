@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from catui.paths import project_runtime_dir
+from catui.paths import STATE_DB_FILENAME, project_runtime_dir
 from catui.state.connection import BUSY_TIMEOUT_MS, StateConnection, StateError
 from catui.state.name_records import AgentNameRecords
 from catui.state.schema import (
@@ -64,7 +64,7 @@ __all__ = [
     "WORKTREE_COLUMNS", "WORKTREE_STATUSES", "StateDB", "StateError", "pid_is_alive",
 ]
 
-DB_FILENAME = "state.db"
+DB_FILENAME = STATE_DB_FILENAME
 
 
 class StateDB(TaskRecords, AgentNameRecords, WorktreeRecords):

@@ -63,6 +63,7 @@ WORKTREE_COLUMNS: tuple[str, ...] = (
     "agent_id", "path", "branch", "head_commit", "git_root", "hook_based", "created_at", "status",
     "pid", "meta",
 )  # fmt: skip
-WORKTREE_STATUSES = frozenset({"active", "kept", "removed"})
+# "creating": recorded before `git worktree add` runs, so that a crash during creation leaves a row to clean up.
+WORKTREE_STATUSES = frozenset({"creating", "active", "kept", "removed"})
 # Task statuses that mean "a process is (or was) working on it".
 LIVE_TASK_STATUSES = ("pending", "queued", "running")

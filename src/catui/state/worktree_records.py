@@ -56,7 +56,7 @@ class WorktreeRecords:
         return decoded
 
     def update_worktree_status(self, agent_id: str, status: str) -> bool:
-        """Set a worktree's status (``active`` | ``kept`` | ``removed``); ``True`` if the row exists."""
+        """Set a worktree's status (``creating`` | ``active`` | ``kept`` | ``removed``); ``True`` if the row exists."""
         check_worktree_status(status)
         return self.store.write("UPDATE worktrees SET status = ? WHERE agent_id = ?", (status, agent_id)) > 0
 

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from catui.config.compat import CompatProfile
 from catui.config.flags import agent_teams_enabled, background_tasks_disabled
 from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.permissions.subagent_limits import is_agent_type_denied
@@ -52,6 +53,49 @@ class AgentInput(ToolInput):
         default=None,
         description='"worktree" runs the agent in its own temporary git worktree, a separate copy of the '
         "repository on a new branch.",
+    )
+    cwd: str | None = Field(
+        default=None,
+        description="Absolute folder the agent works in (every file and shell operation). Cannot be combined "
+        'with isolation: "worktree".',
+    )
+
+
+class CurrentAgentInput(ToolInput):
+    """The Agent tool's arguments in the current contract (catui.config.compat), in 2.1.332's order.
+
+    ``name``, ``team_name`` and ``mode`` are accepted even when the schema sent leaves them out, as observed;
+    ``team_name`` and ``mode`` are ignored (no teams in this contract).
+    """
+
+    description: str = Field(description="A short (3-5 word) summary of the task")
+    prompt: str = Field(description="The complete task for the agent to carry out")
+    subagent_type: str | None = Field(default=None, description="Which kind of agent to start")
+    model: Literal["sonnet", "opus", "haiku", "fable"] | None = Field(
+        default=None,
+        description="Model for this agent. Used when the agent type does not name its own model; "
+        "without it the agent runs on your model.",
+    )
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(
+        default=None, description="How hard the agent thinks; without it, its type's effort or the default."
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description="Whether the agent runs in the background (you are told when it has finished). Leave it "
+        "out to run it in the background; set false to wait for its answer.",
+    )
+    name: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
+        description="A name for the agent; SendMessage({to: name}) reaches it.",
+    )
+    team_name: str | None = Field(default=None, description="Deprecated; ignored.")
+    mode: Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"] | None = Field(
+        default=None, description="Deprecated; ignored."
+    )
+    isolation: Literal["worktree", "remote"] | None = Field(
+        default=None,
+        description='"worktree" runs the agent in its own git worktree (a copy of the repository on a new '
+        'branch); "remote" runs it on the distributed executor, or locally in the background in a worktree.',
     )
     cwd: str | None = Field(
         default=None,
@@ -101,16 +145,33 @@ with SendMessage; the call returns at once and its messages reach you when your 
 makes the teammate send you its plan for approval first. Teammates cannot start teammates."""
 
 
+CURRENT_BACKGROUND_GUIDANCE = """- Agents you start run in the background unless you set run_in_background \
+to false: you are notified when each finishes, so do not poll, sleep or check on them in the meantime. Set \
+false when you need the answer before you can go on."""
+
+CURRENT_FORK_GUIDANCE = """- subagent_type "fork" starts a copy of you that sees this whole conversation and \
+carries out the prompt on its own; a fork does not start agents of its own. Use it for a side task that \
+needs what you already know."""
+
+
 def agent_line(definition: Any) -> str:
     """One line of the description: ``- <type>: <when to use> (Tools: <tools>)``."""
     return f"- {definition.agent_type}: {definition.get_when_to_use()} (Tools: {tool_summary(definition)})"
 
 
 def build_agent_tool_description(
-    agents: list[Any], *, background_enabled: bool, fork_enabled: bool = False, teams_enabled: bool = False
+    agents: list[Any], *, background_enabled: bool, fork_enabled: bool = False, teams_enabled: bool = False,
+    current: bool = False,
 ) -> str:
     """The Agent tool's description for a list of active agent definitions (``fork_enabled``: fork mode is on;
-    ``teams_enabled``: agent teams are on)."""
+    ``teams_enabled``: agent teams are on; ``current``: the current contract, catui.config.compat)."""
+    if current:
+        extra = [WORKTREE_GUIDANCE]
+        if background_enabled:
+            extra.insert(0, CURRENT_BACKGROUND_GUIDANCE)
+        if fork_enabled:
+            extra.append(CURRENT_FORK_GUIDANCE)
+        return "\n\n".join([INTRO, "\n".join(agent_line(a) for a in agents), GUIDANCE + "\n" + "\n".join(extra)])
     guidance = GUIDANCE
     if fork_enabled:
         guidance = guidance.replace(GUIDANCE.split("\n", 1)[0], FORK_TYPE_LINE).replace(
@@ -140,9 +201,11 @@ class AgentTool(Tool):
         env: Mapping[str, str] | None = None,
         permissions: Callable[[], PermissionContext] | None = None,
         fork_enabled: bool = False,
+        compat: CompatProfile | None = None,
     ) -> None:
         self.registry = registry
         self.permissions = permissions
+        self.compat = compat or CompatProfile(env=dict(env or {}))
         self.background_enabled = not background_tasks_disabled(env or {})
         self.teams_enabled = agent_teams_enabled(env or {})
         self.fork_enabled = fork_enabled
@@ -164,7 +227,8 @@ class AgentTool(Tool):
             # Types a rule denies are left out, so the model is not offered what it may not use.
             agents = [a for a in agents if is_agent_type_denied(permissions, a.agent_type) is None]
         text = build_agent_tool_description(agents, background_enabled=self.background_enabled,
-                                            fork_enabled=self.fork_enabled, teams_enabled=self.teams_enabled)
+                                            fork_enabled=self.fork_enabled, teams_enabled=self.teams_enabled,
+                                            current=self.compat.current)
         self._description_cache = (key, text)
         return text
 
@@ -172,7 +236,7 @@ class AgentTool(Tool):
         schema = super().input_schema()
         schema.pop("description", None)  # the model's docstring is for readers of this code, not the model
         hidden = set(INTERNAL_PROPERTIES)
-        if not self.background_enabled:
+        if not self.background_enabled or not self.compat.offers_run_in_background():
             hidden.add("run_in_background")
         if not self.teams_enabled:
             hidden.update(TEAM_PROPERTIES)
@@ -193,7 +257,8 @@ class AgentTool(Tool):
     def permission_request(self, args: Any, ctx: ToolContext) -> PermissionRequest:
         # The subject is the agent type, so allow and ask rules such as Agent(Explore) apply. A type that
         # a deny rule forbids gets an empty subject here: the runtime refuses it with Claude Code's words.
-        agent_type = args.subagent_type or ("fork" if self.fork_enabled else "general-purpose")
+        agent_type = args.subagent_type or (
+            "fork" if self.fork_enabled and not self.compat.fork_by_type() else "general-purpose")
         subject = "" if is_agent_type_denied(ctx.permissions, agent_type) is not None else agent_type
         return PermissionRequest(
             tool_name=self.name, tool_input=args.model_dump(exclude_none=True), read_only=True, subject=subject
@@ -203,6 +268,8 @@ class AgentTool(Tool):
         runtime = ctx.services.subagents
         if runtime is None:
             return ToolResult("Sub-agents are not available in this session.", is_error=True)
+        if self.compat.current:
+            return await runtime.spawn(self._current_request(args, ctx), ctx)
         request = SpawnRequest(
             description=args.description,
             prompt=args.prompt,
@@ -218,3 +285,33 @@ class AgentTool(Tool):
         )
         result: ToolResult = await runtime.spawn(request, ctx)
         return result
+
+    def _current_request(self, args: Any, ctx: ToolContext) -> SpawnRequest:
+        """The current contract's request: background by default for the main agent, ``effort``, ``name`` as an
+        ordinary agent's name, ``isolation: "remote"`` (catui.config.compat)."""
+        asked = args.run_in_background if self.background_enabled else False
+        background = self.background_enabled and self.compat.spawns_in_background(asked, depth=ctx.agent_depth)
+        isolation = args.isolation
+        if isolation == "remote":
+            # No remote service here: the configured distributed executor runs background agents (Ray gives
+            # each its own copy of the repository); in this process it is a background agent in a worktree.
+            background = self.background_enabled
+            isolation = None if self.remote_executor else "worktree"
+        return SpawnRequest(
+            description=args.description, prompt=args.prompt, subagent_type=args.subagent_type,
+            model=args.model, run_in_background=background, name=args.name, isolation=isolation, cwd=args.cwd,
+            tool_use_id=ctx.tool_use_id, effort=args.effort,
+            requested=None if args.run_in_background is None else ("background" if args.run_in_background
+                                                                   else "foreground"),
+        )
+
+    remote_executor: bool = False
+    """Whether a distributed executor (Ray) runs this session's background agents (``isolation: "remote"``)."""
+
+
+class CurrentAgentTool(AgentTool):
+    """The Agent tool of the current contract: :class:`CurrentAgentInput`'s schema; its calls are not held back
+    by the tool-call window (the running-agents cap limits them, catui.subagents.running_cap)."""
+
+    input_model: ClassVar[type[ToolInput]] = CurrentAgentInput
+    outside_window: ClassVar[bool] = True

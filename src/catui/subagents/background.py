@@ -21,8 +21,10 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
+from catui.config.compat import CompatProfile
 from catui.config.concurrency import DEFAULT_MAX_CONCURRENT_SUBAGENTS
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
@@ -33,6 +35,7 @@ from catui.subagents.foreground import Handoff
 from catui.subagents.handoff_notes import record_review, with_warning
 from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, answer_text
+from catui.subagents.output_scan import scanned_notification_result
 from catui.subagents.parent_notices import ParentNotices
 from catui.subagents.progress_summary import ProgressSummaries
 from catui.subagents.resume_state import Carried, carried_from_memory, reset_for_next_message
@@ -40,6 +43,7 @@ from catui.subagents.run import SubagentRun
 from catui.tasks.notifications import (
     NOTIFICATION_POSTED_KEY,
     TaskNotification,
+    current_task_notification,
     format_task_notification,
     notification_summary,
 )
@@ -55,8 +59,10 @@ class BackgroundAgents:
     def __init__(
         self, tasks: TaskRegistry, records: AgentTaskRecords, executor: AgentExecutor, concluder: RunConcluder,
         live: LiveAgents, notices: ParentNotices, summaries: ProgressSummaries | None = None, *,
-        max_running: int = DEFAULT_MAX_CONCURRENT_SUBAGENTS,
+        max_running: int = DEFAULT_MAX_CONCURRENT_SUBAGENTS, compat: CompatProfile | None = None,
     ) -> None:
+        self.compat = compat or CompatProfile()
+        """The contract the launch text and notifications follow (catui.config.compat)."""
         self.tasks = tasks
         self.records = records
         self.executor = executor
@@ -83,7 +89,8 @@ class BackgroundAgents:
         task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
-        return launched_result(run, task)
+        self._announce_set(run)
+        return launched_result(run, task, current=self.compat.hand_back_framing())
 
     def adopt(self, run: SubagentRun, handoff: Handoff) -> ToolResult:
         """Take over a foreground run that moves here (auto-background, Ctrl-B); its driver continues the stream."""
@@ -92,7 +99,7 @@ class BackgroundAgents:
         self._start_driver(run, task, handoff)
         # A remote executor continues it on a worker from its next clean point (the stream stays the same).
         self.executor.moved_to_background(run)
-        return launched_result(run, task)
+        return launched_result(run, task, current=self.compat.hand_back_framing())
 
     def relaunch(
         self, run: SubagentRun, carried: Carried, *, copy_existing: bool, note: str | None = None
@@ -106,11 +113,16 @@ class BackgroundAgents:
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
 
-    def resume_held(self, agent_id: str, text: str) -> bool:
-        """Continue a finished agent this process still holds, with ``text``; False when it is not held."""
+    def resume_held(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
+        """Continue a finished agent this process still holds, with ``text``; False when it is not held.
+
+        ``tool_use_id``: the SendMessage call that resumes it, named by its next notification (current contract).
+        """
         run = self.live.take_finished(agent_id)
         if run is None:
             return False
+        if tool_use_id is not None:
+            run.request = replace(run.request, tool_use_id=tool_use_id)
         carried = carried_from_memory(run, self.tasks.get(agent_id))
         reset_for_next_message(run, text)
         if run.worktree is not None and not run.worktree.path.is_dir():
@@ -200,6 +212,12 @@ class BackgroundAgents:
         if self.summaries is not None:
             self.summaries.start(run, task, lambda line: task_events.emit(run, task_events.task_progress(run, line)))
 
+    def _announce_set(self, origin: SubagentRun) -> None:
+        """The current contract's ``background_tasks_changed``: the background agents running now."""
+        if origin.current_contract and origin.parent_ctx.emit is not None:
+            running = [r for r in self._active.values() if r.agent_id in self._runners]
+            origin.parent_ctx.emit(task_events.background_tasks_changed(running, origin))
+
     # -- driving ----------------------------------------------------------------------------------
 
     async def _drive(self, run: SubagentRun, task: Task, handoff: Handoff | None, placed: bool) -> None:
@@ -231,8 +249,11 @@ class BackgroundAgents:
                 self.summaries.stop(run.agent_id)
             if holds_place:
                 self._free_place()
+            for ended in run.on_end:
+                ended()
             self._runners.pop(run.agent_id, None)
             self._active.pop(run.agent_id, None)
+            self._announce_set(run)
             self._stopping.discard(run.agent_id)
 
     async def _conclude(self, run: SubagentRun, task: Task, crash: BaseException | None) -> None:
@@ -268,17 +289,27 @@ class BackgroundAgents:
                 result = with_warning(answer_text(outcome), warning)
         status: TaskStatus = limit_status or (
             "stopped" if stopped else ("failed" if error is not None else "completed"))
+        run.end_status = status
         usage = run.progress_usage()  # the notification reports this run; the task, the agent's whole life
         self.records.finish_counts(run, task)
         note = self._notes.pop(run.agent_id, None)
         if note is not None:
             result = f"{note}\n\n{result}" if result else note
         summary = notification_summary(run.description, status, error)
-        text = format_task_notification(
-            task_id=run.agent_id, tool_use_id=run.request.tool_use_id, output_file=str(task.output_file),
-            status=status, summary=summary, result=result, usage=usage,
-            worktree_path=worktree[0], worktree_branch=worktree[1],
-        )
+        if result and self.compat.scans_output():
+            result = scanned_notification_result(result)
+        if self.compat.hand_back_framing():
+            text = current_task_notification(
+                task_id=run.agent_id, tool_use_id=run.request.tool_use_id, output_file=str(task.output_file),
+                status=status, description=run.description, error=error, result=result, usage=usage,
+                worktree_path=worktree[0], worktree_branch=worktree[1],
+            )
+        else:
+            text = format_task_notification(
+                task_id=run.agent_id, tool_use_id=run.request.tool_use_id, output_file=str(task.output_file),
+                status=status, summary=summary, result=result, usage=usage,
+                worktree_path=worktree[0], worktree_branch=worktree[1],
+            )
         event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary)
         if status == "completed" and run.parent_ctx.permissions.mode == "auto":
             # The review ran (spec 12.1): its verdict is the output file's last line, which also tells the

@@ -43,12 +43,34 @@ def launched_text(agent_id: str, output_file: str, *, can_read_output: bool) -> 
     return "\n".join(lines)
 
 
-def launched_result(run: SubagentRun, task: Task) -> ToolResult:
-    """The six-line text with ``AgentOutputAsync`` as data."""
+def current_launched_text(agent_id: str, output_file: str) -> str:
+    """The current contract's six-line launch text (observed-cc-now.md §4; the sentences are catui's)."""
+    return "\n".join([
+        "Async agent launched successfully. (This tool result is bookkeeping for you, not a message to relay.)",
+        f"agentId: {agent_id} (internal ID - do not mention to user. Use SendMessage with to: '{agent_id}', "
+        "summary: '<5-10 word recap>' to continue this agent.)",
+        "The agent is working in the background. You will be notified automatically when it completes; do not "
+        "poll, sleep or check on it meanwhile.",
+        "Do not duplicate this agent's work — leave its files and questions to it, and carry on with something "
+        "else or end your turn.",
+        f"output_file: {output_file}",
+        "Do NOT Read or tail this file via the shell tool — it is the agent's raw transcript and would fill "
+        "your context; wait for the notification instead.",
+    ])
+
+
+def launched_result(run: SubagentRun, task: Task, *, current: bool = False) -> ToolResult:
+    """The six-line text with ``AgentOutputAsync`` as data (``current``: the current contract's text and data)."""
     parent = run.parent_ctx.session
     tools = parent.tools if parent is not None else []
     can_read = any(t.name in READ_TOOLS for t in tools)
     output = str(task.output_file)
+    if current:
+        return ToolResult(current_launched_text(run.agent_id, output), data={
+            "isAsync": True, "status": "async_launched", "agentId": run.agent_id, "description": run.description,
+            "resolvedModel": run.model.model_id, "prompt": run.request.prompt, "outputFile": output,
+            "canReadOutputFile": True, "canContinueAgent": True, "modelResolution": run.model.trace(),
+        })
     data = {
         "status": "async_launched",
         "agentId": run.agent_id,

@@ -17,6 +17,7 @@ from catui.subagents.question_relay import question_relay
 from catui.subagents.run import SubagentRun
 from catui.telemetry.events import AGENT_TOOL_SELECTED, Telemetry
 from catui.tools.base import ToolContext
+from catui.tools.tool_search import DeferredToolView
 
 
 class ChildTranscripts:
@@ -51,6 +52,20 @@ class ChildTranscripts:
         # Written before the transcript's first line: an agent whose process died before that line can
         # still be resumed, from its task (see SubagentResumer.resume_from_transcript).
         meta["prompt"] = plan.request.prompt
+        # The current contract's keys (observed-cc-now.md §9), additive for readers of the older shape.
+        meta.update({
+            "isFork": plan.is_fork, "isBuiltIn": plan.definition.is_built_in, "spawnDepth": plan.depth,
+            "requestShape": "background" if plan.is_async else "foreground",
+            "requestNonInteractive": not parent.ctx.interactive,
+        })
+        if plan.request.requested is None:
+            meta["launchedWithDefaults"] = True
+        if plan.worktree is not None:
+            meta["spawnedWithWorktree"] = True
+            if plan.worktree.branch:
+                meta["worktreeBranch"] = plan.worktree.branch
+        if plan.is_fork:
+            meta["model"] = "inherit"
         write_json_atomic(folder / f"agent-{plan.agent_id}.meta.json", meta)
         return writer, path
 
@@ -81,6 +96,10 @@ def build_child_session(
         model=plan.model.model_id,
         tools=plan.tools,
         tool_context=ctx,
+        # Deferred tools: the child loads its own (a fresh view of the parent's kind).
+        tool_view=parent.config.tool_view.fork() if isinstance(parent.config.tool_view, DeferredToolView)
+        else parent.config.tool_view,
+        missing_tool_hints=dict(parent.config.missing_tool_hints),
         system_prompt=plan.system_prompt,
         session_id=parent.session_id,
         max_turns=definition.max_turns,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catui.config.compat import CompatProfile
 from catui.config.context import environment_block, git_status_snapshot, load_project_memory
 from catui.models.base import ModelProvider
 from catui.models.resolve import ResolvedModel, create_provider
@@ -37,6 +38,8 @@ class RuntimeDeps:
     load_project_memory: bool = True
     max_spawn_depth: int = 1
     """Children at a depth below this may keep the Agent tool (see :mod:`catui.subagents.nesting`)."""
+    compat: CompatProfile = field(default_factory=CompatProfile)
+    """The Claude Code contract the session follows (catui.config.compat)."""
     """False when the SDK left out the user and project setting sources: no CLAUDE.md / CATUI.md is read."""
     skills: SkillRegistry | None = None
     """The session's skills: a definition's ``skills:`` are preloaded from here."""

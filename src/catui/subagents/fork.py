@@ -145,16 +145,54 @@ def build_fork_messages(
     return inherited, user_message(content)
 
 
+FORK_STARTED_RESULT = "Fork started — that fork is you."
+"""The tool_result a current-contract fork sees for the Agent call that made it (observed-cc-now.md §2)."""
+
+FORK_BOILERPLATE_TAG = "fork-boilerplate"
+
+
+def fork_boilerplate(note: str | None = None) -> str:
+    """catui's words for a current-contract fork: one shot, do not start agents (the directive follows)."""
+    return (
+        f"<{FORK_BOILERPLATE_TAG}>\n"
+        "You are a fork: a copy of the agent whose conversation is above, started by the Agent call just "
+        "answered. That call's other copy, the parent, carries on without you; this turn is yours alone.\n"
+        "- Carry out the directive below yourself, with your tools, in one go. Do not start agents (no Agent "
+        "calls, no further forks) and do not ask the user anything: nobody will answer.\n"
+        "- Stay within the directive; the parent has the rest of the work in hand.\n"
+        "- Your final message goes back to the parent as your report: lead with the result, then what you "
+        "changed or found and how you checked it.\n"
+        + (f"\n{note}\n" if note else "")
+        + f"</{FORK_BOILERPLATE_TAG}>"
+    )
+
+
+def build_current_fork_messages(
+    parent_messages: list[Message], tool_use_id: str | None, prompt: str, *, note: str | None = None,
+) -> tuple[list[Message], Message]:
+    """The current contract's fork: the parent's messages up to the spawning assistant message, that message
+    trimmed to the one Agent call, then ``Fork started …`` as its result and the boilerplate with the directive."""
+    inherited = list(parent_messages)
+    if inherited and inherited[-1].get("role") == "assistant":
+        own = [b for b in blocks_of(inherited[-1]) if b.get("type") == "tool_use" and b.get("id") == tool_use_id]
+        inherited[-1] = {**inherited[-1], "content": own or blocks_of(inherited[-1])}
+    content: list[Block] = []
+    if inherited and tool_use_id is not None:
+        content.append(tool_result_block(tool_use_id, [text_block(FORK_STARTED_RESULT)]))
+    content.append(text_block(f"{fork_boilerplate(note)}\n\nYour directive: {prompt}"))
+    return inherited, user_message(content)
+
+
 def is_fork_worker(session: Session) -> bool:
     """Whether ``session`` is a forked worker: by its query source, or a fork directive in its messages."""
     if session.config.request_metadata.get("query_source") == FORK_QUERY_SOURCE:
         return True
-    opening = f"<{FORK_DIRECTIVE_TAG}>"
+    openings = (f"<{FORK_DIRECTIVE_TAG}>", f"<{FORK_BOILERPLATE_TAG}>")
     for message in session.messages:
         if message.get("role") != "user":
             continue
         for block in blocks_of(message):
-            if block.get("type") == "text" and str(block.get("text", "")).startswith(opening):
+            if block.get("type") == "text" and str(block.get("text", "")).startswith(openings):
                 return True
     return False
 
@@ -197,9 +235,13 @@ class ForkPlanner:
             cwd = root = Path(worktree.path)
             permissions = confine_to(permissions, cwd, parent_ctx.project_root, worktree)
             note = worktree_note(Path(parent_ctx.cwd), cwd)
-        inherited, first_message = build_fork_messages(
-            parent.messages, request.prompt, definition.forks_parent_context, note=note
-        )
+        if self.deps.compat.fork_by_type():
+            inherited, first_message = build_current_fork_messages(
+                parent.messages, request.tool_use_id, request.prompt, note=note)
+        else:
+            inherited, first_message = build_fork_messages(
+                parent.messages, request.prompt, definition.forks_parent_context, note=note
+            )
         return ChildPlan(
             agent_id=agent_id, definition=definition, request=request,
             model=ChildModel(model_id=parent.config.model, reason="parent", requested="inherit",

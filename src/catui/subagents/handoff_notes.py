@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
+
+from catui.session.durable_append import append_whole
+from catui.session.transcript import encode_line
 
 REVIEW_LINE_SUBTYPE = "handoff_review"
 
@@ -37,13 +39,8 @@ def record_review(output_file: Path, agent_id: str, warning: str) -> None:
         "content": warning,
         "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
     }
-    data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
     with contextlib.suppress(OSError):  # the notification carries the warning even if the file is gone
-        fd = os.open(output_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        append_whole(output_file, encode_line(line), repair_torn_end=True)
 
 
 def review_line(output_file: Path) -> str | None:

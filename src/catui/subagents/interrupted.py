@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from catui.errors import ConfigurationError
-from catui.subagents.resume import AgentResumer
+from catui.paths import state_db_file
 from catui.tasks.notifications import NOTIFICATION_POSTED_KEY
-from catui.tasks.registry import TaskRegistry
+
+if TYPE_CHECKING:
+    from catui.subagents.resume import AgentResumer
+    from catui.tasks.registry import TaskRegistry
 
 ResumeMode = Literal["auto", "ask", "off"]
 RESUME_MODES: tuple[str, ...] = ("auto", "ask", "off")
@@ -58,8 +62,11 @@ class InterruptedAgents:
 
     def find(self) -> list[dict[str, Any]]:
         """Interrupted agents that can still be resumed (oldest first); live rows of dead processes are marked first."""
+        # No background task ever ran here: nothing to find, and no state.db (nor SQLite) to open or create.
+        if not state_db_file(Path(self.tasks.project_root)).is_file():
+            return []
         state = self.tasks.state
-        if state is None or not state.path.is_file():  # no background task ever ran here: nothing to create
+        if state is None or not state.path.is_file():
             return []
         state.mark_interrupted()
         return [

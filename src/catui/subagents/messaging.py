@@ -50,9 +50,10 @@ class AgentMessaging:
         """Whether this process holds the conversation of the finished agent ``agent_id``."""
         return agent_id in self.live.finished
 
-    def resume(self, agent_id: str, text: str) -> bool:
-        """Continue a finished agent held in memory, in the background; False when it is not held."""
-        return self.background.resume_held(agent_id, text)
+    def resume(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
+        """Continue a finished agent held in memory, in the background; False when it is not held.
+        ``tool_use_id`` (the resuming call) is what its next notification names."""
+        return self.background.resume_held(agent_id, text, tool_use_id=tool_use_id)
 
     def saved_transcript(self, agent_id: str) -> Path | None:
         return self.resumer.saved_transcript(agent_id)

@@ -12,6 +12,7 @@ to a finished agent by name writes to its mailbox.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from catui.errors import CatuiError
@@ -20,13 +21,31 @@ log = logging.getLogger(__name__)
 
 
 class AgentNames:
-    """The name registry of one parent session. ``state`` is a StateDB or ``None`` (memory only)."""
+    """The name registry of one parent session. ``state`` is a StateDB or ``None`` (memory only).
 
-    def __init__(self, session_id: str, state: Any = None) -> None:
+    ``open_state`` instead opens the StateDB when a name is first used: a run that names no agent never
+    creates the project's state.db.
+    """
+
+    def __init__(self, session_id: str, state: Any = None, *, open_state: Callable[[], Any] | None = None) -> None:
         self.session_id = session_id
-        self.state = state
-        self._live: dict[str, str] = self._load()
+        self._state = state
+        self._open_state = open_state
+        self._live_names: dict[str, str] | None = None
         self._former: dict[str, str] = {}
+
+    @property
+    def state(self) -> Any:
+        """The StateDB the names are mirrored in (opened on first use), or None."""
+        if self._state is None and self._open_state is not None:
+            self._state, self._open_state = self._open_state(), None
+        return self._state
+
+    @property
+    def _live(self) -> dict[str, str]:
+        if self._live_names is None:
+            self._live_names = self._load()
+        return self._live_names
 
     def register(self, name: str, agent_id: str) -> None:
         """Name a running agent (a later agent with the same name takes it over)."""

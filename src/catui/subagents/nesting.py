@@ -24,15 +24,26 @@ def asks_for_agent_tool(definition: AgentDefinition) -> bool:
     return any(entry.strip() == "*" or tool_spec_name(entry) == AGENT_TOOL_NAME for entry in allow)
 
 
-def may_spawn(definition: AgentDefinition, depth: int, max_depth: int) -> bool:
-    """Whether a child of ``definition`` at ``depth`` gets the Agent tool under a cap of ``max_depth``."""
-    return depth < max_depth and asks_for_agent_tool(definition)
+def may_spawn(definition: AgentDefinition, depth: int, max_depth: int, *, by_default: bool = False) -> bool:
+    """Whether a child of ``definition`` at ``depth`` gets the Agent tool under a cap of ``max_depth``.
+
+    ``by_default`` (the current contract): a definition without a ``tools`` field has it too.
+    """
+    if depth >= max_depth:
+        return False
+    return asks_for_agent_tool(definition) or (by_default and definition.tools is None)
 
 
-def tools_never_given(definition: AgentDefinition, depth: int, max_depth: int) -> frozenset[str]:
-    """The tools the child at ``depth`` must not have (Agent unless it may spawn; AskUserQuestion unless listed)."""
+def tools_never_given(
+    definition: AgentDefinition, depth: int, max_depth: int, *, by_default: bool = False,
+    child_messaging: bool = False,
+) -> frozenset[str]:
+    """The tools the child at ``depth`` must not have (Agent unless it may spawn; AskUserQuestion unless listed;
+    SendMessage unless ``child_messaging``, the current contract, where a sub-agent may write to "main")."""
     never = TOOLS_NEVER_GIVEN_TO_CHILDREN
-    if may_spawn(definition, depth, max_depth):
+    if child_messaging:
+        never = never - {"SendMessage"}
+    if may_spawn(definition, depth, max_depth, by_default=by_default):
         never = never - {AGENT_TOOL_NAME}
     if asks_the_user(definition):  # catui's opt-in: its questions are relayed (question_relay.py)
         never = never - {ASK_USER_QUESTION}

@@ -13,6 +13,7 @@ from catui.safety.handoff import UNAVAILABLE_NOTE, check_handoff_safety
 from catui.session.events import ResultEvent
 from catui.session.usage import total_tokens
 from catui.subagents.deps import RuntimeDeps
+from catui.subagents.hand_back import tools_used
 from catui.subagents.limits import LimitHit
 from catui.subagents.result import (
     ONE_SHOT_AGENT_TYPES,
@@ -82,8 +83,11 @@ class RunConcluder:
         self.record_completed(run, result)
         hint = merge_back_hint(run.agent_id, tool_offered=worktree_merge_allowed(self.deps.settings)) if (
             kept_branch) else None  # git worktrees only: a hook-made one cannot be merged by catui
+        compat = self.deps.compat
         formatted = format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch,
-                                             warning=warning, depth=run.depth, merge_hint=hint)
+                                             warning=warning, depth=run.depth, merge_hint=hint,
+                                             current=compat.hand_back_framing(), scan=compat.scans_output(),
+                                             tools=tools_used(run.messages), resolved_model=run.model.model_id)
         return formatted, warning
 
     async def crashed(self, run: SubagentRun, exc: BaseException) -> ToolResult:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from catui.agents.definition import AgentDefinition, SystemPromptContext
 from catui.config.flags import background_tasks_disabled
 from catui.errors import CatuiError
-from catui.mcp.subagents import check_required_servers, child_mcp_tools, mcp_tool_pool
 from catui.messages import Block, Message
 from catui.models.base import ModelProvider
 from catui.models.reasoning import effort_level
@@ -26,7 +25,6 @@ from catui.permissions.context import PermissionContext
 from catui.permissions.subagent_limits import cap_mode
 from catui.session.prompt import context_block
 from catui.session.session import Session
-from catui.skills.preload import preload_skills
 from catui.subagents.deps import RuntimeDeps, SpawnCaches
 from catui.subagents.ids import new_agent_id
 from catui.subagents.memory_tools import grant_memory_tools
@@ -154,7 +152,9 @@ class ChildPlanner:
             pool = sorted([*pool, AskUserQuestionTool()], key=lambda tool: tool.name)
         try:
             depth = parent_ctx.agent_depth + 1
-            never = tools_never_given(definition, depth, deps.max_spawn_depth)
+            never = tools_never_given(definition, depth, deps.max_spawn_depth,
+                                      by_default=deps.compat.nesting_by_default(),
+                                      child_messaging=deps.compat.current)
             tools = self._tool_filter.filter(definition, pool, permissions, never=never)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None
@@ -165,7 +165,13 @@ class ChildPlanner:
         isolation = None if worktree is not None else (request.isolation or definition.isolation)
         # `cwd` comes from the call (SDK) or the definition; either way it excludes isolation.
         cwd_override = _validate_cwd(request.cwd or definition.cwd, isolation)
-        child_mcp = await child_mcp_tools(mcp, definition) if definition.mcp_servers else None
+        if cwd_override is not None and not request.cwd:
+            _check_project_cwd(definition, parent_ctx.project_root)
+        child_mcp = None
+        if definition.mcp_servers:
+            from catui.mcp.subagents import child_mcp_tools  # lazy (catui.lazy): MCP
+
+            child_mcp = await child_mcp_tools(mcp, definition)
         if child_mcp is not None:
             # The agent's own servers' tools join after the filtering, as in Claude Code.
             present = {t.name for t in tools}
@@ -195,7 +201,8 @@ class ChildPlanner:
         parent_definition = find_agent(self.deps.registry, parent_ctx.agent_type)
         if parent_definition is None:  # a fork worker: its own rules apply (catui.subagents.fork)
             return
-        if not may_spawn(parent_definition, parent_ctx.agent_depth, self.deps.max_spawn_depth):
+        if not may_spawn(parent_definition, parent_ctx.agent_depth, self.deps.max_spawn_depth,
+                         by_default=self.deps.compat.nesting_by_default()):
             raise AgentSpawnError(
                 f"Sub-agents at depth {parent_ctx.agent_depth} may not start agents: the nesting cap "
                 f"(maxSubagentSpawnDepth / CATUI_MAX_SUBAGENT_SPAWN_DEPTH) is {self.deps.max_spawn_depth}."
@@ -228,7 +235,7 @@ class ChildPlanner:
             is_async=wants_background(request, definition, self.deps, self.background_available),
             worktree=worktree, mcp_servers=child_mcp, depth=parent_ctx.agent_depth + 1,
             effort=effort_level(definition.effort) if definition.effort is not None
-            else parent_session(parent_ctx).config.effort,
+            else request.effort or parent_session(parent_ctx).config.effort,
         )
 
     def _system_prompt(
@@ -255,6 +262,8 @@ class ChildPlanner:
     def _first_message(self, definition: AgentDefinition, request: SpawnRequest, cwd: Path, root: Path) -> Message:
         wants_memory = self.deps.load_project_memory and not definition.omit_claude_md
         project_memory = self.caches.project_memory(cwd, root) if wants_memory else None
+        from catui.skills.preload import preload_skills  # lazy (catui.lazy): skills
+
         preloaded = preload_skills(definition.skills or [], self.deps.skills)
         return build_first_message(request.prompt, context_block(project_memory), preloaded.blocks)
 
@@ -270,7 +279,7 @@ def confine_to(
     git_root = getattr(worktree, "git_root", None)
     main_roots = [project_root, *([Path(git_root)] if git_root else [])]
     others = [d for d in permissions.working_directories if not any(ensure_inside(d, r) for r in main_roots)]
-    return permissions.with_working_directories(folder, *others)
+    return permissions.with_working_directories(folder, *others).isolated_in(folder)
 
 
 async def _check_mcp_requirements(
@@ -283,6 +292,8 @@ async def _check_mcp_requirements(
     if mcp is None:  # no configured servers: only the SDK's in-process servers can satisfy it
         _check_in_process_servers(definition, required, parent_tools)
         return
+    from catui.mcp.subagents import check_required_servers  # lazy (catui.lazy): MCP
+
     error = await check_required_servers(
         mcp, required, agent_type=definition.agent_type, tool_names=[t.name for t in parent_tools]
     )
@@ -303,7 +314,11 @@ def _check_in_process_servers(definition: AgentDefinition, required: list[str], 
 
 def _tool_pool(parent_tools: list[Tool], mcp: McpManager | None) -> list[Tool]:
     """The tools a child chooses from: the parent's, plus those of MCP servers that connected later."""
-    return parent_tools if mcp is None else mcp_tool_pool(mcp, parent_tools)
+    if mcp is None:
+        return parent_tools
+    from catui.mcp.subagents import mcp_tool_pool  # lazy (catui.lazy): MCP
+
+    return mcp_tool_pool(mcp, parent_tools)
 
 
 def _child_permissions(
@@ -312,6 +327,17 @@ def _child_permissions(
     """The parent's rules and folders with the definition's mode (else the call's, else the parent's), capped."""
     requested = definition.permission_mode or request.mode
     return parent.with_mode(cap_mode(parent.mode, requested))  # type: ignore[arg-type]
+
+
+def _check_project_cwd(definition: AgentDefinition, project_root: Path) -> None:
+    """Re-check at spawn time (a link may have changed since loading) that a project agent stays in the project."""
+    from catui.agents.project_limits import cwd_refusal, outside_project
+
+    if definition.source != "projectSettings" or definition.cwd is None:
+        return
+    if outside_project(definition.cwd, project_root):
+        where = str(Path(definition.base_dir) / f"{definition.filename}.md") if definition.filename else definition.agent_type
+        raise AgentSpawnError(cwd_refusal(definition.cwd, project_root, where).replace("is ignored", "is refused"))
 
 
 def _validate_cwd(cwd: str | None, isolation: str | None) -> Path | None:

@@ -20,17 +20,18 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.config.flags import is_falsy
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.base import ModelRequest
 from catui.models.http_api.accumulate import MessageAccumulator
 from catui.models.resolve import create_provider, resolve_model
-from catui.safety.handoff import render_transcript
-from catui.subagents.deps import RuntimeDeps
-from catui.subagents.run import SubagentRun
-from catui.tasks.registry import Task
+
+if TYPE_CHECKING:
+    from catui.subagents.deps import RuntimeDeps
+    from catui.subagents.run import SubagentRun
+    from catui.tasks.registry import Task
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,8 @@ class ProgressSummaries:
         except CatuiError as exc:
             log.debug("no model for progress summaries: %s", exc)
             return None
+        from catui.safety.handoff import render_transcript  # lazy (catui.lazy): with the first summary
+
         recent = render_transcript(run.messages[-RECENT_MESSAGES:])
         request = ModelRequest(
             model=resolved.model_id,

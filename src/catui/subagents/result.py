@@ -17,6 +17,14 @@ from typing import Any
 from catui.errors import CatuiError
 from catui.messages import Block, Message, blocks_of
 from catui.session.usage import USAGE_COUNTERS, empty_usage
+from catui.subagents.hand_back import (
+    FRAME_HASH,
+    continuation_line,
+    hand_back_text,
+    tools_used_line,
+    usage_block,
+)
+from catui.subagents.output_scan import ScannedReport, scan_report
 from catui.tools.base import ToolResult
 
 MAX_RESULT_SIZE_CHARS = 100_000
@@ -202,13 +210,26 @@ def format_agent_tool_result(
     warning: str | None = None,
     depth: int = 1,
     merge_hint: str | None = None,
+    current: bool = False,
+    scan: bool = False,
+    tools: list[str] | None = None,
+    resolved_model: str | None = None,
 ) -> ToolResult:
     """The tool_result the parent receives, with the structured result as ``data``.
 
     ``warning`` (the handoff review's) goes first, as its own text block. A nested child's ``depth``
-    (2 or more) is in the trailer and in ``data``.
+    (2 or more) is in the trailer and in ``data``. ``scan``: output scanning (catui.subagents.output_scan).
+    ``current``: the current contract's one-block hand-back (catui.subagents.hand_back), with ``tools`` (the
+    child's tools in order of use) and ``resolved_model`` in it and its data.
     """
+    scanned = scan_report(result.text) if scan else None
+    if current:
+        return _current_hand_back(result, scanned, worktree_path=worktree_path, worktree_branch=worktree_branch,
+                                  warning=warning, depth=depth, merge_hint=merge_hint, tools=tools or [],
+                                  resolved_model=resolved_model)
     content: list[Block] = [dict(b) for b in result.content]
+    if scanned is not None and scanned.note is not None:
+        content = [{"type": "text", "text": f"{scanned.note}\n\n{scanned.text}"}]
     if not content:
         content = [{"type": "text", "text": "(The agent finished without a text answer.)"}]
     if result.agent_type not in ONE_SHOT_AGENT_TYPES:
@@ -225,3 +246,47 @@ def format_agent_tool_result(
     if depth > 1:
         data["depth"] = depth
     return ToolResult(content, data=data)
+
+
+def _current_hand_back(
+    result: AgentResult, scanned: ScannedReport | None, *, worktree_path: str | None, worktree_branch: str | None,
+    warning: str | None, depth: int, merge_hint: str | None, tools: list[str], resolved_model: str | None,
+) -> ToolResult:
+    report = scanned.text if scanned is not None else result.text
+    notes = [tools_used_line(tools)] if tools else []
+    if scanned is not None and scanned.note is not None:
+        notes.append(scanned.note)
+    if warning:
+        notes.append(warning)
+    trailer: list[str] = []
+    one_shot = result.agent_type in ONE_SHOT_AGENT_TYPES
+    if not one_shot:
+        trailer.append(continuation_line(result.agent_id))
+        if worktree_path:
+            trailer.append(f"worktreePath: {worktree_path}")
+        if worktree_branch:
+            trailer.append(f"worktreeBranch: {worktree_branch}")
+        if worktree_path and merge_hint:
+            trailer.append(merge_hint)
+        if depth > 1:
+            trailer.append(f"depth: {depth}")
+        trailer.append(usage_block(result.total_tokens, result.total_tool_use_count, result.total_duration_ms))
+    text = hand_back_text(report, notes=notes, trailer=trailer)
+    base = result.to_tool_use_result()
+    data: dict[str, Any] = {
+        "status": "completed", "prompt": result.prompt, "agentId": result.agent_id, "agentType": result.agent_type,
+        "harnessNoteCount": len(notes), "harnessTailCount": sum(line.count("\n") + 1 for line in trailer),
+        "harnessSectionHash": FRAME_HASH, "content": base["content"], "resolvedModel": resolved_model,
+        "totalDurationMs": result.total_duration_ms, "totalTokens": result.total_tokens,
+        "totalToolUseCount": result.total_tool_use_count, "usage": result.usage, "canContinueAgent": not one_shot,
+    }
+    for key in ("structured_output", "modelResolution"):
+        if key in base:
+            data[key] = base[key]
+    if worktree_path:
+        data["worktreePath"] = worktree_path
+    if worktree_branch:
+        data["worktreeBranch"] = worktree_branch
+    if depth > 1:
+        data["depth"] = depth
+    return ToolResult([{"type": "text", "text": text}], data=data)

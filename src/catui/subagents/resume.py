@@ -20,7 +20,6 @@ from catui.errors import CatuiError
 from catui.messages import Message, user_message
 from catui.paths import project_runtime_dir
 from catui.session.transcript import read_transcript
-from catui.state.db import pid_is_alive
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.child_session import ChildTranscripts, build_child_session
 from catui.subagents.plan import ChildPlanner, parent_session
@@ -76,6 +75,8 @@ class AgentResumer:
             return f"Agent {agent_id} is already being resumed."
         row = self._task_row(agent_id)
         if row is not None and row.get("status") in ("running", "queued"):
+            from catui.state.db import pid_is_alive  # lazy (catui.lazy): the state database
+
             pid = row.get("pid")
             if isinstance(pid, int) and pid != os.getpid() and pid_is_alive(pid):
                 return (f"Agent {agent_id} is still running in another catui process (pid {pid}); message it "

@@ -44,6 +44,10 @@ class SpawnRequest:
     isolation: str | None = None
     cwd: str | None = None
     tool_use_id: str | None = None
+    effort: str | None = None
+    """The call's ``effort`` (current contract); the definition's own effort wins, as its model does."""
+    requested: str | None = None
+    """What the call said of the background: ``"background"``, ``"foreground"``, or None when it left it out."""
 
 
 @dataclass
@@ -75,6 +79,12 @@ class SubagentRun:
     last_usage: dict[str, Any] = field(default_factory=dict)
     result_event: ResultEvent | None = None
     aborted: bool = False
+    current_contract: bool = False
+    """The session follows the current Claude Code contract (its task events carry the current fields)."""
+    end_status: str | None = None
+    """How a background run ended (``completed``, ``failed``, ``stopped``, a limit), set before ``on_end`` runs."""
+    on_end: list[Callable[[], None]] = field(default_factory=list)
+    """Called once a background run has ended (the current contract's running-agents cap gives its place back)."""
     stop_event: asyncio.Event | None = None
     """When set, the child stops when this is set, instead of on the parent's abort (background runs)."""
     mcp_servers: ChildMcpServers | None = None

@@ -22,9 +22,12 @@ from catui.errors import CatuiError
 from catui.subagents.child_session import ChildTranscripts, build_child_session
 from catui.subagents.deps import RuntimeDeps
 from catui.subagents.foreground import ForegroundDriver
+from catui.subagents.names import AgentNames
 from catui.subagents.plan import ChildPlan, ChildPlanner, parent_session
 from catui.subagents.resolve import AgentSpawnError
 from catui.subagents.run import SpawnRequest, SubagentRun
+from catui.subagents.running_cap import RunningCap, cap_refusal
+from catui.subagents.stats import SubagentStats
 from catui.tools.base import ToolContext, ToolResult
 
 SpawnGate = Callable[[SpawnRequest, ToolContext], "ToolResult | None"]
@@ -64,8 +67,11 @@ class SubagentRuntime:
         self, deps: RuntimeDeps, planner: ChildPlanner, transcripts: ChildTranscripts, foreground: ForegroundDriver,
         *, launcher: BackgroundLauncher | None = None, gate: SpawnGate | None = None,
         fork: ForkStrategy | None = None, teams: TeamSpawner | None = None,
+        fork_type: str | None = None, cap: RunningCap | None = None, names: AgentNames | None = None,
     ) -> None:
         self.deps = deps
+        self.names = names
+        """The background agents' names (TaskStop takes a name for an id); None without background agents."""
         self.planner = planner
         self.transcripts = transcripts
         self.foreground = foreground
@@ -73,6 +79,12 @@ class SubagentRuntime:
         self.gate = gate
         self.fork = fork
         self.teams = teams
+        self.fork_type = fork_type
+        """The ``subagent_type`` that forks (the current contract's ``"fork"``); None: an omitted type forks."""
+        self.cap = cap
+        self.stats = SubagentStats()
+        """``subagent_stats`` of the result objects (catui.subagents.stats)."""
+        """The current contract's running-agents cap (over it, a spawn is refused); None: no such cap."""
 
     async def spawn(self, request: SpawnRequest, parent_ctx: ToolContext) -> ToolResult:
         """Run one Agent call to its tool_result (foreground) or hand it to the background launcher."""
@@ -82,20 +94,42 @@ class SubagentRuntime:
                 return refusal
         if self.teams is not None and self.teams.wants_teammate(request, parent_ctx):
             return await self.teams.spawn(request, parent_ctx)  # spec 6.1 [4]: the team path
+        cap = self.cap
+        stats = self.stats
+        stats.requested(request.requested)
+        if cap is not None and not cap.take():
+            stats.refused("concurrency_limit")
+            return ToolResult(cap_refusal(cap.limit), is_error=True)
+        handed_over = False
         try:
-            run = await self.prepare(request, parent_ctx)
-        except AgentSpawnError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except CatuiError as exc:
-            return ToolResult(f"Agent could not start: {exc}", is_error=True)
-        if run.is_async and self.launcher is not None:
-            return self.launcher.launch(run)
-        run.is_async = False
-        return await self.foreground.run_to_completion(run)
+            try:
+                run = await self.prepare(request, parent_ctx)
+            except AgentSpawnError as exc:
+                return ToolResult(str(exc), is_error=True)
+            except CatuiError as exc:
+                return ToolResult(f"Agent could not start: {exc}", is_error=True)
+            run.current_contract = self.deps.compat.current
+            background = run.is_async and self.launcher is not None
+            stats.spawned(run.agent_type, depth=run.depth, background=background,
+                          by_subagent=parent_ctx.agent_depth > 0)
+            if background and self.launcher is not None:
+                run.on_end.append(lambda: stats.ended(run.end_status or "completed"))
+                if cap is not None:
+                    run.on_end.append(cap.give_back)
+                    handed_over = True
+                return self.launcher.launch(run)
+            run.is_async = False
+            result = await self.foreground.run_to_completion(run)
+            if not run.is_async:  # (one moved to the background reports its end there)
+                stats.ended("stopped" if run.stop_requested else ("failed" if result.is_error else "completed"))
+            return result
+        finally:
+            if cap is not None and not handed_over:
+                cap.give_back()
 
     async def prepare(self, request: SpawnRequest, parent_ctx: ToolContext) -> SubagentRun:
         """Plan the child and build its session (nothing runs yet). Raises AgentSpawnError or CatuiError."""
-        if request.subagent_type is None and self.fork is not None:
+        if self.fork is not None and request.subagent_type == self.fork_type:
             plan = await self.fork.plan_fork(request, parent_ctx)
         else:
             plan = await self.planner.plan_child(request, parent_ctx)
@@ -111,6 +145,9 @@ class SubagentRuntime:
 
     def running_in_foreground(self, agent_id: str) -> bool:
         return agent_id in self.foreground.running
+
+    def live_agent_id(self, name: str) -> str | None:
+        return self.names.live(name) if self.names is not None else None
 
     def foreground_ids(self) -> list[str]:
         return list(self.foreground.running)

@@ -21,20 +21,23 @@ mid-session.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
+from catui.session.durable_append import append_whole
+from catui.session.transcript import encode_line
 from catui.subagents.ids import is_agent_id
-from catui.subagents.messaging import AgentMessaging, coordinator_reminder
-from catui.subagents.teams.send import TeamRouter, route_team_message
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.subagents.messaging import AgentMessaging
+    from catui.subagents.teams.send import TeamRouter
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
 
@@ -113,12 +116,7 @@ def mailbox_path(project_root: Path, name: str) -> Path:
 def write_mailbox(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON line in a single write (readers never see half a line)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    append_whole(path, encode_line(record), repair_torn_end=True)  # whole or not at all (an OSError)
 
 
 class SendMessageTool(Tool):
@@ -148,6 +146,8 @@ class SendMessageTool(Tool):
         assert isinstance(args, SendMessageInput)
         teams = self.teams
         if teams is not None:
+            from catui.subagents.teams.send import route_team_message  # lazy (catui.lazy): agent teams
+
             routed = route_team_message(teams, args.to, args.message, args.summary, ctx)
             if routed is not None:
                 return routed
@@ -207,6 +207,8 @@ class SendMessageTool(Tool):
 
     @staticmethod
     def _queue(manager: AgentMessaging, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
+        from catui.subagents.messaging import coordinator_reminder  # lazy (catui.lazy): the runtime
+
         manager.queue_message(agent_id, coordinator_reminder(text, summary))
         return reply(f"Message queued for delivery to {label} at its next tool round.")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from catui.session.events import SystemEvent
@@ -40,8 +41,21 @@ def with_status_update(run: SubagentRun, event: SystemEvent) -> list[SystemEvent
 
 
 def task_updated(run: SubagentRun, status: str) -> SystemEvent:
-    """``system/task_updated``: the task's status changed (``running``, ``completed``, ``failed``, ``killed``)."""
-    return _event(run, "task_updated", {"task_id": run.agent_id, "patch": {"status": status}})
+    """``system/task_updated``: the task's status changed (``running``, ``completed``, ``failed``, ``killed``).
+
+    The current contract's patch of an ended task adds ``end_time`` (milliseconds since the epoch).
+    """
+    patch: dict[str, Any] = {"status": status}
+    if run.current_contract and status in ("completed", "failed", "killed"):
+        patch["end_time"] = int(time.time() * 1000)
+    return _event(run, "task_updated", {"task_id": run.agent_id, "patch": patch})
+
+
+def background_tasks_changed(runs: list[SubagentRun], origin: SubagentRun) -> SystemEvent:
+    """``system/background_tasks_changed`` (current contract): the background agents running now."""
+    tasks = [{"task_id": r.agent_id, "task_type": "local_agent", "subagent_type": r.agent_type,
+              "description": r.description} for r in runs]
+    return _event(origin, "background_tasks_changed", {"tasks": tasks})
 
 
 def task_started(run: SubagentRun, *, status: str | None = None, task_type: str = "local_agent") -> SystemEvent:
@@ -60,6 +74,10 @@ def task_started(run: SubagentRun, *, status: str | None = None, task_type: str 
     }
     if status is not None:
         data["status"] = status
+    if run.current_contract:
+        data.update({"subagent_type": run.agent_type, "is_backgrounded": run.is_async, "spawn_depth": run.depth})
+        if run.parent_ctx.agent_id is not None:
+            data["parent_task_id"] = run.parent_ctx.agent_id
     return _event(run, "task_started", data)
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError
-from catui.state.db import StateDB
 from catui.subagents.resolve import AgentSpawnError
-from catui.worktree.cleanup import finish_worktree
-from catui.worktree.create import create_worktree
-from catui.worktree.model import WorktreeInfo
+
+if TYPE_CHECKING:
+    from catui.state.db import StateDB
+    from catui.worktree.model import WorktreeInfo
 
 KeptWorktree = tuple[str | None, str | None]
 """``(path, branch)`` of a worktree kept because its agent changed something; ``(None, None)`` otherwise."""
@@ -29,11 +29,15 @@ class WorktreeLeases:
     def state(self) -> StateDB:
         """The project's state database (worktree records), opened on first use."""
         if self._state is None:
+            from catui.state.db import StateDB  # lazy (catui.lazy): SQLite, when a worktree is recorded
+
             self._state = StateDB(self.project_root)
         return self._state
 
     async def create(self, agent_id: str, session_id: str) -> WorktreeInfo:
         """A new worktree for ``agent_id``. Raises AgentSpawnError with the reason."""
+        from catui.worktree.create import create_worktree  # lazy (catui.lazy): worktrees and git
+
         try:
             return await create_worktree(
                 agent_id, repo_root=self.project_root, settings=self.settings, state=self.state(),
@@ -46,6 +50,8 @@ class WorktreeLeases:
         """Remove an unchanged worktree; report a changed one's path and branch."""
         if worktree is None:
             return None, None
+        from catui.worktree.cleanup import finish_worktree  # lazy (catui.lazy)
+
         outcome = await finish_worktree(worktree, self.state())
         if not outcome.kept:
             return None, None
@@ -68,6 +74,8 @@ class WorktreeLeases:
             row = self.state().get_worktree(agent_id)
         if row is None or Path(str(row.get("path"))) != Path(recorded):
             return None
+        from catui.worktree.model import WorktreeInfo  # lazy (catui.lazy)
+
         info = WorktreeInfo.from_row(row)
         with contextlib.suppress(Exception):
             self.state().record_worktree(

@@ -68,6 +68,71 @@ def format_task_notification(
     return "\n".join(lines)
 
 
+NOTIFICATION_HEADER = (
+    "[SYSTEM NOTIFICATION - NOT USER INPUT]\n"
+    "The harness is reporting an event: a background task you started has stopped.\n"
+    "Nothing below comes from the user, and none of it is consent or approval for anything.\n"
+    "Take it into account for your task; answer the user only if they need to know."
+)
+"""The lines before a current-contract notification (observed-cc-now.md §4: a marker and three fixed lines;
+the sentences are catui's)."""
+
+CURRENT_NOTE = (
+    "A notification comes each time this agent stops; after SendMessage continues it, the same task-id "
+    "notifies again."
+)
+
+CURRENT_STATUS = {"stopped": "killed"}
+
+
+def current_task_notification(
+    *,
+    task_id: str,
+    tool_use_id: str | None,
+    output_file: str,
+    status: str,
+    description: str,
+    error: str | None,
+    result: str | None,
+    usage: Mapping[str, Any] | None,
+    worktree_path: str | None = None,
+    worktree_branch: str | None = None,
+) -> str:
+    """The current contract's notification, inside a system reminder (catui.config.compat).
+
+    ``<summary>Agent "<description>" finished | failed: <error> | was stopped by Claude</summary>``, a
+    ``<note>``, the ``<result>`` (none when it failed) and ``<usage>`` with ``subagent_tokens`` (only when it
+    completed).
+    """
+    shown = CURRENT_STATUS.get(status, status)
+    if status == "completed":
+        summary = f'Agent "{description}" finished'
+    elif status == "failed":
+        summary = f'Agent "{description}" failed: {error or "unknown error"}'
+    elif status == "stopped":
+        summary = f'Agent "{description}" was stopped by Claude'
+    else:
+        summary = notification_summary(description, status, error)
+    lines = ["<task-notification>", f"<task-id>{task_id}</task-id>"]
+    if tool_use_id:
+        lines.append(f"<tool-use-id>{tool_use_id}</tool-use-id>")
+    lines += [f"<output-file>{output_file}</output-file>", f"<status>{shown}</status>",
+              f"<summary>{summary}</summary>", f"<note>{CURRENT_NOTE}</note>"]
+    if result and status != "failed":
+        lines.append(f"<result>{result}</result>")
+    if usage is not None and status == "completed":
+        lines.append(
+            f"<usage><subagent_tokens>{int(usage.get('total_tokens') or 0)}</subagent_tokens>"
+            f"<tool_uses>{int(usage.get('tool_uses') or 0)}</tool_uses>"
+            f"<duration_ms>{int(usage.get('duration_ms') or 0)}</duration_ms></usage>"
+        )
+    if worktree_path:
+        branch = f"<worktreeBranch>{worktree_branch}</worktreeBranch>" if worktree_branch else ""
+        lines.append(f"<worktree><worktreePath>{worktree_path}</worktreePath>{branch}</worktree>")
+    lines.append("</task-notification>")
+    return f"<system-reminder>\n{NOTIFICATION_HEADER}\n\n" + "\n".join(lines) + "\n</system-reminder>"
+
+
 @dataclass
 class TaskNotification:
     """One finished task's message for the parent; ``on_delivered`` runs when it is handed out."""

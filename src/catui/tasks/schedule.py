@@ -22,8 +22,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cronsim import CronSim, CronSimError
-
 from catui.errors import CatuiError
 
 SCHEDULE_FILE = Path(".catui") / "scheduled_tasks.json"
@@ -63,6 +61,8 @@ def validate_cron(expression: str, now: datetime) -> datetime:
             f"Invalid cron expression '{expression}': expected 5 fields (minute hour day-of-month month "
             f"day-of-week), got {len(fields)}. Example: '*/5 * * * *' for every five minutes."
         )
+    from cronsim import CronSim, CronSimError  # lazy (catui.lazy): cron expressions, when one is scheduled
+
     try:
         return next(CronSim(" ".join(fields), now))
     except CronSimError as exc:

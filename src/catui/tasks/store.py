@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catui.state.db import StateDB
 from catui.tasks.model import Task
+
+if TYPE_CHECKING:
+    from catui.state.db import StateDB
 
 STOP_POLL_S = 0.5
 STOP_REQUEST_KEY = "stop_requested"
@@ -71,4 +73,6 @@ def stop_requested_ids(state: StateDB, pid: int | None = None) -> list[str]:
 
 def open_state(project_root: Path) -> StateDB:
     """The project's state database."""
+    from catui.state.db import StateDB  # lazy (catui.lazy): SQLite opens with the first recorded task
+
     return StateDB(project_root)

@@ -22,7 +22,7 @@ label and a description of what choosing it means), and multiSelect when several
 
 
 class QuestionOption(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     label: str = Field(description="The option's text as shown to the user (1-5 words).")
     description: str = Field(description="What choosing this option means or implies.")
@@ -39,7 +39,7 @@ def _require_multi_select(schema: dict[str, Any]) -> None:
 
 
 class Question(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_require_multi_select)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_require_multi_select, defer_build=True)
 
     question: str = Field(description="The full question, ending with a question mark.")
     header: str = Field(description="A very short label for the question (at most 12 characters).")

@@ -16,16 +16,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from catui.agents.definition import AgentDefinition
 from catui.messages import Block, Message
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
-from catui.sandbox.policy import BashSandbox
-from catui.tasks.registry import TaskRegistry
-from catui.tasks.schedule import CronSchedule
+from catui.tools.static_schemas import stored_schema
+
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
+    from catui.sandbox.policy import BashSandbox
+    from catui.tasks.registry import TaskRegistry
+    from catui.tasks.schedule import CronSchedule
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -34,9 +37,17 @@ CURRENT_TOOL_USE_ID: ContextVar[str | None] = ContextVar("catui_current_tool_use
 
 
 class ToolInput(BaseModel):
-    """Base of every tool's input model: unknown fields are an error, as the schema says."""
+    """Base of every tool's input model: unknown fields are an error, as the schema says.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Models are built on their first validation, not at import (``defer_build``): a run that never calls a
+    tool never pays for its validator, and the schemas sent to the model come from
+    :mod:`catui.tools.static_schemas`.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
+    # Paths a file tool resolved for its permission check, by argument text: the call uses the same ones
+    # (resolving again could follow a link that changed in between; see tools/files.resolve_once).
+    _resolved_paths: dict[str, Path] = PrivateAttr(default_factory=dict)
 
 
 @dataclass
@@ -128,6 +139,10 @@ class SubagentSpawner(Protocol):
 
     def running_in_foreground(self, agent_id: str) -> bool:
         """Whether a sub-agent with this id runs in the foreground now (its parent waits for it)."""
+        ...
+
+    def live_agent_id(self, name: str) -> str | None:
+        """The id of the live background agent called ``name`` (None: no such agent, or no messaging)."""
         ...
 
     def foreground_ids(self) -> list[str]:
@@ -318,8 +333,14 @@ def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
     """
     cached = _SCHEMA_CACHE.get(model)
     if cached is None:
-        cached = _SCHEMA_CACHE[model] = _build_schema(model)
+        cached = _SCHEMA_CACHE[model] = stored_schema(model) or generated_schema(model)
     return _copy_json(cached)
+
+
+def generated_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The schema of ``model`` generated from it now (builds the model); :func:`schema_from_model` prefers the
+    stored copy of :mod:`catui.tools.static_schemas`."""
+    return _build_schema(model)
 
 
 def _copy_json(node: Any) -> Any:

@@ -9,19 +9,25 @@ import shlex
 import signal
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
-from catui.sandbox.policy import AgentFolders, LaunchPlan
 from catui.tasks.model import Task, new_task_id
+from catui.tools import process_groups
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.sandbox.policy import LaunchPlan
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 KILL_GRACE_S = 1.0
+MAX_BACKGROUND_OUTPUT_BYTES = 64 * 1024 * 1024
+"""A background command is stopped when its output file would grow past this (a runaway `yes` must not fill
+the disk)."""
 
 DESCRIPTION = """\
 Run a command with bash and return its output (stdout and stderr together).
@@ -106,8 +112,13 @@ class BashTool(Tool):
                 f"{command}\n__catui_status=$?\n"
                 f"pwd -P > {shlex.quote(str(cwd_file))} 2>/dev/null\nexit $__catui_status\n"
             )
-            proc = await _start_bash(script, ctx, out_file, launch)
-            interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            try:
+                proc = await _start_bash(script, ctx, out_file, launch)
+                interrupted = await _wait(proc, timeout_ms / 1000, ctx.abort)
+            finally:
+                cleaned = launch.finish()  # the command's processes are gone: placeholders and strays
+            if cleaned:
+                notes.append(cleaned)
             output, unread = _read_output(out_file)
             new_cwd = (
                 cwd_file.read_text(encoding="utf-8", errors="replace").strip() if cwd_file.exists() else ""
@@ -157,7 +168,12 @@ class BashTool(Tool):
             return ToolResult(launch.refusal, is_error=True)
         task_id = new_task_id("local_bash")
         output_file: Path = registry.output_path(task_id)
-        proc = await _start_bash(args.command, ctx, output_file, launch)
+        try:
+            proc = await _start_bash(args.command, ctx, output_file, launch, pipe=True)
+        except BaseException:
+            launch.finish()
+            raise
+        copier = asyncio.ensure_future(_copy_capped(proc, output_file, MAX_BACKGROUND_OUTPUT_BYTES))
         task = Task(
             id=task_id,
             type="local_bash",
@@ -170,7 +186,18 @@ class BashTool(Tool):
 
         async def watch() -> None:
             code = await proc.wait()
-            if stopping.is_set():
+            # What the shell wrote before it ended is in the pipe: copied before the task counts as done. A
+            # process it left in the background may keep the pipe open; its later output is still copied.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(copier), KILL_GRACE_S)
+            cleaned = launch.finish()
+            if cleaned:
+                with contextlib.suppress(OSError), output_file.open("a", encoding="utf-8") as out:
+                    out.write(f"\n{cleaned}\n")
+            if copier.done() and not copier.cancelled() and copier.result():
+                task.finish("failed", f"Output passed {MAX_BACKGROUND_OUTPUT_BYTES} bytes; the command was stopped",
+                            exit_code=code)
+            elif stopping.is_set():
                 task.finish("killed", "Killed by request.", exit_code=code)
             else:
                 task.finish("completed" if code == 0 else "failed", f"Exit code {code}", exit_code=code)
@@ -193,6 +220,8 @@ class BashTool(Tool):
 
 def _launch_plan(command: str, ctx: ToolContext, scratch: list[Path]) -> LaunchPlan:
     """How the sandbox (when the ``sandbox`` setting is on) wants this command started."""
+    from catui.sandbox.policy import AgentFolders, LaunchPlan  # lazy (catui.lazy): the sandbox
+
     sandbox = ctx.services.sandbox
     if sandbox is None:
         return LaunchPlan()
@@ -201,26 +230,52 @@ def _launch_plan(command: str, ctx: ToolContext, scratch: list[Path]) -> LaunchP
 
 
 async def _start_bash(
-    script: str, ctx: ToolContext, output_file: Path, launch: LaunchPlan
+    script: str, ctx: ToolContext, output_file: Path, launch: LaunchPlan, *, pipe: bool = False
 ) -> asyncio.subprocess.Process:
     """Start ``bash -c script`` in ``ctx.cwd`` (inside bwrap when sandboxed), output going to ``output_file``.
 
     The child gets a session (process group) of its own, so that a timeout, an interrupt or TaskStop
     can kill everything it started, and no stdin, so that a command waiting for input ends instead of hanging.
+    ``pipe``: the output comes on ``proc.stdout`` (for :func:`_copy_capped`); ``output_file`` is created empty.
     """
     env = _child_env(ctx)
     env.update(launch.env())  # sandboxed: the private /tmp, and the allow-list proxy's address
     argv = launch.wrap(["bash", "-c", script], ctx.cwd)
     with output_file.open("wb") as out:
-        return await asyncio.create_subprocess_exec(
+        proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(ctx.cwd),
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=out,
+            stdout=asyncio.subprocess.PIPE if pipe else out,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             env=env,
         )
+    process_groups.remember(proc.pid)  # what it forks into the background ends with catui
+    return proc
+
+
+async def _copy_capped(proc: asyncio.subprocess.Process, output_file: Path, cap: int) -> bool:
+    """Copy a background command's output into its file as it comes, up to ``cap`` bytes.
+
+    Past the cap the command's process group is killed and a last line says why; returns whether that
+    happened. The file is flushed per chunk, so TaskOutput and Read see the output as it grows.
+    """
+    assert proc.stdout is not None
+    written = 0
+    with output_file.open("ab") as out:
+        while chunk := await proc.stdout.read(64 * 1024):
+            room = cap - written
+            out.write(chunk[:room])
+            out.flush()
+            written += min(len(chunk), room)
+            if len(chunk) > room:
+                out.write(f"\n[catui: the output passed {cap} bytes; the command was stopped. Send large "
+                          "output to a file of your own and read parts of it.]\n".encode())
+                out.flush()
+                await _kill_group(proc)
+                return True
+    return False
 
 
 def _child_env(ctx: ToolContext) -> dict[str, str]:

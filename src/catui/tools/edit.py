@@ -18,11 +18,15 @@ from catui.tools.files import (
     number_lines,
     read_text,
     record_read,
-    resolve_path,
+    resolve_once,
     write_encoded_text,
 )
+from catui.tools.nofollow import write_resolved
+from catui.tools.protected_config import isolated_config_refusal
 
 SNIPPET_CONTEXT_LINES = 4
+MAX_EDITED_FILE_CHARS = 256 * 1024 * 1024
+"""The largest file Edit reads, and the largest result it builds (in characters)."""
 
 DESCRIPTION = """\
 Replace an exact string in a file.
@@ -67,9 +71,12 @@ class EditTool(Tool):
             return ToolResult(
                 "old_string and new_string are identical, so there is nothing to change.", is_error=True
             )
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         if path.is_dir():
             return ToolResult(f"{path} is a directory; Edit changes files.", is_error=True)
+        refusal = isolated_config_refusal(path, ctx, verb="edit")
+        if refusal:
+            return ToolResult(refusal, is_error=True)
         if not path.exists():
             if args.old_string == "":
                 return self._create(path, args.new_string, ctx)
@@ -78,6 +85,11 @@ class EditTool(Tool):
         if error:
             return ToolResult(error, is_error=True)
         try:
+            size = path.stat().st_size
+            if size > MAX_EDITED_FILE_CHARS:
+                return ToolResult(
+                    f"{path} is {size} bytes, over the {MAX_EDITED_FILE_CHARS}-byte limit for Edit; change it "
+                    "with a streaming command through the Bash tool (e.g. `sed -i`).", is_error=True)
             original, encoding = read_text(path)
         except OSError as exc:
             return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
@@ -115,6 +127,14 @@ class EditTool(Tool):
                     "it matches exactly once, or set replace_all to true to replace all of them.",
                     is_error=True,
                 )
+            grown = len(text) + (matches if args.replace_all else 1) * (len(new) - len(old))
+            if grown > MAX_EDITED_FILE_CHARS:
+                # Checked before replacing: the result is never built (a short old_string and a long
+                # new_string with replace_all can ask for gigabytes).
+                return ToolResult(
+                    f"Replacing {matches if args.replace_all else 1} occurrence(s) would make {path} {grown} "
+                    f"characters long, over the {MAX_EDITED_FILE_CHARS}-character limit for Edit. Replace fewer "
+                    "occurrences at a time, or use a streaming command through the Bash tool.", is_error=True)
             updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         first_change = text.find(old) if old else 0
 
@@ -140,8 +160,7 @@ class EditTool(Tool):
 
     def _create(self, path: Any, content: str, ctx: ToolContext) -> ToolResult:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(UTF8.encode(content))
+            write_resolved(path, UTF8.encode(content), make_parents=True)
         except OSError as exc:
             return ToolResult(f"Cannot create {path}: {exc.strerror or exc}.", is_error=True)
         record_read(path, ctx)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import ToolContext
+from catui.tools.base import ToolContext, ToolInput
+from catui.tools.nofollow import read_resolved, write_resolved
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (b"\xef\xbb\xbf", "utf-8"),
@@ -24,7 +25,25 @@ def resolve_path(raw: str, ctx: ToolContext) -> Path:
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = ctx.cwd / path
-    return Path(os.path.realpath(path))
+    for _ in range(3):
+        try:
+            return Path(os.path.realpath(path))
+        except OSError:
+            continue  # a link turned into something else while it was being read (EINVAL): look again
+    # Still changing: judge the path as written; the tools then open it without following any link (nofollow.py).
+    return Path(os.path.abspath(path))
+
+
+def resolve_once(args: ToolInput, raw: str, ctx: ToolContext) -> Path:
+    """``resolve_path(raw)``, the same answer for the permission check and the call of one tool call.
+
+    The session hands the call the very ``args`` object it checked, so the path the check judged is the path
+    the tool opens; resolving a second time could follow a link that was changed in between.
+    """
+    resolved = args._resolved_paths.get(raw)
+    if resolved is None:
+        resolved = args._resolved_paths[raw] = resolve_path(raw, ctx)
+    return resolved
 
 
 def absolute_path_error(raw: str, ctx: ToolContext, field: str = "file_path") -> str | None:
@@ -41,7 +60,7 @@ def file_permission_request(
     tool_name: str, args: Any, raw_path: str, ctx: ToolContext, *, is_edit: bool, read_only: bool
 ) -> PermissionRequest:
     """The permission request of a file tool: the real absolute path as ``file_path`` and ``subject``."""
-    path = resolve_path(raw_path, ctx)
+    path = resolve_once(args, raw_path, ctx) if isinstance(args, ToolInput) else resolve_path(raw_path, ctx)
     return PermissionRequest(
         tool_name=tool_name,
         tool_input=args.model_dump(by_alias=True, exclude_none=True),
@@ -136,7 +155,7 @@ def detect_encoding(data: bytes) -> TextEncoding:
 
 
 def read_text(path: Path) -> tuple[str, TextEncoding]:
-    data = path.read_bytes()
+    data = read_resolved(path)
     encoding = detect_encoding(data)
     return encoding.decode(data), encoding
 
@@ -150,9 +169,7 @@ def write_encoded_text(
     text the file's encoding cannot hold.
     """
     try:
-        if make_parents:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(encoding.encode(text))
+        write_resolved(path, encoding.encode(text), make_parents=make_parents)
     except OSError as exc:
         return f"Cannot write {path}: {exc.strerror or exc}."
     except UnicodeEncodeError as exc:

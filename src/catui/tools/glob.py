@@ -12,8 +12,6 @@ from pydantic import Field
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
-from catui.tools.ignore import glob_to_regex
-from catui.tools.search_engine import SearchError, find_rg, python_files, rg_files
 
 MAX_RESULTS = 100
 GLOB_CHARS = frozenset("*?[{")
@@ -86,12 +84,17 @@ class GlobTool(Tool):
             return ToolResult(
                 f"Cannot search {root}: it {what}. Give an existing folder as path.", is_error=True
             )
+        # lazy (catui.lazy): the file walker, ignore rules and rg loader, with the first search
+        from catui.tools.ignore import glob_to_regex
+        from catui.tools.search_engine import SearchError, find_rg, python_files, rg_files
+        from catui.tools.search_process import search_timeout
+
         rg = None if self.force_fallback else find_rg()
         # List every visible, non-ignored file, then match the pattern here: a --glob given to rg would
         # whitelist files that .gitignore excludes.
         try:
             if rg:
-                listed = await rg_files(rg, root, [])
+                listed = await rg_files(rg, root, [], ctx.abort, search_timeout(ctx.services.env))
             else:
                 listed = await asyncio.to_thread(python_files, root, [])
         except SearchError as exc:

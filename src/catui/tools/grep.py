@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
-from catui.tools.search_engine import (
-    FileHits,
-    GrepQuery,
-    SearchError,
-    find_rg,
-    python_search,
-    rg_search,
-)
+
+if TYPE_CHECKING:
+    from catui.tools.search_engine import FileHits, GrepQuery
 
 MAX_LINE_CHARS = 500
 DEFAULT_HEAD_LIMIT = 250  # as Claude Code: an unset head_limit still caps the result; 0 lifts the cap
@@ -143,6 +137,16 @@ class GrepTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         assert isinstance(args, GrepInput)
+        # lazy (catui.lazy): the file walker, ignore rules and rg loader, with the first search
+        from catui.tools.search_engine import (
+            GrepQuery,
+            SearchError,
+            find_rg,
+            python_search_in_child,
+            rg_search,
+        )
+        from catui.tools.search_process import MAX_OUTPUT_BYTES, search_timeout
+
         root = resolve_path(args.path, ctx) if args.path else ctx.cwd
         if not root.exists():
             return ToolResult(f"Path does not exist: {root}. Give an existing file or folder.", is_error=True)
@@ -161,14 +165,20 @@ class GrepTool(Tool):
             hidden=True,  # as Claude Code's Grep: hidden files are searched, version-control folders are not
         )
         rg = None if self.force_fallback else find_rg()
+        timeout_s = search_timeout(ctx.services.env)
         try:
-            hits = (
-                await rg_search(rg, query, ctx.abort) if rg else await asyncio.to_thread(python_search, query)
-            )
+            found = (await rg_search(rg, query, ctx.abort, timeout_s) if rg
+                     else await python_search_in_child(query, ctx.abort, timeout_s))
         except SearchError as exc:
             return ToolResult(f"Grep failed: {exc}", is_error=True)
         show_numbers = args.line_numbers if args.line_numbers is not None else True
-        return format_result(hits, query, show_numbers, args.head_limit, args.offset or 0)
+        result = format_result(found.hits, query, show_numbers, args.head_limit, args.offset or 0)
+        if found.cut and isinstance(result.content, str):
+            result.content += (f"\n\n[The search matched more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MB; only the "
+                               "first part was read. Narrow the pattern, path or glob.]")
+            if isinstance(result.data, dict):
+                result.data["cut"] = True
+        return result
 
 
 def format_result(

@@ -247,12 +247,12 @@ def _walk(
     type_filter: TypeFilter | None,
     hidden: bool = False,
 ) -> Iterator[Path]:
-    in_repo = in_repo or (folder / ".git").exists()
-    layers = layers + _layers_of(folder, in_repo=in_repo)
     try:
+        in_repo = in_repo or (folder / ".git").exists()
+        layers = layers + _layers_of(folder, in_repo=in_repo)
         entries = list(os.scandir(folder))
     except OSError:
-        return
+        return  # an unreadable folder is skipped, as rg skips it; the rest of the tree is still listed
     for entry in entries:
         if entry.is_symlink():
             continue

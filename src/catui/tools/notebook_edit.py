@@ -17,8 +17,10 @@ from catui.tools.files import (
     freshness_error,
     missing_file_error,
     record_read,
-    resolve_path,
+    resolve_once,
 )
+from catui.tools.nofollow import read_resolved, write_resolved
+from catui.tools.protected_config import isolated_config_refusal
 
 DESCRIPTION = """\
 Change one cell of a Jupyter notebook (.ipynb): replace its source, insert a new cell, or delete it.
@@ -65,16 +67,19 @@ class NotebookEditTool(Tool):
         error = absolute_path_error(args.notebook_path, ctx, field="notebook_path")
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.notebook_path, ctx)
+        path = resolve_once(args, args.notebook_path, ctx)
         if path.suffix != ".ipynb":
             return ToolResult(f"{path} is not a notebook (.ipynb); use Edit for other files.", is_error=True)
+        refusal = isolated_config_refusal(path, ctx, verb="edit")
+        if refusal:
+            return ToolResult(refusal, is_error=True)
         if not path.exists():
             return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
         error = freshness_error(path, ctx, verb="edit")
         if error:
             return ToolResult(error, is_error=True)
         try:
-            notebook = json.loads(path.read_text(encoding="utf-8"))
+            notebook = json.loads(read_resolved(path).decode("utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             return ToolResult(f"{path} is not a readable notebook: {exc}.", is_error=True)
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
@@ -117,7 +122,7 @@ class NotebookEditTool(Tool):
             new_id = args.cell_id
             message = f"Replaced the source of cell {args.cell_id}."
         try:
-            path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_resolved(path, (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as exc:
             return ToolResult(f"Cannot write {path}: {exc.strerror or exc}.", is_error=True)
         record_read(path, ctx)

@@ -60,7 +60,7 @@ REJECT_LABEL = "No, keep planning"
 class AllowedPrompt(BaseModel):
     """One kind of shell command the plan needs: ``{"tool": "Bash", "prompt": "run tests"}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     # Sent as a one-value enum, as Claude Code's schema has it (pydantic would write "const").
     tool: Annotated[

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import base64
+import errno
+import stat
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.bounded_read import (
+    OpenedFile,
+    UnreadableFile,
+    open_regular,
+    read_at_most,
+    read_line_window,
+    symlink_loop_message,
+)
 from catui.tools.files import (
     absolute_path_error,
     detect_encoding,
@@ -17,12 +28,15 @@ from catui.tools.files import (
     missing_file_error,
     number_lines,
     record_read,
-    resolve_path,
+    resolve_once,
 )
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 200_000
+MAX_WHOLE_TEXT_BYTES = 16 * 1024 * 1024
+"""A text file up to this size is read whole (its total line count is known); a larger one is streamed, and only
+the lines asked for are held."""
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_PDF_BYTES = 20 * 1024 * 1024
 IMAGE_TYPES = {
@@ -136,36 +150,97 @@ class ReadTool(Tool):
         error = absolute_path_error(args.file_path, ctx)
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.file_path, ctx)
-        if path.is_dir():
+        path = resolve_once(args, args.file_path, ctx)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return ToolResult(symlink_loop_message(path), is_error=True)
+            return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
+        if stat.S_ISDIR(info.st_mode):
             return ToolResult(
                 f"{path} is a directory, not a file. List it with `ls` through the Bash tool, "
                 "or find files in it with the Glob tool.",
                 is_error=True,
             )
-        if not path.exists():
-            return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
         reviewer = ctx.services.output_review
         if reviewer is not None:  # a background agent's output file: its deferred review lands in its last line
             await reviewer.review_file(path, ctx)
         try:
-            data = path.read_bytes()
+            # through the path the permission check saw, following no new link; a FIFO or a device is
+            # refused here, before a byte is read
+            opened = open_regular(path, follow_links=False)
+        except FileNotFoundError:
+            return ToolResult(missing_file_error(path, ctx.cwd), is_error=True)
+        except UnreadableFile as exc:
+            return ToolResult(str(exc), is_error=True)
+        try:
+            return self._read_opened(path, opened, args, ctx)
         except OSError as exc:
             return ToolResult(f"Cannot read {path}: {exc.strerror or exc}.", is_error=True)
+        finally:
+            opened.close()
+
+    def _read_opened(self, path: Path, opened: OpenedFile, args: ReadInput, ctx: ToolContext) -> ToolResult:
         suffix = path.suffix.lower()
-        if suffix in IMAGE_TYPES:
-            return self._image(path, data, IMAGE_TYPES[suffix], ctx)
-        if suffix == ".pdf":
+        limit = MAX_IMAGE_BYTES if suffix in IMAGE_TYPES else MAX_PDF_BYTES if suffix == ".pdf" else MAX_WHOLE_TEXT_BYTES
+        if suffix in IMAGE_TYPES or suffix == ".pdf":
+            if opened.size > limit:  # checked before reading: a 2 GB "image" costs a stat, not the memory
+                return self._too_large(path, opened.size, suffix)
+            data = read_at_most(opened, limit + 1)
+            if suffix in IMAGE_TYPES:
+                return self._image(path, data, IMAGE_TYPES[suffix], ctx)
             return self._pdf(path, data, args.pages, ctx)
-        if suffix in BINARY_SUFFIXES or looks_binary(data):
+        head = read_at_most(opened, limit + 1)
+        if suffix in BINARY_SUFFIXES or looks_binary(head):
             return ToolResult(
-                f"{path} is a binary file ({len(data)} bytes); Read only shows text, images and PDFs. "
-                "Inspect it with a suitable command through the Bash tool (e.g. `file`, `xxd | head`).",
+                f"{path} is a binary file ({max(opened.size, len(head))} bytes); Read only shows text, images and "
+                "PDFs. Inspect it with a suitable command through the Bash tool (e.g. `file`, `xxd | head`).",
                 is_error=True,
             )
-        text = detect_encoding(data).decode(data)
+        if len(head) > limit:
+            return self._large_text(path, opened, head, args, ctx)
+        text = detect_encoding(head).decode(head)
         record_read(path, ctx)
         return self._text(path, text, args.offset, args.limit)
+
+    def _large_text(self, path: Path, opened: OpenedFile, head: bytes, args: ReadInput,
+                    ctx: ToolContext) -> ToolResult:
+        """A text file over MAX_WHOLE_TEXT_BYTES: only the asked-for lines are read, as a stream."""
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return ToolResult(
+                f"{path} is a UTF-16 text file of {opened.size} bytes, too large to read whole; convert a part "
+                "with `iconv` through the Bash tool.", is_error=True)
+        start = max((args.offset or 1) - 1, 0)
+        count = args.limit if args.limit is not None else DEFAULT_LINE_LIMIT
+        window = read_line_window(opened, start, count, MAX_LINE_CHARS * 4)
+        record_read(path, ctx)
+        if not window.lines:
+            return ToolResult(
+                f"Note: offset {args.offset} is past the end of {path}, which has fewer lines. Use a smaller offset.",
+                data={"file_path": str(path), "num_lines": 0, "total_lines": None},
+            )
+        # UTF-8 with U+FFFD for stray bytes, as the search tools read (a 4 KB sniff can cut a character).
+        lines = [line.decode("utf-8", "replace") for line in window.lines]
+        if start == 0:
+            lines[0] = lines[0].removeprefix("\ufeff")
+        cut = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "… [line truncated]"
+               for line in lines]
+        used = 0
+        for kept, line in enumerate(cut):
+            used += len(line) + 8
+            if used > MAX_OUTPUT_CHARS:
+                cut = cut[:kept]
+                break
+        body = number_lines(cut, start + 1)
+        end = start + len(cut)
+        if window.more or len(cut) < len(lines):
+            body += (f"\n\n(Showing lines {start + 1}-{end} of a {opened.size}-byte file. To read further, call "
+                     f"Read again with offset={end + 1} and a limit.)")
+        return ToolResult(body, data={"file_path": str(path), "start_line": start + 1, "num_lines": len(cut),
+                                      "total_lines": None, "bytes": opened.size})
 
     def _text(self, path: Any, text: str, offset: int | None, limit: int | None) -> ToolResult:
         lines = text.splitlines()
@@ -208,6 +283,19 @@ class ReadTool(Tool):
             "content": "\n".join(shown),
         }
         return ToolResult(body, data=data)
+
+    def _too_large(self, path: Path, size: int, suffix: str) -> ToolResult:
+        if suffix == ".pdf":
+            return ToolResult(
+                f"{path} is a PDF of {size} bytes, over the {MAX_PDF_BYTES}-byte limit. "
+                "Extract the pages you need first (e.g. `pdftotext -f N -l M` through the Bash tool).",
+                is_error=True,
+            )
+        return ToolResult(
+            f"{path} is an image of {size} bytes, over the {MAX_IMAGE_BYTES}-byte limit for images. "
+            "Shrink it first (e.g. with ImageMagick through the Bash tool).",
+            is_error=True,
+        )
 
     def _image(self, path: Any, data: bytes, media_type: str, ctx: ToolContext) -> ToolResult:
         if len(data) > MAX_IMAGE_BYTES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import json
 import os
 import re
 import shutil
@@ -22,6 +23,7 @@ from typing import Literal
 from catui.tools.files import detect_encoding
 from catui.tools.grep_types import RG_FILE_TYPES
 from catui.tools.ignore import VCS_DIRECTORIES, walk_files
+from catui.tools.search_process import DEFAULT_TIMEOUT_S, SearchInterrupted, run_search_process
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 FALLBACK_ENV = "CATUI_GREP_FALLBACK"
@@ -116,38 +118,60 @@ def rg_grep_args(rg: str, query: GrepQuery) -> list[str]:
     return args
 
 
-async def rg_search(rg: str, query: GrepQuery, abort: asyncio.Event | None = None) -> list[FileHits]:
-    """Run rg for ``query``; setting ``abort`` kills it and raises SearchError."""
-    proc = await asyncio.create_subprocess_exec(
-        *rg_grep_args(rg, query),
-        cwd=str(query.root if query.root.is_dir() else query.root.parent),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        stdin=asyncio.subprocess.DEVNULL,
-    )
-    out, err = await _communicate(proc, abort)
-    if proc.returncode == 2 and not out:
-        raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
-    return order_hits(parse_rg_output(out, query.mode), query.mode)
+@dataclass
+class SearchResult:
+    """The hits of a search; ``cut`` when its output passed the cap and the rest was not read."""
+
+    hits: list[FileHits]
+    cut: bool = False
 
 
-async def _communicate(proc: asyncio.subprocess.Process, abort: asyncio.Event | None) -> tuple[bytes, bytes]:
-    """``proc.communicate()``, killing rg when ``abort`` is set first."""
-    if abort is None:
-        return await proc.communicate()
-    talker = asyncio.ensure_future(proc.communicate())
-    aborter = asyncio.ensure_future(abort.wait())
+async def rg_search(rg: str, query: GrepQuery, abort: asyncio.Event | None = None,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> SearchResult:
+    """Run rg for ``query`` with its output read as it comes (capped); abort or the time limit raise SearchError."""
     try:
-        await asyncio.wait({talker, aborter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborter.cancel()
-        killed = not talker.done()
-        if killed:
-            proc.kill()
-            await asyncio.gather(talker, return_exceptions=True)
-    if killed:
-        raise SearchError("the search was interrupted")
-    return talker.result()
+        done = await run_search_process(
+            rg_grep_args(rg, query), cwd=str(query.root if query.root.is_dir() else query.root.parent),
+            abort=abort, timeout_s=timeout_s, separator=b"\0" if query.mode == "files_with_matches" else b"\n")
+    except SearchInterrupted as exc:
+        raise SearchError(_interrupted_text(exc)) from None
+    if done.returncode not in (0, 1) and not done.stdout and not done.cut:
+        # 2: a bad pattern or unreadable root; negative: rg died of a signal (out of memory, killed)
+        raise SearchError(done.stderr.decode("utf-8", "replace").strip()
+                          or f"ripgrep failed (exit status {done.returncode})")
+    return SearchResult(order_hits(parse_rg_output(done.stdout, query.mode), query.mode), done.cut)
+
+
+async def python_search_in_child(query: GrepQuery, abort: asyncio.Event | None = None,
+                                 timeout_s: float = DEFAULT_TIMEOUT_S) -> SearchResult:
+    """:func:`python_search` in a child Python process that an abort or the time limit can kill."""
+    spec = {"pattern": query.pattern, "root": os.fsdecode(query.root), "mode": query.mode,
+            "globs": list(query.globs), "file_type": query.file_type, "ignore_case": query.ignore_case,
+            "multiline": query.multiline, "before": query.before, "after": query.after, "hidden": query.hidden}
+    try:
+        done = await run_search_process(
+            [sys.executable, "-m", "catui.tools.python_search_worker"], cwd=str(query.root.parent),
+            stdin=json.dumps(spec).encode("ascii"), abort=abort, timeout_s=timeout_s,
+            cpu_limit_s=int(timeout_s) + 5)
+    except SearchInterrupted as exc:
+        raise SearchError(_interrupted_text(exc) + (
+            " The pure-Python search backtracks on nested repetition such as (a+)+; simplify the pattern "
+            "or install ripgrep (rg)." if exc.reason == "timeout" else "")) from None
+    if done.returncode != 0 and not done.cut:
+        raise SearchError(done.stderr.decode("utf-8", "replace").strip()
+                          or f"the search process failed (exit status {done.returncode})")
+    hits = []
+    for line in done.stdout.splitlines():
+        item = json.loads(line)
+        hits.append(FileHits(item["path"], item["count"],
+                             [None if entry is None else (entry[0], entry[1], entry[2]) for entry in item["lines"]]))
+    return SearchResult(hits, done.cut)
+
+
+def _interrupted_text(exc: SearchInterrupted) -> str:
+    if exc.reason == "aborted":
+        return "the search was interrupted"
+    return f"the search was stopped after {exc.seconds:g} seconds"
 
 
 def parse_rg_output(out: bytes, mode: OutputMode) -> list[FileHits]:
@@ -186,25 +210,23 @@ def parse_rg_output(out: bytes, mode: OutputMode) -> list[FileHits]:
     return list(hits.values())
 
 
-async def rg_files(rg: str, root: Path, globs: Iterable[str]) -> list[str]:
+async def rg_files(rg: str, root: Path, globs: Iterable[str], abort: asyncio.Event | None = None,
+                   timeout_s: float = DEFAULT_TIMEOUT_S) -> list[str]:
+    """``rg --files`` under ``root``: at most the first 32 MB of names (a tree of millions of files stays
+    bounded); abort or the time limit raise SearchError."""
     args = [rg, "--files", "--null", "--no-config"]
     for glob in globs:
         args += ["--glob", glob]
     args += ["--", str(root)]
-    proc = await asyncio.create_subprocess_exec(
-        *args, cwd=str(root), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
     try:
-        out, err = await proc.communicate()
-    except asyncio.CancelledError:
-        # A stopped agent (a limit, TaskStop) must not leave rg running with its pipes open.
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
-        raise
-    if proc.returncode == 2 and not out:
-        raise SearchError(err.decode("utf-8", "replace").strip() or "ripgrep failed")
-    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+        done = await run_search_process(args, cwd=str(root), abort=abort, timeout_s=timeout_s, separator=b"\0")
+    except SearchInterrupted as exc:
+        raise SearchError(_interrupted_text(exc)) from None
+    if done.returncode not in (0, 1) and not done.stdout and not done.cut:
+        raise SearchError(done.stderr.decode("utf-8", "replace").strip()
+                          or f"ripgrep failed (exit status {done.returncode})")
+    names = done.stdout.split(b"\0")
+    return [os.fsdecode(p) for p in names if p]
 
 
 # ---------------------------------------------------------------- Python backend

@@ -38,6 +38,12 @@ class TaskStopTool(Tool):
         registry = registry_of(ctx)
         runtime = ctx.services.subagents
         task = registry.get(task_id) if registry is not None else None
+        if task is None and registry is not None and runtime is not None:
+            # A background agent's name stands for its id (Claude Code 2.1.332; catui's messaging).
+            named = runtime.live_agent_id(task_id)
+            if named is not None:
+                task_id = named
+                task = registry.get(task_id)
         if task is None and runtime is not None and runtime.running_in_foreground(task_id):
             return await _stop_foreground_agent(runtime, task_id)
         if registry is None:

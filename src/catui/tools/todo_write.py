@@ -23,7 +23,7 @@ items for follow-up work you discover, and remove items that no longer apply."""
 
 
 class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     content: str = Field(min_length=1, description="What to do, in imperative form.")
     status: Literal["pending", "in_progress", "completed"] = Field(description="The item's state.")

@@ -10,7 +10,6 @@ from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
-from catui.tools.html_markdown import html_to_markdown
 
 MAX_CONTENT_CHARS = 100_000
 MAX_DOWNLOAD_BYTES = 10 * 1024 * 1024
@@ -144,6 +143,8 @@ def _render(url: str, fetched: _Fetched, prompt: str) -> ToolResult:
     if "html" in content_type or (
         not content_type and text.lstrip().lower().startswith(("<!doctype", "<html"))
     ):
+        from catui.tools.html_markdown import html_to_markdown  # lazy (catui.lazy): the HTML parser
+
         text = html_to_markdown(text, base_url=url)
     elif not (
         content_type.startswith("text/")

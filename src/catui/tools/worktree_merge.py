@@ -15,8 +15,6 @@ from pydantic import Field
 
 from catui.errors import CatuiError
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
-from catui.worktree.lookup import recorded_worktree
-from catui.worktree.merge_back import MergeConflict, apply_worktree, worktree_diff
 
 SETTING = "allowAgentMerge"
 MAX_DIFF_CHARS = 60_000
@@ -59,6 +57,10 @@ class WorktreeMergeTool(Tool):
         return isinstance(args, WorktreeMergeInput) and args.action == "diff"
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): git and the merge code load when the (opt-in) tool is called
+        from catui.worktree.lookup import recorded_worktree
+        from catui.worktree.merge_back import MergeConflict, apply_worktree, worktree_diff
+
         assert isinstance(args, WorktreeMergeInput)
         try:
             info = recorded_worktree(ctx.project_root, args.agent_id)

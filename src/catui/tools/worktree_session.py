@@ -16,16 +16,14 @@ from __future__ import annotations
 import re
 import secrets
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from catui.tools.base import EnteredWorktree, Tool, ToolContext, ToolInput, ToolResult
-from catui.worktree.changes import commits_ahead, dirty_entries
-from catui.worktree.cleanup import remove_worktree
-from catui.worktree.create import create_worktree
-from catui.worktree.model import WorktreeError, WorktreeInfo
-from catui.worktree.refs import find_git_root
+
+if TYPE_CHECKING:
+    from catui.worktree.model import WorktreeInfo
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 NAME_MAX_CHARS = 64
@@ -84,6 +82,11 @@ class EnterWorktreeTool(Tool):
         )
 
     async def call(self, args: EnterWorktreeInput, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): git and the worktree modules load when an agent enters a worktree
+        from catui.worktree.create import create_worktree
+        from catui.worktree.model import WorktreeError
+        from catui.worktree.refs import find_git_root
+
         if ctx.worktree is not None:
             return ToolResult(
                 f"EnterWorktree: this session is already in the worktree {ctx.worktree.info.path}; "
@@ -136,6 +139,9 @@ class ExitWorktreeTool(Tool):
         )
 
     async def call(self, args: ExitWorktreeInput, ctx: ToolContext) -> ToolResult:
+        from catui.worktree.cleanup import remove_worktree  # lazy (catui.lazy)
+        from catui.worktree.model import WorktreeError
+
         entered = ctx.worktree
         if entered is None:
             return ToolResult(
@@ -179,6 +185,8 @@ class ExitWorktreeTool(Tool):
 
 async def _unsaved_work(info: WorktreeInfo) -> str:
     """What removing the worktree would lose, in words ("" when nothing)."""
+    from catui.worktree.changes import commits_ahead, dirty_entries  # lazy (catui.lazy)
+
     parts: list[str] = []
     entries, _error = await dirty_entries(info)
     if entries:

@@ -15,9 +15,11 @@ from catui.tools.files import (
     file_permission_request,
     freshness_error,
     record_read,
-    resolve_path,
+    resolve_once,
     write_encoded_text,
 )
+from catui.tools.nofollow import read_resolved
+from catui.tools.protected_config import isolated_config_refusal
 
 DESCRIPTION = """\
 Write a file to the local filesystem, replacing it completely if it exists.
@@ -50,9 +52,12 @@ class WriteTool(Tool):
         error = absolute_path_error(args.file_path, ctx)
         if error:
             return ToolResult(error, is_error=True)
-        path = resolve_path(args.file_path, ctx)
+        path = resolve_once(args, args.file_path, ctx)
         if path.is_dir():
             return ToolResult(f"{path} is a directory; give the path of a file inside it.", is_error=True)
+        refusal = isolated_config_refusal(path, ctx, verb="write")
+        if refusal:
+            return ToolResult(refusal, is_error=True)
         existed = path.exists()
         encoding = UTF8
         if existed:
@@ -60,7 +65,7 @@ class WriteTool(Tool):
             if error:
                 return ToolResult(error, is_error=True)
             try:
-                encoding = detect_encoding(path.read_bytes())
+                encoding = detect_encoding(read_resolved(path))
             except OSError:
                 encoding = UTF8
         error = write_encoded_text(

@@ -18,7 +18,12 @@ from pathlib import Path
 
 from catui.state.db import DB_FILENAME, StateDB, pid_is_alive
 from catui.worktree.changes import commits_ahead, is_catui_runtime_gitignore, worktree_has_changes
-from catui.worktree.create import relink_directories, run_remove_hooks, unlink_directories
+from catui.worktree.create import (
+    relink_directories,
+    remove_unfinished_worktree,
+    run_remove_hooks,
+    unlink_directories,
+)
 from catui.worktree.gitcmd import run_git
 from catui.worktree.model import WorktreeError, WorktreeInfo, WorktreeOutcome
 from catui.worktree.refs import find_git_root, git_dirs, read_ref
@@ -138,6 +143,8 @@ async def sweep_stale_worktrees(
 ) -> SweepResult:
     """Start-up sweep: ``active`` worktrees whose owning process is gone are cleaned up.
 
+    ``creating`` rows whose process is gone (killed during creation) are removed whatever git left.
+
     Those without changes are removed; those with changes become ``kept``
     (listed by ``catui worktrees``). ``repo_root`` limits the sweep to that
     repository's worktrees.
@@ -145,7 +152,7 @@ async def sweep_stale_worktrees(
     alive = pid_alive or pid_is_alive
     rows = [
         row
-        for row in state.list_worktrees(status="active")
+        for row in [*state.list_worktrees(status="creating"), *state.list_worktrees(status="active")]
         if row.get("pid") is None or not alive(int(row["pid"]))
     ]
     return await _clean_rows(repo_root, state, rows)
@@ -162,7 +169,7 @@ async def sweep_at_startup(project_root: Path) -> SweepResult | None:
         return None
     state = StateDB(Path(project_root), path=db_path)
     try:
-        if not state.list_worktrees(status="active"):
+        if not state.list_worktrees(status="active") and not state.list_worktrees(status="creating"):
             return SweepResult((), (), ())
         return await sweep_stale_worktrees(Path(project_root), state)
     finally:
@@ -178,7 +185,7 @@ async def prune_worktrees(
         row
         for row in state.list_worktrees()
         if row["status"] == "kept"
-        or (row["status"] == "active" and (row.get("pid") is None or not alive(int(row["pid"]))))
+        or (row["status"] in ("active", "creating") and (row.get("pid") is None or not alive(int(row["pid"]))))
     ]
     return await _clean_rows(repo_root, state, rows)
 
@@ -193,7 +200,12 @@ async def _clean_rows(repo_root: Path, state: StateDB, rows: list[dict[str, obje
         if info.git_root is not None and info.git_root.resolve() != root.resolve():
             continue
         try:
-            if info.hook_based and info.path.is_dir() and not info.remove_hooks:
+            if row["status"] == "creating":
+                # Its creation was killed half-way: the agent never ran there, so it goes, locked or not.
+                await remove_unfinished_worktree(info)
+                _set_status(state, info, "removed")
+                removed.append(info.agent_id)
+            elif info.hook_based and info.path.is_dir() and not info.remove_hooks:
                 kept.append(info.agent_id)
                 _set_status(state, info, "kept")
             elif await cleanup_worktree(info, state):

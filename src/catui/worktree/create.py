@@ -12,9 +12,11 @@ are linked from the main checkout when present there and missing in the worktree
 
 With WorktreeCreate hooks configured, the hook makes the folder instead of git.
 
-The worktree is recorded in state.db (status ``active``) before this returns,
-so a crash of catui never orphans it; any failure on the way rolls back what
-was made (folder, branch, git's admin entry).
+The worktree is recorded in state.db with status ``creating`` *before* ``git worktree add`` runs (its folder,
+branch and start commit are known by then), and becomes ``active`` when it is ready: a catui killed at any
+moment of the creation leaves a row naming what may exist, and the next start (or ``catui worktrees prune``)
+removes it, locked half-made worktree and branch included. Any failure on the way rolls back what was made
+(folder, branch, git's admin entry) and then forgets the row.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ async def create_worktree(
     if create_hooks:
         info = await _create_with_hooks(agent_id, repo_root, settings, session_id)
     else:
-        info = await _create_with_git(agent_id, repo_root, symlink_dirs, sparse_paths, session_id, slug)
+        info = await _create_with_git(
+            agent_id, repo_root, symlink_dirs, sparse_paths, session_id, slug, state=state
+        )
     if state is not None:
         try:
             state.record_worktree(
@@ -126,6 +130,8 @@ async def _create_with_git(
     sparse_paths: tuple[str, ...],
     session_id: str,
     slug: str | None = None,
+    *,
+    state: StateDB | None = None,
 ) -> WorktreeInfo:
     git_root = find_git_root(repo_root)
     if git_root is None:
@@ -154,6 +160,10 @@ async def _create_with_git(
     add_args += ["-b", branch, str(path), head]
     info = WorktreeInfo(agent_id=agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
                         session_id=session_id)  # fmt: skip
+    if state is not None:
+        # Before anything exists: a kill from here on leaves this row for the next start to clean up.
+        state.record_worktree(agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
+                              hook_based=False, status="creating", meta=info.meta())  # fmt: skip
     try:
         for attempt in range(1, ADD_ATTEMPTS + 1):
             result = await run_git(*add_args, cwd=git_root)
@@ -175,15 +185,64 @@ async def _create_with_git(
             )
         linked = _link_directories(git_root, path, symlink_dirs)
     except _BranchTaken as taken:
+        _forget(state, agent_id)
         raise WorktreeError(str(taken)) from None
     except OSError as exc:
         await _remove_git_worktree(info)
+        _forget(state, agent_id)
         raise WorktreeError(f"could not create worktree {path}: {exc.strerror or exc}") from exc
     except BaseException:  # includes cancellation: nothing half-made stays behind
         await _remove_git_worktree(info)
+        _forget(state, agent_id)
         raise
     return WorktreeInfo(agent_id=agent_id, path=path, branch=branch, head_commit=head, git_root=git_root,
                         symlinks=linked, session_id=session_id)  # fmt: skip
+
+
+def _forget(state: StateDB | None, agent_id: str) -> None:
+    """Drop the ``creating`` row once the rollback is done (nothing of the worktree is left)."""
+    if state is not None:
+        with contextlib.suppress(Exception):
+            state.delete_worktree(agent_id)
+
+
+async def remove_unfinished_worktree(info: WorktreeInfo) -> None:
+    """Remove what a creation that never finished (its process was killed) may have left: a locked
+    half-made worktree, git's entry for it, its branch. The agent never ran in it, so nothing is kept.
+
+    A ``git worktree add`` killed half-way can leave its admin folder (``.git/worktrees/<name>``) locked
+    "initializing" and with a ``gitdir`` or ``commondir`` not yet written, which makes ``git worktree
+    remove`` and ``prune`` skip or refuse it (and ``git branch -D`` believe the branch checked out); so the
+    folder and that admin entry are removed directly first, then git prunes and deletes the branch.
+    """
+    assert info.git_root is not None
+    admins = _admin_entries(info)
+    if os.path.lexists(info.path):
+        shutil.rmtree(info.path, ignore_errors=True)
+    for admin in admins:
+        shutil.rmtree(admin, ignore_errors=True)
+    await _remove_git_worktree(info)
+
+
+def _admin_entries(info: WorktreeInfo) -> list[Path]:
+    """git's admin folders for ``info.path``: named after the folder (git may add a number), pointing at it
+    or not yet pointing anywhere."""
+    assert info.git_root is not None
+    dirs = git_dirs(info.git_root)
+    if dirs is None or not (dirs.common_dir / "worktrees").is_dir():
+        return []
+    own = os.path.realpath(info.path / ".git")
+    found = []
+    for admin in (dirs.common_dir / "worktrees").iterdir():
+        if not admin.name.startswith(info.path.name):
+            continue
+        try:
+            pointer = (admin / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            pointer = ""
+        if not pointer or os.path.realpath(pointer) == own:
+            found.append(admin)
+    return found
 
 
 class _BranchTaken(Exception):

@@ -106,12 +106,25 @@ async def snapshot_commit(info: WorktreeInfo) -> str:
     if tree == head_tree:
         return head
     message = f"catui: uncommitted work of agent {info.agent_id}"
-    made = await run_git("commit-tree", tree, "-p", head, "-m", message, cwd=info.path)
+    made = await run_git("commit-tree", tree, "-p", head, "-m", message, cwd=info.path,
+                         env=await agent_identity_env(info.path))
     if not made.ok:
-        raise WorktreeError(
-            f"cannot record the uncommitted work of agent {info.agent_id}: {made.stderr_tail()} (git needs a name "
-            "and email: git config --global user.name 'You'; git config --global user.email you@example.com)")
+        raise WorktreeError(f"cannot record the uncommitted work of agent {info.agent_id}: {made.stderr_tail()}")
     return made.stdout.strip()
+
+
+AGENT_IDENTITY = {"GIT_AUTHOR_NAME": "catui agent", "GIT_AUTHOR_EMAIL": "agent@catui.invalid",
+                  "GIT_COMMITTER_NAME": "catui agent", "GIT_COMMITTER_EMAIL": "agent@catui.invalid"}
+"""Who records an agent's uncommitted work when git knows no user (the commit holds the agent's work, not yours)."""
+
+
+async def agent_identity_env(cwd: Path) -> dict[str, str]:
+    """The user's identity when git has one (nothing to add), else :data:`AGENT_IDENTITY`.
+
+    Recording the agent's work must not fail on a machine where ``user.name`` / ``user.email`` were never set.
+    """
+    known = await run_git("var", "GIT_COMMITTER_IDENT", cwd=cwd)
+    return {} if known.ok else dict(AGENT_IDENTITY)
 
 
 async def worktree_diff(info: WorktreeInfo) -> WorktreeDiff:

@@ -14,15 +14,23 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from catui.cli.commands.agents_listing import format_listing
-from catui.cli.commands.agents_show import format_agent, show_settings_and_env
+from catui.cli.commands.agents_show import (
+    final_tool_list,
+    format_agent,
+    main_tool_names,
+    show_settings_and_env,
+)
 from catui.cli.commands.agents_sources import load_registry, source_options
 from catui.cli.commands.agents_validate import registry_report, validate_paths
+from catui.config.compat import CompatProfile, resolve_compat
+from catui.errors import ConfigurationError
 
 
 @click.group(
@@ -42,6 +50,15 @@ def command(
         ctx.invoke(list_command, as_json=as_json, plugin_dirs=plugin_dirs, agents_json=agents_json)
 
 
+def _profile(settings: Mapping[str, Any], env: Mapping[str, str]) -> CompatProfile:
+    """The compatibility profile a session here would follow (its built-in agents differ); exits on a bad one."""
+    try:
+        return resolve_compat(settings, env)
+    except ConfigurationError as exc:
+        click.echo(f"catui: {exc}", err=True)
+        sys.exit(1)
+
+
 @command.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print {active, all, failed_files, warnings} as JSON.")
 @source_options
@@ -49,9 +66,16 @@ def list_command(
     as_json: bool = False, plugin_dirs: Sequence[str] = (), agents_json: str | None = None
 ) -> None:
     """Active agents grouped by source, shadowed definitions, and files that failed to load."""
-    registry, notes = load_registry(plugin_dirs, agents_json)
+    profile = _profile(*show_settings_and_env(Path.cwd()))
+    registry, notes = load_registry(plugin_dirs, agents_json, current_contract=profile.current)
     if as_json:
-        click.echo(json.dumps(registry.to_json(), indent=2, ensure_ascii=False))
+        listing = registry.to_json()
+        available = main_tool_names()
+        for key, agents in (("active", registry.active), ("all", registry.all)):
+            # what each agent ends up with as a sub-agent (a memory agent's Read/Write/Edit included)
+            for summary, agent in zip(listing[key], agents, strict=True):
+                summary["finalTools"] = final_tool_list(agent, available)[0]
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         return
     click.echo(format_listing(registry, notes))
 
@@ -61,7 +85,9 @@ def list_command(
 @source_options
 def show_command(name: str, plugin_dirs: Sequence[str] = (), agents_json: str | None = None) -> None:
     """Every resolved field of agent NAME, its source file and its final tool list."""
-    registry, _ = load_registry(plugin_dirs, agents_json)
+    settings, env = show_settings_and_env(Path.cwd())
+    profile = _profile(settings, env)
+    registry, _ = load_registry(plugin_dirs, agents_json, current_contract=profile.current)
     agent = registry.get(name)
     if agent is None:
         shadowed = [a for a in registry.all if a.agent_type == name]
@@ -72,7 +98,7 @@ def show_command(name: str, plugin_dirs: Sequence[str] = (), agents_json: str | 
             for item in failed:
                 click.echo(f"  {item.path} failed to load: {item.error}", err=True)
         sys.exit(1)
-    settings, env = show_settings_and_env(Path.cwd())
+    click.echo(f"Compat profile: {profile.describe()}")
     click.echo(format_agent(agent, registry, settings, env))
 
 

@@ -36,6 +36,9 @@ def main_tool_names() -> list[str]:
 def final_tool_list(agent: AgentDefinition, available: Sequence[str]) -> tuple[list[str], list[str]]:
     """(tools the agent would get as a sub-agent, entries of its lists that match no available tool).
 
+    A ``memory`` agent's list ends with the Read, Write and Edit it is given at run time (confined to its
+    memory folder) unless its lists already have them or its ``disallowedTools`` names them.
+
     Mirrors the run-time filter by name: start from the main agent's tools minus those no
     sub-agent receives (the run-time filter's own list), keep the allow-list (``*``/absent = all), then remove the deny-list.
     MCP entries are kept as written; they are matched once servers connect.
@@ -67,7 +70,14 @@ def final_tool_list(agent: AgentDefinition, available: Sequence[str]) -> tuple[l
         name = base(entry)
         if name not in available and not name.startswith("mcp__"):
             unmatched.append(entry)
-    return [name for name in chosen if base(name) not in denied], unmatched
+    final = [name for name in chosen if base(name) not in denied]
+    if agent.memory:
+        # lazy, as above: a memory agent gets the Read/Write/Edit it lacks at run time (for its memory folder)
+        from catui.subagents.memory_tools import MEMORY_TOOL_NAMES
+
+        final.extend(name for name in MEMORY_TOOL_NAMES
+                     if name in pool and name not in final and name not in denied)
+    return final, unmatched
 
 
 def show_settings_and_env(cwd: Path) -> tuple[Mapping[str, Any], dict[str, str]]:

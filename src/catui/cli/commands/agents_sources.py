@@ -49,8 +49,13 @@ def settings_plugin_dirs(cwd: Path) -> tuple[list[str], list[str]]:
     return plugin_paths(settings.merged), []
 
 
-def load_registry(plugin_dirs: Sequence[str], agents_json: str | None) -> tuple[AgentRegistry, list[str]]:
-    """The registry a session in the current folder would load, with these extra sources; and settings notes."""
+def load_registry(
+    plugin_dirs: Sequence[str], agents_json: str | None, *, current_contract: bool = False
+) -> tuple[AgentRegistry, list[str]]:
+    """The registry a session in the current folder would load, with these extra sources; and settings notes.
+
+    ``current_contract``: the session follows the current Claude Code contract (catui.config.compat).
+    """
     cwd = Path.cwd()
     settings_plugins, notes = settings_plugin_dirs(cwd)
     registry = load_agent_registry(
@@ -58,5 +63,6 @@ def load_registry(plugin_dirs: Sequence[str], agents_json: str | None) -> tuple[
         plugin_dirs=[*plugin_dirs, *settings_plugins],
         flag_agents=parse_agents_json(agents_json),
         interactive=True,  # list what an interactive session offers (catui-guide included)
+        current_contract=current_contract,
     )
     return registry, notes

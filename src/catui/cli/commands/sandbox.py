@@ -17,7 +17,6 @@ from catui.config.settings import load_settings
 from catui.errors import CatuiError
 from catui.paths import find_project_root
 from catui.sandbox.config import SandboxSettings, sandbox_settings_from
-from catui.sandbox.layout import SandboxLayout, bwrap_argv
 from catui.sandbox.policy import AgentFolders, BashSandbox
 
 CHECK_TIMEOUT_S = 20.0
@@ -59,14 +58,20 @@ def describe(sandbox: BashSandbox, cwd: Path) -> list[str]:
     project = find_project_root(cwd)
     layout = sandbox.layout_for(AgentFolders(cwd, project, (project,)))
     lines.append(f"writable for the main agent: {layout.describe_writable()}")
-    lines.append("writable for an isolated agent: its worktree, its git metadata (objects, refs, logs), a private /tmp")
-    lines.append("everything else: read-only (also .catui/ and .claude/ inside writable folders)")
+    lines.append(
+        "writable for an isolated agent: its worktree, its git metadata (objects, logs, its own branch and new "
+        "branches), a private /tmp"
+    )
+    lines.append(
+        "everything else: read-only (also .catui/, .claude/, .mcp.json, .git/config and .git/hooks inside "
+        "writable folders, and an isolated agent's other branches)"
+    )
     lines.append(_network_line(settings))
     excluded = ", ".join(settings.excluded_commands) or "none"
     lines.append(f"excludedCommands (run unsandboxed): {excluded}")
     auto = "yes" if settings.auto_allow_bash_if_sandboxed else "no"
     lines.append(f"autoAllowBashIfSandboxed (sandboxed Bash needs no approval): {auto}")
-    lines += _live_checks(availability.binary or "bwrap", layout, project)
+    lines += _live_checks(sandbox, AgentFolders(cwd, project, (project,)), project)
     return lines
 
 
@@ -79,7 +84,7 @@ def _network_line(settings: SandboxSettings) -> str:
     return "network: off (no connections, not even to 127.0.0.1)"
 
 
-def _live_checks(binary: str, layout: SandboxLayout, project: Path) -> list[str]:
+def _live_checks(sandbox: BashSandbox, folders: AgentFolders, project: Path) -> list[str]:
     """Run three real commands in the sandbox and report what happened."""
     probes = {
         f"write in {project}": f"f=$(mktemp -p {project} .catui-sandbox-check.XXXXXX) && rm -f \"$f\"",
@@ -88,11 +93,14 @@ def _live_checks(binary: str, layout: SandboxLayout, project: Path) -> list[str]
     }
     lines = ["live checks:"]
     for label, script in probes.items():
-        argv = bwrap_argv(binary, layout, project, ["bash", "-c", script])
+        launch = sandbox.plan(script, folders)  # as the Bash tool starts it (placeholders included)
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+            done = subprocess.run(launch.wrap(["bash", "-c", script], project), capture_output=True, text=True,
+                                  timeout=CHECK_TIMEOUT_S)
             outcome = "allowed" if done.returncode == 0 else "refused"
         except (OSError, subprocess.SubprocessError) as exc:
             outcome = f"could not run ({exc})"
+        finally:
+            launch.finish()
         lines.append(f"  {label}: {outcome}")
     return lines

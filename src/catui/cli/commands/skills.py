@@ -31,7 +31,7 @@ def _load(plugin_dirs: Sequence[str]) -> tuple[SkillRegistry, list[str]]:
 @_plugin_option
 @click.pass_context
 def command(ctx: click.Context, as_json: bool = False, plugin_dirs: Sequence[str] = ()) -> None:
-    """List and show skills (plugin, user and project SKILL.md files)."""
+    """List and show skills (plugin, user and project SKILL.md files) and custom commands (commands/*.md)."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(list_command, as_json=as_json, plugin_dirs=plugin_dirs)
 
@@ -75,6 +75,7 @@ def _summary(skill: SkillDefinition) -> dict[str, object]:
         "path": skill.path,
         "allowed_tools": list(skill.allowed_tools),
         "disable_model_invocation": skill.disable_model_invocation,
+        "kind": skill.kind,
     }
 
 
@@ -86,7 +87,8 @@ def format_skill_listing(registry: SkillRegistry, notes: Sequence[str] = ()) -> 
     width = max((len(n) for n in registry.skills), default=0)
     for name, skill in sorted(registry.skills.items()):
         hidden = " (not offered to the model)" if skill.disable_model_invocation else ""
-        lines.append(f"{name.ljust(width)}  [{SOURCE_LABELS[skill.source]}]  {skill.description}{hidden}")
+        kind = " (command)" if skill.kind == "command" else ""
+        lines.append(f"{name.ljust(width)}  [{SOURCE_LABELS[skill.source]}]  {skill.description}{kind}{hidden}")
     if registry.failed_files:
         lines += ["", "Failed to load:"]
         lines += [f"  {f.path}: {f.error}" for f in registry.failed_files]
@@ -110,5 +112,7 @@ def format_skill(skill: SkillDefinition) -> str:
         ("Model may invoke", "no" if skill.disable_model_invocation else "yes"),
     ]
     lines = [f"{label}: {value}" for label, value in rows if value]
+    if skill.kind == "command":  # a command's body is expanded per call (docs/commands.md): shown as written
+        return "\n".join([*lines, "Kind: custom command (/" + skill.name + " args)", "", skill.body.rstrip("\n")])
     lines += ["", f"Base directory for this skill: {skill.base_dir}", "", skill.body]
     return "\n".join(lines)

@@ -62,7 +62,7 @@ async def _collect(root: Path, show_all: bool) -> list[tuple[str, ...]]:
         records = [
             r
             for r in state.list_worktrees()
-            if r["status"] == "kept" or (show_all and r["status"] == "active")
+            if r["status"] == "kept" or (show_all and r["status"] in ("active", "creating"))
         ]
     finally:
         state.close()

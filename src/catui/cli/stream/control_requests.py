@@ -17,7 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from catui.app.build import AgentApp
+from catui.commands.listing import command_entries
 from catui.errors import CatuiError
+from catui.styles.active import reported_style
 
 log = logging.getLogger(__name__)
 
@@ -80,14 +82,12 @@ UNSUPPORTED: dict[str, str] = {
 def initialize_response(app: AgentApp) -> dict[str, Any]:
     """What catui answers ``initialize`` with (claude-agent-sdk's ``get_server_info()`` returns it)."""
     registry = app.registry
-    skills = app.services.skills
     return {
-        "commands": [{"name": name, "description": "", "argumentHint": ""}
-                     for name in (skills.names() if skills is not None else [])],
+        "commands": command_entries(app),
         "agents": [{"name": a.agent_type, "description": a.description, "model": a.model}
                    for a in getattr(registry, "active", [])],
-        "output_style": "default",
-        "available_output_styles": ["default"],
+        "output_style": reported_style(app.services.output_style)[0],
+        "available_output_styles": reported_style(app.services.output_style)[1],
         "models": [{"value": app.session.config.model, "displayName": app.model_display, "description": ""}],
         "pid": os.getpid(),
     }

@@ -12,6 +12,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, TextIO
 
 from catui import __version__
+from catui.commands.listing import init_skill_names, plugin_entries, session_plugin_dirs, slash_command_names
 from catui.session.events import (
     AssistantMessageEvent,
     Event,
@@ -20,6 +21,7 @@ from catui.session.events import (
     SystemEvent,
     UserMessageEvent,
 )
+from catui.styles.active import reported_style
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
@@ -92,6 +94,15 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
     return obj
 
 
+def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
+    """A result object with ``subagent_stats`` before its uuid, in the current contract (catui.config.compat)."""
+    system = app.services.subagents
+    if not app.services.compat.current or system is None:
+        return obj
+    stats = system.runtime.stats.snapshot()
+    return {**{k: v for k, v in obj.items() if k != "uuid"}, "subagent_stats": stats, "uuid": obj.get("uuid")}
+
+
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
@@ -128,16 +139,18 @@ class StreamJsonWriter:
                 "mcp_servers": mcp.server_statuses() if mcp is not None else [],
                 "model": session.config.model,
                 "permissionMode": session.ctx.permissions.mode,
-                "slash_commands": [],
+                "slash_commands": slash_command_names(self.app),
                 "apiKeySource": api_key_source(self.app.services.env),
                 "claude_code_version": __version__,
-                "output_style": "default",
+                "output_style": reported_style(self.app.services.output_style)[0],
                 "agents": [a.agent_type for a in self.app.registry.active],
-                "skills": self.app.services.skills.names() if self.app.services.skills is not None else [],
-                "plugins": [{"name": name, "path": path} for name, path in plugin_list(self.app.registry)],
+                "skills": init_skill_names(self.app),
+                "plugins": plugin_entries(session_plugin_dirs(self.app)),
                 "unavailable_tools": [
                     {"name": name, "reason": reason} for name, reason in self.app.services.unavailable_tools.items()
                 ],
+                # catui's own key: the Claude Code contract this session follows (catui.config.compat).
+                "compat": self.app.services.compat.name,
                 "uuid": str(uuid.uuid4()),
             }
         )
@@ -152,8 +165,10 @@ class StreamJsonWriter:
             # echoes it only with --replay-user-messages. A sub-agent's prompt is shown, as in Claude Code.
             return
         obj = event_to_json(event, self.app.session.session_id)
-        if obj is not None and isinstance(event, ResultEvent) and self.origin is not None:
-            obj["origin"] = self.origin
+        if obj is not None and isinstance(event, ResultEvent):
+            obj = with_subagent_stats(obj, self.app)
+            if self.origin is not None:
+                obj["origin"] = self.origin
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(
@@ -173,16 +188,6 @@ def api_key_source(env: Any) -> str:
         if env.get(name):
             return name
     return "none"
-
-
-def plugin_list(registry: Any) -> list[tuple[str, str]]:
-    """(name, folder) of each plugin that contributed an agent."""
-    seen: dict[str, str] = {}
-    for agent in getattr(registry, "all", []):
-        name = getattr(agent, "plugin_name", None)
-        if name and name not in seen:
-            seen[name] = str(getattr(agent, "base_dir", "") or "")
-    return sorted(seen.items())
 
 
 def split_assistant_blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,7 +31,9 @@ from dataclasses import replace
 from typing import Any, BinaryIO, TextIO
 
 from catui.app.build import AgentApp, RunOptions, build_app, first_prompt_content, start_app
+from catui.app.model_swap import on_command_model
 from catui.app.output_format import StructuredResult
+from catui.app.prompt import opening_blocks
 from catui.cli.run_support import deliver_idle_events, settle_startup_objects
 from catui.cli.stream.control_bridges import control_mcp_transport, initialize_hooks, stdio_permission_asker
 from catui.cli.stream.control_channel import ControlChannel
@@ -40,6 +42,7 @@ from catui.cli.stream.initialize_request import apply_initialize
 from catui.cli.stream.input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream.output import StreamJsonWriter
 from catui.cli.stream.session_state import SessionStateReporter
+from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
 from catui.session.events import Event, ResultEvent, UsageEvent
@@ -91,6 +94,7 @@ class StreamSession:
         self._early_requests: list[tuple[str, dict[str, Any]]] = []
         self._running = False
         self._terminating = False
+        self._input_failed = False
         self._sent_first_prompt = False
         self._eof = asyncio.Event()
 
@@ -117,6 +121,8 @@ class StreamSession:
                 self.prompts.put_nowait(user_input_from(message, line))
             except StreamInputError as exc:
                 self.warn(str(exc))
+                # The driver waits for a result per prompt: the refusal is one, in order, and never stored.
+                self.prompts.put_nowait(UserInput("", line, refused=str(exc)))
         else:
             self.warn(f"stdin line {line}: catui does not handle messages of type {kind!r}; the line is skipped")
 
@@ -148,8 +154,12 @@ class StreamSession:
         else:
             self.channel.respond(request_id, response)
 
-    def _stdin_closed(self, _task: asyncio.Task[None]) -> None:
+    def _stdin_closed(self, task: asyncio.Task[None]) -> None:
         self._eof.set()
+        if not task.cancelled() and task.exception() is not None:
+            # Reading stdin itself failed: later prompts are lost, so the run must not end as a success.
+            self._input_failed = True
+            self.warn(f"error: catui stopped reading stdin: {type(task.exception()).__name__}: {task.exception()}")
         self.prompts.put_nowait(None)
         self.channel.close("catui's stdin was closed")
 
@@ -200,7 +210,7 @@ class StreamSession:
             if request_id is not None:
                 self.channel.respond_error(request_id, str(exc))
             raise
-        settle_startup_objects()
+        settle_startup_objects(app)
         for warning in [*app.settings.warnings, *app.services.startup_warnings,
                         *(f.error for f in app.registry.failed_files)]:
             self.warn(f"warning: {warning}")
@@ -353,6 +363,8 @@ class StreamSession:
                 if task is not None and not task.done():
                     task.cancel()
             restore()
+        if self._input_failed:
+            return 1
         return 1 if self.last_result is not None and self.last_result.is_error else 0
 
     async def _write_idle_events(self, idle: asyncio.Queue[Event]) -> None:
@@ -370,9 +382,22 @@ class StreamSession:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
         self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else {"kind": "task-notification"}
+        if isinstance(prompt, UserInput) and prompt.refused is not None:
+            self.writer.init()
+            refusal = app.session.result_event("error_during_execution", True, prompt.refused,
+                                               started=time.monotonic(), terminal_reason="error")
+            self.writer.write(refusal)
+            self.last_result = refusal
+            return
+        command = await command_prompt(app, prompt.content) if isinstance(prompt, UserInput) else None
         if isinstance(prompt, UserInput):
-            # The context reminders go before the conversation's first prompt only, as in the terminal session.
-            content: Any = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
+            if command is not None and command.error is None:
+                # a custom command (`/name args`): its expansion stands for the typed text
+                content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
+                grant_for_run(app.session, command.rules)
+            else:
+                # The context reminders go before the conversation's first prompt only, as in the terminal session.
+                content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
             self._sent_first_prompt = True
             mcp = app.services.mcp
             if mcp is not None:
@@ -386,7 +411,12 @@ class StreamSession:
         if self.structured is not None:
             self.structured.start_turn()
         try:
-            async for event in app.session.run(content):
+            if command is not None and command.error is not None:
+                events = refusal_events(app, command)
+            else:
+                model = command.skill.model if command is not None and command.skill is not None else None
+                events = on_command_model(app, model, app.session.run(content))
+            async for event in events:
                 if isinstance(event, ResultEvent) and event.agent_id is None and self.structured is not None:
                     event = self.structured.finish(event, required=isinstance(prompt, UserInput))
                 if isinstance(event, UsageEvent) and event.agent_id is None:

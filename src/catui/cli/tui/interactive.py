@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from catui import __version__
 from catui.app.build import build_app, first_prompt_content, start_app
 from catui.app.interrupted_agents import handle_interrupted_agents
+from catui.app.model_swap import ModelSwap
+from catui.app.prompt import opening_blocks
 from catui.cli.tui.arrivals import BetweenTurnArrivals
 from catui.cli.tui.ask import BetweenTurnQuestions, QuestionAsker
 from catui.cli.tui.history import append_history, load_history
@@ -35,15 +37,18 @@ from catui.cli.tui.screen import Screen
 from catui.cli.tui.slash_commands import SlashCommands
 from catui.cli.tui.slash_rewind import REWIND_COMMANDS
 from catui.cli.tui.slash_session import SESSION_COMMANDS
+from catui.cli.tui.slash_style import STYLE_COMMANDS
 from catui.cli.tui.slash_work import WORK_COMMANDS
 from catui.cli.tui.status import status_line
 from catui.cli.tui.team import TEAM_HELP, team_command
 from catui.cli.tui.terminal import KeyReader, LineEditor, key
 from catui.cli.tui.turn import INTERRUPT_GRACE_S, TICK_S, TurnRunner
+from catui.commands.prompt import command_prompt, grant_for_run
 from catui.errors import CatuiError
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.skills.registry import SkillRegistry
 
 __all__ = [
     "BRACKETED_PASTE_OFF", "BRACKETED_PASTE_ON", "DOUBLE_PRESS_S", "EXIT_COMMANDS", "HELP_TEXT", "INTERRUPT_GRACE_S",
@@ -60,6 +65,18 @@ HELP_TEXT = """Commands: /help, /exit (or Ctrl-D), and:
 During a turn: Ctrl-C or Esc interrupts it; Ctrl-B moves running sub-agents to the background.
 At the prompt: Ctrl-C clears the line, twice on an empty line exits; ↑/↓ recall earlier input;
 a backslash at the end of the line, then Enter, starts a new line (pasted line breaks are kept)."""
+
+
+def custom_command_help(skills: SkillRegistry | None) -> list[str]:
+    """/help's lines for the session's custom commands and skills: name, argument hint, description, origin."""
+    if skills is None:
+        return []
+    origin = {"projectSettings": "project", "userSettings": "user", "plugin": "plugin"}
+    entries = [(f"/{s.name}" + (f" {s.argument_hint}" if s.argument_hint else ""),
+                f"{s.description} ({origin.get(s.source, s.source)} {s.kind})")
+               for s in (skills.get(name) for name in skills.names()) if s is not None]
+    width = max((len(left) for left, _ in entries), default=0) + 3
+    return [f"  {left.ljust(width)}{right}" for left, right in entries]
 
 
 async def interactive_main(run_options: Any, prompt: str | None) -> int:
@@ -102,6 +119,7 @@ class InteractiveSession:
         self.editor: LineEditor | None = LineEditor(self.screen, self.keys) if self.keys else None
         if self.editor is not None:
             self.editor.history = load_history(app.project_root)
+            self.editor.completer = self.complete_command
         self.turns = TurnRunner(self.screen, self.keys, tty=self.tty)
         self.plain_input = PlainLineReader(stdin)
         self.arrivals = BetweenTurnArrivals()
@@ -111,7 +129,7 @@ class InteractiveSession:
         self._last_interrupt = 0.0
         self._exit_requested = False
         self._installed_signals: list[int] = []
-        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS, *REWIND_COMMANDS])
+        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS, *REWIND_COMMANDS, *STYLE_COMMANDS])
         self._prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
         self._early_lines: list[str | None] = []
         """Lines read in the instant a notification won the race to the prompt; they come next."""
@@ -164,7 +182,9 @@ class InteractiveSession:
             if text in EXIT_COMMANDS:
                 break
             if text == "/help":
-                self.screen.print(HELP_TEXT.format(commands="\n".join(self.commands.help_lines())) + "\n" + TEAM_HELP)
+                custom = custom_command_help(self.app.services.skills)
+                self.screen.print(HELP_TEXT.format(commands="\n".join(self.commands.help_lines())) + "\n" + TEAM_HELP
+                                  + ("\nCustom commands and skills:\n" + "\n".join(custom) if custom else ""))
                 continue
             team_output = team_command(self.app, text, self.screen.style)
             if team_output is not None:
@@ -172,6 +192,8 @@ class InteractiveSession:
                 continue
             append_history(self.app.project_root, text)
             if await self.commands.dispatch(self, text):
+                continue
+            if await self.run_custom_command(text):
                 continue
             await self.turn(text)
         if self.app.transcript_path is not None:
@@ -318,6 +340,36 @@ class InteractiveSession:
         except KeyboardInterrupt:
             self.interrupt_turn()
             return None
+
+    # -- custom commands (catui.commands) ---------------------------------------------------------
+
+    def complete_command(self, typed: str) -> list[str]:
+        """Tab completion at the prompt: the ``/names`` (built-in, custom, skills) that start with ``typed``."""
+        skills = self.app.services.skills
+        names = {"help", "exit", "quit", *self.commands.names(), *(skills.names() if skills is not None else [])}
+        return sorted(f"/{name}" for name in names if f"/{name}".startswith(typed))
+
+    async def run_custom_command(self, text: str) -> bool:
+        """Run ``/name args`` when ``name`` is a custom command or a skill; False for any other line."""
+        command = await command_prompt(self.app, text)
+        if command is None or command.skill is None:
+            return False  # not a command, or an unknown name: it goes to the model as typed
+        if command.error is not None:
+            self.say(f"/{command.name}: {command.error}", "red")
+            return True
+        content = command.blocks if self.sent_first_message else [*opening_blocks(self.app), *command.blocks]
+        swap = ModelSwap(self.app) if command.skill.model else None
+        problem = swap.start(command.skill.model) if swap is not None and command.skill.model else None
+        if problem is not None:
+            self.say(f"/{command.name}: {problem}", "red")
+            return True
+        grant_for_run(self.app.session, command.rules)
+        try:
+            await self.turn(content, raw=True)
+        finally:
+            if swap is not None:
+                await swap.restore()  # the command's model held for its own prompt only
+        return True
 
     # -- turns ------------------------------------------------------------------------------------
 

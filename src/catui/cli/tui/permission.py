@@ -191,6 +191,11 @@ class PermissionPrompter:
             elif token in (key("esc"), key("ctrl-c")):
                 chosen.set_result("interrupt")
 
+        # A background agent may ask while the prompt line waits for the user: take the prompt (and the status
+        # line under it) down first, so the menu starts on a clean row, and put it back afterwards.
+        at_prompt = self.editor.reading
+        if at_prompt:
+            self.editor.hide()
         self.screen.live_locked = True
         try:
             self.screen.suspend_live()
@@ -212,6 +217,8 @@ class PermissionPrompter:
             return DENY, reason or ""
         finally:
             self.screen.live_locked = False
+            if at_prompt:
+                self.editor.show()
 
     async def _ask_plain(self, header: list[str]) -> tuple[str, str]:
         self.screen.suspend_live()

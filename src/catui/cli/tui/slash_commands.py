@@ -74,6 +74,10 @@ class SlashCommands:
         command = self._by_name.get(found.group(1).lower())
         return None if command is None else (command, (found.group(2) or "").strip())
 
+    def names(self) -> list[str]:
+        """The registered names, sorted."""
+        return sorted(self._by_name)
+
     def help_lines(self) -> list[str]:
         """One line per command, in name order."""
         width = max((len(c.name) + len(c.usage) for c in self._by_name.values()), default=0) + 3

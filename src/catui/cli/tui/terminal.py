@@ -223,6 +223,9 @@ class LineEditor:
         self.screen = screen
         self.keys = keys
         self.history: list[str] = []
+        self._redraws: list[Callable[[], None]] = []  # one per read_line under way, the innermost last
+        self.completer: Callable[[str], list[str]] | None = None
+        """Tab at the end of a ``/name`` being typed: the names it may become (the terminal's slash commands)."""
         self.last_text = ""  # the buffer when the last read ended (kept when Ctrl-C or a cancel ends it)
 
     async def read_line(self, prompt: str, status: str = "", initial: str = "") -> str | None:
@@ -255,6 +258,9 @@ class LineEditor:
                 else:
                     state.delete_forward()
                     redraw()
+            elif token == key("tab") and self._completes(state):
+                shown = self._complete(state)
+                self._draw(prompt, state, "  ".join(shown) if shown else status)
             elif token in (key("up"), key("down")):
                 history[state.history_index] = state.text
                 step = -1 if token == key("up") else 1
@@ -267,6 +273,7 @@ class LineEditor:
                 redraw()
 
         redraw()
+        self._redraws.append(redraw)
         try:
             with self.keys.focus(on_key):
                 line = await done
@@ -275,10 +282,48 @@ class LineEditor:
             self.screen.write_raw("\r\x1b[J")
             raise
         finally:
+            self._redraws.remove(redraw)
             self.last_text = state.text
         if line and line.strip() and (not self.history or self.history[-1] != line):
             self.history.append(line)
         return line
+
+    @property
+    def reading(self) -> bool:
+        """Whether a line is being read (the prompt and its status line are on the screen)."""
+        return bool(self._redraws)
+
+    def hide(self) -> None:
+        """Take the prompt line and its status line off the screen, so that something else can use those rows
+        (a background agent's permission prompt); :meth:`show` puts them back."""
+        if self._redraws:
+            self.screen.write_raw("\r\x1b[J")
+
+    def show(self) -> None:
+        """Draw the line being read again, as it was (after :meth:`hide`)."""
+        if self._redraws:
+            self._redraws[-1]()
+
+    def _completes(self, state: _EditState) -> bool:
+        """Whether Tab completes here: a ``/name`` being typed at the end of a one-word line."""
+        text = state.text
+        return (self.completer is not None and text.startswith("/") and state.cursor == len(state.buffer)
+                and not any(ch.isspace() for ch in text))
+
+    def _complete(self, state: _EditState) -> list[str]:
+        """Extend the typed ``/name`` as far as the candidates agree (a lone match gets a space after it).
+
+        The candidates, when more than one remains, for the status line.
+        """
+        assert self.completer is not None
+        candidates = self.completer(state.text)
+        if not candidates:
+            return []
+        completed = candidates[0] + " " if len(candidates) == 1 else _shared_start(candidates)
+        if len(completed) > len(state.text):
+            state.buffer = list(completed)
+            state.cursor = len(state.buffer)
+        return candidates if len(candidates) > 1 else []
 
     def _draw(self, prompt: str, state: _EditState, status: str) -> None:
         width = self.screen.width()
@@ -306,6 +351,15 @@ class LineEditor:
 
     def _finish(self, prompt: str, state: _EditState) -> None:
         self.screen.write_raw("\r\x1b[J" + prompt + state.text.replace("\n", "\n  ") + "\n")
+
+
+def _shared_start(texts: list[str]) -> str:
+    """The longest text every one of ``texts`` starts with."""
+    first, last = min(texts), max(texts)
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
 
 
 class _EditState:

@@ -255,8 +255,9 @@ class AnthropicProvider:
                 continue
             try:
                 event = sse.json()
-            except json.JSONDecodeError as err:
-                raise ProviderError(
+            except (json.JSONDecodeError, RecursionError) as err:
+                # A garbled event (a proxy's page, corrupted bytes) is a stream fault: withdrawn and retried.
+                raise RetryableFailure(
                     f"the Anthropic API at {self.url} sent an event that is not JSON: {sse.data[:200]!r}"
                 ) from err
             kind = event.get("type") if isinstance(event, dict) else None

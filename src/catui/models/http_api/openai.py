@@ -390,8 +390,9 @@ class OpenAIProvider:
                 break
             try:
                 chunk = json.loads(data)
-            except json.JSONDecodeError as err:
-                raise ProviderError(
+            except (json.JSONDecodeError, RecursionError) as err:
+                # A garbled chunk is a stream fault: withdrawn and retried, as a cut stream is.
+                raise RetryableFailure(
                     f"the OpenAI-compatible API at {self.url} sent a chunk that is not JSON: {data[:200]!r}"
                 ) from err
             if not isinstance(chunk, dict):

@@ -29,7 +29,7 @@ from typing import Any
 from catui.errors import ProviderError
 from catui.models.http_api import transport as errors
 from catui.models.http_api.retry import RetryableFailure, parse_retry_after, should_retry_status
-from catui.models.http_api.sse import ServerSentEvent, SSEDecoder
+from catui.models.http_api.sse import ServerSentEvent, SSEDecoder, SSEStreamError
 from catui.models.http_api.transport import HttpTransport
 from catui.models.http_api.transport_settings import HTTP_CLIENT_VARIABLE, TransportSettings
 
@@ -230,8 +230,10 @@ async def post_json(
 
 
 def _payload(body: Mapping[str, Any]) -> bytes:
-    # Compact JSON, as the official SDKs send it.
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    # Compact JSON, as the official SDKs send it. A lone surrogate (a non-UTF-8 file name, a prompt's broken
+    # emoji) goes as a \uXXXX escape, as JavaScript's JSON.stringify writes it, instead of failing to encode.
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8", "backslashreplace")
 
 
 def _json_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -257,3 +259,5 @@ async def _post_sse(
                 yield sse
     except errors.TransportError as err:
         raise transport_failure(err, described) from err
+    except SSEStreamError as err:  # garbage in the body: a stream fault, retried like a cut stream
+        raise RetryableFailure(f"{described.service} at {described.url} sent a broken event stream: {err}") from err

@@ -13,7 +13,6 @@ event, so the consumer never keeps half a message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import os
 import random
@@ -104,6 +103,8 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, float(raw))
     except ValueError:
         pass
+    import email.utils  # lazy (catui.lazy): an HTTP date in Retry-After is rare
+
     parsed = email.utils.parsedate_tz(raw)
     if parsed is None:
         return None

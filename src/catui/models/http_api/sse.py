@@ -13,6 +13,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest line a stream may send (Messages API events are a few KB); a longer one is a broken stream."""
+
+
+class SSEStreamError(ValueError):
+    """A byte stream that is not an event stream (a line over :data:`MAX_LINE_BYTES`)."""
+
 
 @dataclass(frozen=True)
 class ServerSentEvent:
@@ -68,22 +75,36 @@ class SSEDecoder:
         return None
 
     async def aiter_events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[ServerSentEvent]:
-        """Decode a byte stream. An event cut off before its blank line is dropped, as the standard says."""
-        buffer = b""
+        """Decode a byte stream. An event cut off before its blank line is dropped, as the standard says.
+
+        Bytes that are not UTF-8 decode to U+FFFD (the standard's rule), so garbage in the body yields
+        events a provider can refuse as such, never a decoding crash. A line over :data:`MAX_LINE_BYTES`
+        raises SSEStreamError.
+        """
+        partial: list[bytes] = []  # the current line's pieces so far (no line end among them)
+        partial_bytes = 0
         pending_cr = False
         async for chunk in chunks:
             if pending_cr and chunk.startswith(b"\n"):
                 # The CR of a CRLF ended the previous chunk; its LF is not a second line end.
                 chunk = chunk[1:]
             pending_cr = False
-            buffer += chunk
-            lines = buffer.splitlines(keepends=True)
-            buffer = b""
+            if b"\n" not in chunk and b"\r" not in chunk:
+                partial.append(chunk)  # still inside one line: kept as pieces, joined once (linear)
+                partial_bytes += len(chunk)
+                if partial_bytes > MAX_LINE_BYTES:
+                    raise SSEStreamError(f"a line of the event stream is over {MAX_LINE_BYTES} bytes")
+                continue
+            lines = b"".join([*partial, chunk]).splitlines(keepends=True)
+            partial, partial_bytes = [], 0
             if lines and not lines[-1].endswith((b"\n", b"\r")):
-                buffer = lines.pop()
+                rest = lines.pop()
+                partial, partial_bytes = [rest], len(rest)
+                if partial_bytes > MAX_LINE_BYTES:
+                    raise SSEStreamError(f"a line of the event stream is over {MAX_LINE_BYTES} bytes")
             if lines and lines[-1].endswith(b"\r"):
                 pending_cr = True
             for raw in lines:
-                sse = self.feed_line(raw.rstrip(b"\r\n").decode("utf-8"))
+                sse = self.feed_line(raw.rstrip(b"\r\n").decode("utf-8", "replace"))
                 if sse is not None:
                     yield sse

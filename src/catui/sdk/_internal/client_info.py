@@ -3,31 +3,19 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from catui.commands.listing import (
+    command_entries,
+    init_skill_names,
+    plugin_entries,
+    session_plugin_dirs,
+    slash_command_names,
+)
+from catui.styles.active import reported_style
 
 if TYPE_CHECKING:  # creating a client loads no more than this module's own code (bench_sdk)
     from catui.app.services import AgentApp
-
-OUTPUT_STYLE = "default"
-"""catui has one output style; the init message and server info name it as Claude Code does."""
-
-
-def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
-    """``[{"name", "path"}]`` of the session's plugin folders (the name from the manifest, else the folder)."""
-    entries = []
-    for raw in plugin_dirs:
-        folder = Path(raw).expanduser()
-        name = folder.name
-        try:
-            manifest = json.loads((folder / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
-            if isinstance(manifest, dict) and isinstance(manifest.get("name"), str):
-                name = manifest["name"]
-        except (OSError, ValueError):
-            pass  # a folder without a readable manifest is named after itself, as the agent loader does
-        entries.append({"name": name, "path": str(folder)})
-    return entries
 
 
 def skill_names(app: AgentApp) -> list[str]:
@@ -47,12 +35,14 @@ def init_data(app: AgentApp) -> dict[str, Any]:
         "mcp_servers": app.services.mcp.server_statuses() if app.services.mcp is not None else [],
         "model": session.config.model,
         "permissionMode": session.ctx.permissions.mode,
-        # catui's slash commands are its skills (user-invocable with /name in the terminal).
-        "slash_commands": skill_names(app),
-        "skills": skill_names(app),
-        "plugins": plugin_entries(list(app.options.plugin_dirs)),
+        # Custom commands and skills (each runs as /name), then catui's own print-mode commands.
+        "slash_commands": slash_command_names(app),
+        "skills": init_skill_names(app),
+        "plugins": plugin_entries(session_plugin_dirs(app)),
         "agents": [a.agent_type for a in app.registry.active],
-        "output_style": OUTPUT_STYLE,
+        "output_style": reported_style(app.services.output_style)[0],
+        # catui's own key: the Claude Code contract this session follows (catui.config.compat).
+        "compat": app.services.compat.name,
         # Settings problems, odd agent definitions (an unknown field) and start-up trouble are
         # reported here, never fatal (the CLI prints them).
         "warnings": [
@@ -69,24 +59,14 @@ def init_data(app: AgentApp) -> dict[str, Any]:
 
 def server_info(app: AgentApp) -> dict[str, Any]:
     """claude-agent-sdk's ``get_server_info()``: commands, agents, output styles, the model."""
-    skills = app.services.skills
-    commands = []
-    if skills is not None:
-        for name in skills.names():
-            skill = skills.get(name)
-            commands.append({
-                "name": name,
-                "description": skill.description if skill is not None else "",
-                "argumentHint": (skill.argument_hint or "") if skill is not None else "",
-            })
     return {
-        "commands": commands,
+        "commands": command_entries(app),
         "agents": [
             {"name": a.agent_type, "description": a.when_to_use, "model": a.model}
             for a in app.registry.active
         ],
-        "output_style": OUTPUT_STYLE,
-        "available_output_styles": [OUTPUT_STYLE],
+        "output_style": reported_style(app.services.output_style)[0],
+        "available_output_styles": reported_style(app.services.output_style)[1],
         "model": app.session.config.model,
         "models": [{"value": app.session.config.model, "displayName": app.model_display}],
     }

@@ -389,6 +389,15 @@ class ClientDriver:
             content = [*leading, *([opening] if opening.get("text", "").strip() else []), *prompt]
         else:
             content = first_prompt_content(app, prompt) if from_user else prompt
+        # Imported here, as first_prompt_content is: a custom command (`/name args`) is expanded first.
+        from catui.app.model_swap import on_command_model
+        from catui.app.prompt import opening_blocks
+        from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
+
+        command = await command_prompt(app, prompt) if from_user else None
+        if command is not None and command.error is None:
+            content = [*opening_blocks(app), *command.blocks]
+            grant_for_run(session, command.rules)
         self._turn_origin = origin if from_user else TASK_NOTIFICATION_ORIGIN
         if self._structured is not None:
             self._structured.start_turn()
@@ -401,6 +410,10 @@ class ClientDriver:
         self._running = True
         instructions = compact_instructions(prompt) if from_user and isinstance(prompt, str) else None
         events = session.run(content) if instructions is None else compact_events(session, instructions)
+        if command is not None and command.error is not None and instructions is None:
+            events = refusal_events(app, command)
+        elif command is not None and command.skill is not None and instructions is None:
+            events = on_command_model(app, command.skill.model, events)
         try:
             async for event in events:
                 if self._interrupt_pending and not session.ctx.abort.is_set():

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catui.errors import ConfigurationError, UnsupportedEventLoopError
+from catui.prompt_blocks import PromptBlockError, check_prompt_blocks
 
 PromptContent = str | list[dict[str, Any]]
 """One prompt as the session takes it: text, or content blocks."""
@@ -68,7 +69,11 @@ def prompt_from_message(message: Any, index: int) -> QueuedPrompt:
     content = inner.get("content")
     if isinstance(content, str) and content.strip():
         return QueuedPrompt(content, stamp)
-    if isinstance(content, list) and content and all(isinstance(b, Mapping) and "type" in b for b in content):
+    if isinstance(content, list) and content:
+        try:
+            check_prompt_blocks(content)
+        except PromptBlockError as exc:
+            raise ConfigurationError(f"{where}: {exc}") from None
         return QueuedPrompt([dict(block) for block in content], stamp)
     raise ConfigurationError(
         f"{where}: message.content must be a non-empty string or a list of content blocks ({{\"type\": ...}})"

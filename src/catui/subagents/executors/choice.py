@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from catui.config.settings import setting_origin
 from catui.errors import ConfigurationError
-from catui.models.resolve import ResolvedModel
-from catui.subagents.executors import AgentExecutor
-from catui.subagents.executors.in_process import InProcessExecutor
-from catui.subagents.worktrees import WorktreeLeases
+
+if TYPE_CHECKING:
+    from catui.models.resolve import ResolvedModel
+    from catui.subagents.executors import AgentExecutor
+    from catui.subagents.worktrees import WorktreeLeases
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
@@ -29,7 +31,7 @@ RETRIES_ENV = "CATUI_RAY_MAX_RETRIES"
 def executor_name(option: str | None, settings: Mapping[str, Any], env: Mapping[str, str]) -> str:
     """The chosen executor's name. Raises ConfigurationError naming where a bad value came from."""
     for value, where in ((option, "the executor option"), (env.get(ENV_NAME), ENV_NAME),
-                         (settings.get("executor"), "settings key `executor`")):
+                         (settings.get("executor"), f"settings key `executor`{setting_origin(settings, 'executor')}")):
         if value is None or value == "":
             continue
         name = str(value).strip().lower()
@@ -86,6 +88,8 @@ def build_executor(
     parent_resolved: ResolvedModel | None, remote_foreground: bool = False, mcp: McpManager | None = None,
 ) -> AgentExecutor:
     """The executor called ``name`` (see :data:`EXECUTORS`)."""
+    from catui.subagents.executors.in_process import InProcessExecutor  # lazy (catui.lazy): the executor seam
+
     local = InProcessExecutor()
     if name != "ray":
         return local

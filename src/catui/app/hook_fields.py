@@ -1,0 +1,49 @@
+"""The hook input fields of the current Claude Code contract (observed-cc-now.md §9; catui.config.compat).
+
+``prompt_id`` on every event but SessionStart (one id per user prompt of the
+main conversation, shared by its sub-agents' hooks), ``effort`` on tool hooks,
+Stop and SubagentStop, and on Stop and SubagentStop the running background
+agents (``background_tasks``) and the session's scheduled prompts
+(``session_crons``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from catui.subagents.fork import is_real_prompt
+
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
+
+EFFORT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"})
+STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+
+
+def install_current_hook_fields(app: AgentApp) -> None:
+    """Make the app's hook runner (and its sub-agents', which copy it) add the current contract's fields."""
+    runner = app.services.hooks
+    if runner is None:
+        return
+    session = app.session
+
+    def fields(event: str, _ctx: Any) -> Mapping[str, Any]:
+        out: dict[str, Any] = {}
+        if event != "SessionStart":
+            prompts = sum(1 for m in session.messages if is_real_prompt(m))
+            out["prompt_id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"catui:{session.session_id}:{prompts}"))
+        if event in EFFORT_EVENTS:
+            out["effort"] = {"level": session.config.effort or "medium"}
+        if event in STOP_EVENTS:
+            tasks = app.tasks.list() if app.tasks is not None else []
+            out["background_tasks"] = [
+                {"id": t.id, "type": "subagent", "status": t.status, "description": t.description,
+                 "agent_type": t.agent_type}
+                for t in tasks if t.type == "local_agent" and t.is_live]
+            schedule = app.schedule
+            out["session_crons"] = [p.to_json() for p in schedule.entries()] if schedule is not None else []
+        return out
+
+    runner.payload_extras = fields

@@ -1,0 +1,244 @@
+"""The detached process that runs one background session: ``python -m catui.bgsessions.worker <id8>``.
+
+It runs the agent in this process through :class:`catui.CatuiClient`: the first prompt, then one turn per
+message in its inbox, writing a readable log to stdout (the launcher points stdout at ``log.txt``) and its
+status (busy/idle) and state (working/blocked/done) to its registry entry. A call that needs permission makes
+the session ``blocked`` until ``catui attach`` writes the answer to ``answer.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from catui.bgsessions import inbox
+from catui.bgsessions.peers import ENV_ID
+from catui.bgsessions.registry import SessionEntry, entry_path, process_start, read_entry, write_entry
+from catui.paths import sessions_dir
+
+POLL_S = 1.0
+"""How often an idle session looks into its inbox without being woken (senders write to its wake pipe, so this
+only catches a wake-up lost to a full pipe or a message written by hand)."""
+
+
+
+def short_input(tool_input: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in tool_input.items())
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+class Worker:
+    """One background session's loop (see the module docstring)."""
+
+    def __init__(self, entry: SessionEntry) -> None:
+        self.entry = entry
+        self.folder = entry_path(entry.id).parent
+        self.stopping = False
+        self.waiters: list[str] = []  # senders to notify when this session next goes idle or exits
+        self.woken: asyncio.Event | None = None
+        self.keep_open: int | None = None
+
+    def open_wake_pipe(self) -> None:
+        """Make the named pipe senders write to, and wake ``next_message`` whenever a byte arrives."""
+        path = self.folder / inbox.WAKE_FIFO
+        if not path.exists():
+            os.mkfifo(path, 0o600)
+        reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # our own writer end keeps the pipe from reporting end-of-file (and the reader from spinning) when a
+        # sender closes it
+        self.keep_open = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        woken = self.woken = asyncio.Event()
+
+        def drain() -> None:
+            try:
+                os.read(reader, 4096)
+            except BlockingIOError:
+                return
+            woken.set()
+
+        asyncio.get_running_loop().add_reader(reader, drain)
+
+    def log(self, line: str) -> None:
+        print(line, flush=True)
+
+    def save(self, **changes: Any) -> None:
+        for key, value in changes.items():
+            setattr(self.entry, key, value)
+        write_entry(self.entry)
+
+    # -- permissions -------------------------------------------------------------------------------------
+
+    async def ask(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        from catui.sdk import PermissionResultAllow, PermissionResultDeny
+
+        call = f"{tool_name}({short_input(tool_input)})"
+        self.save(state="blocked", needs=f"permission for {call}")
+        self.log(f"? {call} needs permission — answer with: catui attach {self.entry.id}")
+        answer_file = self.folder / "answer.json"
+        while True:
+            try:
+                answer = json.loads(answer_file.read_text(encoding="utf-8"))
+                answer_file.unlink()
+                break
+            except (OSError, ValueError):
+                await asyncio.sleep(0.05)
+        self.save(state="working", needs=None)
+        if answer.get("allow"):
+            self.log(f"  allowed {tool_name}")
+            return PermissionResultAllow()
+        self.log(f"  denied {tool_name}")
+        return PermissionResultDeny(message="The user refused this call.")
+
+    # -- turns -------------------------------------------------------------------------------------------
+
+    async def turn(self, client: Any, prompt: str) -> None:
+        """One turn on ``prompt``; a failed turn is logged and the session stays (a later message may work)."""
+        from catui.errors import CatuiError
+
+        try:
+            await self._turn(client, prompt)
+        except CatuiError as exc:
+            self.log(f"[error] {exc}")
+
+    async def _turn(self, client: Any, prompt: str) -> None:
+        from catui.sdk import (
+            AssistantMessage,
+            ResultMessage,
+            TextBlock,
+            ToolResultBlock,
+            ToolUseBlock,
+            UserMessage,
+        )
+
+        self.save(status="busy", state="working", needs=None)
+        self.log(f"> {prompt}")
+        await client.query(prompt)
+        async for message in client.receive_response():
+            if isinstance(message, AssistantMessage):
+                for block in message.content:
+                    if isinstance(block, TextBlock) and block.text.strip():
+                        self.log(block.text)
+                    elif isinstance(block, ToolUseBlock):
+                        self.log(f"● {block.name}({short_input(block.input)})")
+            elif isinstance(message, UserMessage) and isinstance(message.content, list):
+                for item in message.content:
+                    if isinstance(item, ToolResultBlock):
+                        content = item.content if isinstance(item.content, str) else json.dumps(item.content)
+                        self.log(f"  ⎿ {(content or '').splitlines()[0][:200] if content else ''}")
+            elif isinstance(message, ResultMessage):
+                self.log("[error] " + str(message.result) if message.is_error else "[done]")
+
+    def notify_waiters(self, why: str) -> None:
+        for sender in self.waiters:
+            folder = entry_path(sender).parent
+            if folder.is_dir():
+                inbox.post(folder, inbox.new_message(
+                    "notice", f"[Cross-session idle notice] {self.entry.name} {why}."))
+        self.waiters.clear()
+
+    def should_hold(self, message: inbox.InboxMessage) -> bool:
+        own = inbox.mode_label(self.entry.permission_mode)
+        return message.kind == "peer" and not message.accepted and message.from_mode != own
+
+    def held_notice(self, message: inbox.InboxMessage) -> None:
+        self.log(f"! message from {message.from_name} held (sent from {message.from_mode} mode) — "
+                 f"accept it with: catui attach {self.entry.id}")
+        if message.from_id and entry_path(message.from_id).parent.is_dir():
+            inbox.post(entry_path(message.from_id).parent, inbox.new_message("notice", (
+                f"[Cross-session delivery notice] {self.entry.name} holds your message “{message.summary}”: it runs "
+                f"in {inbox.mode_label(self.entry.permission_mode)} mode, yours in {message.from_mode}, so a person "
+                "accepts it there first.")))
+
+    async def next_message(self) -> tuple[Path, inbox.InboxMessage]:
+        """Wait for the oldest deliverable inbox message; messages to hold are moved to ``held/`` meanwhile."""
+        while True:
+            if self.woken is not None:
+                self.woken.clear()  # before looking: a message posted after the look wakes the wait below
+            for path, message in inbox.pending(self.folder):
+                if self.should_hold(message):
+                    inbox.hold(path)
+                    self.held_notice(message)
+                    continue
+                return path, message
+            held = inbox.pending(self.folder, "held")
+            needs = (f"a message from {held[0][1].from_name} is held — accept it with: catui attach {self.entry.id}"
+                     if held else None)
+            if needs != self.entry.needs:
+                self.save(state="blocked" if needs else "done", needs=needs)
+            if self.woken is None:
+                await asyncio.sleep(POLL_S)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.woken.wait(), POLL_S)
+
+    async def run(self, resume: bool) -> None:
+        from catui.sdk import CatuiClient, CatuiOptions
+
+        opts = dict(self.entry.options)
+        options = CatuiOptions(
+            cwd=self.entry.cwd, permission_mode=self.entry.permission_mode, model=opts.get("model"),
+            allowed_tools=list(opts.get("allowed_tools") or []),
+            disallowed_tools=list(opts.get("disallowed_tools") or []),
+            append_system_prompt=opts.get("append_system_prompt"), max_turns=opts.get("max_turns"),
+            # bypassPermissions never asks (the SDK warns that the callback would be shadowed)
+            can_use_tool=None if self.entry.permission_mode == "bypassPermissions" else self.ask, resume=self.entry.session_id if resume else None,
+            session_id=None if resume else self.entry.session_id)
+        self.open_wake_pipe()
+        async with CatuiClient(options) as client:
+            if not resume and self.entry.prompt:
+                await self.turn(client, self.entry.prompt)
+            while not self.stopping:
+                self.save(status="idle", state="done", needs=None)
+                self.notify_waiters("is idle now")
+                path, message = await self.next_message()
+                if message.notify_when_idle and message.from_id:
+                    self.waiters.append(message.from_id)
+                await self.turn(client, message.turn_text())
+                path.unlink(missing_ok=True)  # only now: a crash during the turn leaves it to be read again
+
+
+def transcript_exists(entry: SessionEntry) -> bool:
+    return (sessions_dir(Path(entry.cwd)) / f"{entry.session_id}.jsonl").is_file()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    entry = read_entry(entry_path(args[0]))
+    if entry is None:
+        print(f"catui: no background session {args[0]!r} to run", file=sys.stderr)
+        sys.exit(1)
+    os.environ[ENV_ID] = entry.id
+    entry.pid = os.getpid()
+    entry.pid_start = process_start(entry.pid)
+    worker = Worker(entry)
+    worker.save(status="busy", state="working", needs=None)
+    resume = transcript_exists(entry)
+
+    async def guarded() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            await worker.run(resume)
+        except asyncio.CancelledError:
+            worker.log("[stopped]")
+        finally:
+            worker.notify_waiters("has exited")
+
+    try:
+        asyncio.run(guarded())
+    except Exception as exc:  # the log is the only place a detached session can say why it ended
+        worker.log(f"[crashed] {type(exc).__name__}: {exc}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
