@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "sandbox": ("catui.cli.sandbox_cmd", "command", "Show what the Bash sandbox allows on this machine."),
     "teams": ("catui.cli.teams_cmd", "command", "List, show and remove agent teams."),
     "batch": ("catui.cli.batch_cmd", "command", "Run each prompt of a JSONL file as its own agent."),
+    "workflow": ("catui.cli.workflow_cmd", "group", "Run, resume, list and show workflows (many agents as one program)."),
 }
 
 

@@ -141,6 +141,8 @@ class ChildPlanner:
         deps.registry.reload_if_changed()
         self._check_nesting(request, parent_ctx)
         definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
+        if request.output_schema is not None:
+            definition = definition.model_copy(update={"output_schema": request.output_schema})
         mcp = parent_ctx.services.mcp
         await _check_mcp_requirements(definition, parent.tools, mcp)
         model = resolve_child_model(
