@@ -27,7 +27,7 @@ def structured(key: str, value: dict[str, Any]) -> list[dict[str, Any]]:
              "content": [{"type": "text", "text": "done"}]}]
 
 
-def workflow(tmp_path: Path, server: AnthropicTestServer, *args: str, **env: str) -> Any:
+def workflow(tmp_path: Path, server: Any, *args: str, **env: str) -> Any:
     return run_catui(tmp_path, cli_env(tmp_path, server, **env), "workflow", *args, timeout=TIMEOUT_S)
 
 
