@@ -64,6 +64,7 @@ from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.tools.base import ToolContext
 from catui.tools.services import ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
+from catui.workflows.install import install_workflows
 from catui.worktree.cleanup import sweep_at_startup
 
 __all__ = [
@@ -241,6 +242,7 @@ def build_app(options: RunOptions) -> AgentApp:
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
     )
     install_subagents(app)
+    install_workflows(app)
     if resumed.source is not None:  # the old session's finished background tasks come back as history
         restore_session_tasks(tasks, resumed.source.stem, session_id)
 

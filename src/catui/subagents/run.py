@@ -51,6 +51,10 @@ class SpawnRequest:
     output_schema: dict[str, Any] | None = None
     """A JSON Schema the child answers through ``StructuredOutput`` (a workflow's ``agent(p, {schema})``);
     it replaces the definition's own ``outputSchema`` for this call."""
+    withheld_tools: frozenset[str] = frozenset()
+    """Tools this child must not have whatever its definition says (a workflow's agents: no Agent)."""
+    shown_type: str | None = None
+    """The agent type the child is recorded as (``workflow-subagent``), when not its definition's name."""
 
 
 @dataclass

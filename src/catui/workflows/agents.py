@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from catui.app import AgentApp
 from catui.errors import CatuiError
 from catui.models.pricing import cost_usd
 from catui.subagents.hand_back import tools_used
 from catui.subagents.run import SpawnRequest
+from catui.subagents.runtime import SubagentRuntime
 from catui.subagents.structured_output import find_structured_output
+from catui.tools.base import ToolContext
 from catui.workflows.runner import DEFAULT_AGENT_TYPE, AgentFailed, AgentRunner
 
+WORKFLOW_AGENT_TYPE = "workflow-subagent"
+WITHHELD_TOOLS = frozenset({"Agent", "Workflow"})
+"""A workflow's agents start no agents of their own (observed-cc-now.md §7: no Agent tool)."""
 
-def app_agent_runner(app: AgentApp, run_id: str) -> AgentRunner:
-    """``agent()`` calls of run ``run_id`` as children of ``app``'s main session."""
-    system = app.services.subagents
-    if system is None:
-        raise CatuiError("the host app has no sub-agent runtime")
-    runtime = system.runtime
+
+def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_id: str) -> AgentRunner:
+    """``agent()`` calls of run ``run_id`` as children of the agent whose context is ``parent_ctx``."""
     counter = 0
 
     async def run_agent(prompt: str, opts: dict[str, Any], label: str) -> tuple[Any, dict[str, Any]]:
@@ -30,9 +31,11 @@ def app_agent_runner(app: AgentApp, run_id: str) -> AgentRunner:
         request = SpawnRequest(description=label[:80], prompt=prompt,
                                subagent_type=opts.get("agentType") or DEFAULT_AGENT_TYPE, model=opts.get("model"),
                                effort=opts.get("effort"), isolation=opts.get("isolation"),
-                               tool_use_id=f"{run_id}_{counter}", output_schema=schema)
+                               tool_use_id=f"{run_id}_{counter}", output_schema=schema,
+                               withheld_tools=WITHHELD_TOOLS,
+                               shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE)
         try:
-            run = await runtime.prepare(request, app.session.ctx)
+            run = await runtime.prepare(request, parent_ctx)
         except CatuiError as exc:
             raise AgentFailed(f"agent {label!r} could not start: {exc}") from None
         outcome = await runtime.foreground.run_to_completion(run)

@@ -15,32 +15,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from catui.errors import CatuiError
+from catui.workflows.context import current_runner
 
 T = TypeVar("T")
-_current: contextvars.ContextVar[Any] = contextvars.ContextVar("catui_workflow_runner")
-
-
-def _runner() -> Any:
-    runner = _current.get(None)
-    if runner is None:
-        raise CatuiError("agent()/phase()/log() run inside a workflow: call run_workflow(fn) or `catui workflow run`")
-    return runner
-
-
-async def running_in(runner: Any, fn: Callable[..., Any], args: Any) -> Any:
-    """Run ``fn`` with ``runner`` as the current workflow (used by the service)."""
-    token = _current.set(runner)
-    try:
-        value = fn(args) if len(inspect.signature(fn).parameters) else fn()
-        return await value if inspect.isawaitable(value) else value
-    finally:
-        _current.reset(token)
 
 
 async def agent(prompt: str, *, schema: Any = None, label: str | None = None, phase: str | None = None,
@@ -55,7 +36,7 @@ async def agent(prompt: str, *, schema: Any = None, label: str | None = None, ph
     json_schema = model_class.model_json_schema() if model_class is not None else schema
     opts = {k: v for k, v in {"label": label, "phase": phase, "schema": json_schema, "model": model,
                                "effort": effort, "isolation": isolation, "agentType": agent_type}.items() if v is not None}
-    value = await _runner().agent(prompt, opts)
+    value = await current_runner().agent(prompt, opts)
     return model_class.model_validate(value) if model_class is not None else value
 
 
@@ -81,12 +62,12 @@ async def pipeline(items: Sequence[Any], *stages: Callable[..., Awaitable[Any]])
 
 async def phase(title: str) -> None:
     """Start a new phase (agents started from now on belong to it)."""
-    _runner().phase(title)
+    current_runner().phase(title)
 
 
 async def log(message: str) -> None:
     """A line in the run's log."""
-    _runner().log(message)
+    current_runner().log(message)
 
 
 def workflow(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -157,6 +157,21 @@ def _find_column(source: str, lines: list[str], line: int, message: str) -> int:
     return max(1, len(text))
 
 
+def read_meta(source: str) -> dict[str, Any]:
+    """The script's ``meta`` object (its code up to the first ``await`` runs, sandboxed, with no host);
+    {} when the script has none or fails before defining it."""
+    ctx = _new_context()
+    try:
+        ctx.eval(_PRELUDE)
+        ctx.eval("var args = null;")
+        ctx.eval(_wrapped(source))
+        ctx.eval("__start()")
+        meta = json.loads(ctx.eval("JSON.stringify(globalThis.__meta === undefined ? null : globalThis.__meta)"))
+    except Exception:  # the run reports any error; the launch text just has no meta then
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 @dataclass
 class _Request:
     id: int
@@ -171,6 +186,7 @@ class ScriptEngine:
     source: str
     args: Any
     host: Host
+    on_meta: Callable[[dict[str, Any]], None] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     _queue: list[_Request] = field(default_factory=list)
 
@@ -200,6 +216,8 @@ class ScriptEngine:
             self._step(ctx, "__start()")
             meta = json.loads(ctx.eval("JSON.stringify(globalThis.__meta === undefined ? null : globalThis.__meta)"))
             self.meta = meta if isinstance(meta, dict) else {}
+            if self.on_meta is not None:
+                self.on_meta(self.meta)
             while True:
                 self._drain(ctx)
                 self._take_outbox(ctx)
@@ -247,5 +265,3 @@ class ScriptEngine:
         except Exception as exc:
             raise ScriptFailed(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
 
-
-HostCallable = Callable[..., Awaitable[Any]]

@@ -56,14 +56,24 @@ def max_concurrent_agents(env: dict[str, str] | None = None) -> int:
 
 @dataclass(frozen=True)
 class WorkflowFiles:
-    """Where one run's files live (under the project's folder in the catui home)."""
+    """Where one run's files live: the record and script copy under ``root``, the journal under ``runs``.
+
+    ``catui workflow`` keeps both in the project's ``workflows/`` folder; the Workflow tool, as Claude Code,
+    puts the record in ``<session>/workflows/`` and the journal in ``<session>/subagents/workflows/<run id>/``.
+    """
 
     root: Path
     run_id: str
+    runs: Path | None = None
 
     @classmethod
     def for_project(cls, cwd: Path, run_id: str) -> WorkflowFiles:
         return cls(sessions_dir(cwd) / "workflows", run_id)
+
+    @classmethod
+    def for_session(cls, cwd: Path, session_id: str, run_id: str) -> WorkflowFiles:
+        folder = sessions_dir(cwd) / session_id
+        return cls(folder / "workflows", run_id, folder / "subagents" / "workflows")
 
     @property
     def record(self) -> Path:
@@ -71,7 +81,7 @@ class WorkflowFiles:
 
     @property
     def run_dir(self) -> Path:
-        return self.root / self.run_id
+        return (self.runs or self.root) / self.run_id
 
     @property
     def journal(self) -> Path:
@@ -118,17 +128,24 @@ class WorkflowRunner:
     logs: list[str] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
     current_phase: str | None = None
+    on_progress: Callable[[], None] | None = None
+    """Called after each progress entry (phase, agent start, agent done): the Workflow tool's task_progress."""
     _seen: dict[str, int] = field(default_factory=dict)
     _gate: asyncio.Semaphore | None = None
 
     def __post_init__(self) -> None:
         self.journal = Journal(self.files.journal)
 
+    def _progress(self, entry: dict[str, Any]) -> None:
+        self.progress.append(entry)
+        if self.on_progress is not None:
+            self.on_progress()
+
     # -- host functions ------------------------------------------------------------------------
 
     def phase(self, title: str) -> None:
         self.current_phase = title
-        self.progress.append({"type": "workflow_phase", "title": title})
+        self._progress({"type": "workflow_phase", "title": title})
 
     def log(self, message: str) -> None:
         self.logs.append(message)
@@ -157,7 +174,7 @@ class WorkflowRunner:
         self.counts.agent_count += 1
         if key in self.replay:
             self.counts.agents_skipped += 1
-            self.progress.append({"type": "workflow_agent", "label": label, "state": "done", "replayed": True})
+            self._progress({"type": "workflow_agent", "label": label, "state": "done", "replayed": True})
             return self.replay[key]
         if self.budget_usd is not None and self.counts.cost_usd >= self.budget_usd:
             self.counts.agents_error += 1
@@ -167,13 +184,13 @@ class WorkflowRunner:
         async with self._gate:
             self.journal.append({"type": "started", "key": key, "label": label,
                                  "phase": opts.get("phase") or self.current_phase})
-            self.progress.append({"type": "workflow_agent", "label": label, "state": "start"})
+            self._progress({"type": "workflow_agent", "label": label, "state": "start"})
             try:
                 result, stats = await self.run_agent(frame_prompt(prompt), opts, label)
             except AgentFailed as exc:
                 self.counts.agents_error += 1
                 self.journal.append({"type": "error", "key": key, "label": label, "error": str(exc)})
-                self.progress.append({"type": "workflow_agent", "label": label, "state": "error"})
+                self._progress({"type": "workflow_agent", "label": label, "state": "error"})
                 raise
         self.counts.agents_done += 1
         self.counts.agents_empty_result += result in (None, "")
@@ -184,7 +201,7 @@ class WorkflowRunner:
         if stats.get("toolsUsed"):
             entry["toolsUsed"] = stats["toolsUsed"]
         self.journal.append(entry)  # before the script sees it: a kill from here on never repeats the agent
-        self.progress.append({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"),
+        self._progress({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"),
                               "state": "done"})
         return result
 
@@ -206,9 +223,20 @@ class WorkflowRunner:
                 "costUsd": round(self.counts.cost_usd, 6)}
 
 
+def locate_run(cwd: Path, run_id: str) -> WorkflowFiles | None:
+    """The files of run ``run_id`` of this project: a ``catui workflow`` run or a Workflow tool run of any session."""
+    project = WorkflowFiles.for_project(cwd, run_id)
+    if project.record.is_file():
+        return project
+    for record in sorted(sessions_dir(cwd).glob(f"*/workflows/{run_id}.json")):
+        return WorkflowFiles.for_session(cwd, record.parent.parent.name, run_id)
+    return None
+
+
 def read_record(cwd: Path, run_id: str) -> dict[str, Any]:
     """A run's record. Raises CatuiError naming the run when there is none."""
-    path = WorkflowFiles.for_project(cwd, run_id).record
+    files = locate_run(cwd, run_id)
+    path = files.record if files is not None else WorkflowFiles.for_project(cwd, run_id).record
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -5,34 +5,24 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import inspect
-import json
 import sys
-import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from catui.app import RunOptions, build_app
+from catui.app import AgentApp, RunOptions, build_app
 from catui.errors import CatuiError
+from catui.workflows.agents import runtime_agent_runner
+from catui.workflows.execute import WorkflowOutcome, execute
 from catui.workflows.runner import (
+    AgentRunner,
     WorkflowFiles,
     WorkflowRunner,
-    elapsed_ms,
+    locate_run,
     max_concurrent_agents,
     new_run_id,
     read_record,
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class WorkflowOutcome:
-    """How a run ended."""
-
-    run_id: str
-    status: str  # completed | failed
-    result: Any = None
-    error: str | None = None
 
 
 def load_python_workflow(path: Path) -> Callable[..., Any]:
@@ -99,68 +89,28 @@ async def run_function(fn: Callable[..., Any], *, args: Any = None, options: Run
 async def _run(*, source: str | None, kind: str, script_path: Path | None, args: Any, options: RunOptions,
                budget: float | None, resume_run_id: str | None, on_start: Callable[[str], None] | None,
                function: Callable[..., Any] | None = None) -> WorkflowOutcome:
-    from catui.workflows.agents import app_agent_runner
-    from catui.workflows.engine import ScriptEngine, ScriptFailed, check_syntax
+    from catui.workflows.engine import check_syntax
 
     if kind == "js" and source is not None:
         check_syntax(source)
     if kind == "python" and function is None and script_path is not None:
         function = load_python_workflow(script_path)
     run_id = resume_run_id or new_run_id()
-    files = WorkflowFiles.for_project(options.cwd, run_id)
+    files = (locate_run(options.cwd, run_id) if resume_run_id else None) or WorkflowFiles.for_project(options.cwd, run_id)
     app = build_app(dataclasses.replace(options, remote_foreground=True))
-    runner = WorkflowRunner(files=files, run_agent=app_agent_runner(app, run_id), concurrency=max_concurrent_agents(),
-                            budget_usd=budget)
-    if resume_run_id is not None:
-        runner.replay = runner.journal.results()
-    else:
-        runner.journal.append({"type": "launched"})
-    name = (script_path.stem if script_path is not None else getattr(function, "__name__", "workflow"))
-    copy: Path | None = None
-    if source is not None and kind == "js":
-        copy = files.script_copy(name, ".js")
-        if not copy.exists():
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_text(source, encoding="utf-8")
-    started_at = datetime.now(UTC).isoformat()
-    started = time.monotonic()
-    record: dict[str, Any] = {"runId": run_id, "timestamp": started_at, "kind": kind,
-                              "script": source if kind == "js" else None,
-                              "scriptPath": str(script_path) if script_path else None,
-                              "scriptCopy": str(copy) if copy else None, "args": args, "budget": budget,
-                              "result": None, "summary": None, "workflowName": name, "status": "running",
-                              "startTime": started_at, "phases": [], "resumedFrom": resume_run_id}
-    runner.write_record({**record, **runner.record_fields()})
-    if on_start is not None:
-        on_start(run_id)
-    status, result, error = "completed", None, None
-    engine: ScriptEngine | None = None
     try:
-        if kind == "js":
-            engine = ScriptEngine(source=source or "", args=args, host=runner)
-            result = await engine.run()
-        else:
-            from catui.workflows.api import running_in
-
-            assert function is not None
-            result = await running_in(runner, function, args)
-    except (ScriptFailed, CatuiError) as exc:
-        status, error = "failed", str(exc)
-    except Exception as exc:  # a Python workflow that raises ends the run failed with its message
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        runner = WorkflowRunner(files=files, run_agent=app_agent_runner(app, run_id),
+                                concurrency=max_concurrent_agents(), budget_usd=budget)
+        name = (script_path.stem if script_path is not None else getattr(function, "__name__", "workflow"))
+        return await execute(runner, kind=kind, source=source, function=function, args=args, name=name,
+                             script_path=script_path, resume=resume_run_id is not None, on_start=on_start)
     finally:
         await app.aclose()
-    meta = engine.meta if engine is not None else {}
-    record.update({"status": status, "result": json.loads(json.dumps(result, default=_jsonable)),
-                   "error": error, "durationMs": elapsed_ms(started),
-                   "summary": meta.get("description"), "phases": meta.get("phases") or [],
-                   "workflowName": meta.get("name") or name})
-    runner.write_record({**record, **runner.record_fields()})
-    return WorkflowOutcome(run_id, status, record["result"], error)
 
 
-def _jsonable(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    return str(value)
+def app_agent_runner(app: AgentApp, run_id: str) -> AgentRunner:
+    """``agent()`` calls of run ``run_id`` as children of ``app``'s main session."""
+    system = app.services.subagents
+    if system is None:
+        raise CatuiError("the host app has no sub-agent runtime")
+    return runtime_agent_runner(system.runtime, app.session.ctx, run_id)
