@@ -112,12 +112,12 @@ def _wrapped(source: str) -> str:
     return _PREFIX + _META.sub(r"\1const meta = globalThis.__meta =", source) + "\n};"
 
 
-def _new_context() -> Any:
+def _new_context(memory_limit: int = MEMORY_LIMIT_BYTES, time_limit_s: float = STEP_TIME_LIMIT_S) -> Any:
     import quickjs  # type: ignore[import-untyped,unused-ignore]  # imported when a workflow runs
 
     ctx = quickjs.Context()
-    ctx.set_memory_limit(MEMORY_LIMIT_BYTES)
-    ctx.set_time_limit(STEP_TIME_LIMIT_S)
+    ctx.set_memory_limit(memory_limit)
+    ctx.set_time_limit(time_limit_s)
     return ctx
 
 
@@ -187,6 +187,8 @@ class ScriptEngine:
     args: Any
     host: Host
     on_meta: Callable[[dict[str, Any]], None] | None = None
+    memory_limit: int = MEMORY_LIMIT_BYTES
+    time_limit_s: float = STEP_TIME_LIMIT_S
     meta: dict[str, Any] = field(default_factory=dict)
     _queue: list[_Request] = field(default_factory=list)
 
@@ -207,7 +209,7 @@ class ScriptEngine:
     async def run(self) -> Any:
         """Run the script to its end; its return value (JSON-decoded). Raises ScriptFailed or ScriptParseError."""
         check_syntax(self.source)
-        ctx = _new_context()
+        ctx = _new_context(self.memory_limit, self.time_limit_s)
         ctx.eval(_PRELUDE)
         ctx.eval(f"var args = JSON.parse({json.dumps(json.dumps(self.args))});")
         ctx.eval(_wrapped(self.source))
