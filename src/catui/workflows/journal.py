@@ -25,6 +25,8 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._checked = False
+        self._torn = False
 
     def entries(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -43,11 +45,21 @@ class Journal:
         """Journaled results by key (what a resume replays)."""
         return {e["key"]: e.get("result") for e in self.entries() if e.get("type") == "result" and "key" in e}
 
-    def append(self, entry: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        torn = self.path.exists() and self.path.stat().st_size > 0 and not self.path.read_bytes().endswith(b"\n")
-        line = ("\n" if torn else "") + json.dumps(entry, ensure_ascii=False) + "\n"
+    def append(self, entry: dict[str, Any], *, durable: bool = True) -> None:
+        """Add one line; ``durable`` (results) waits until it is on disk, a ``started`` line need not."""
+        if not self._checked:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._torn = self.path.exists() and self.path.stat().st_size > 0 and not self._ends_with_newline()
+            self._checked = True
+        line = ("\n" if self._torn else "") + json.dumps(entry, ensure_ascii=False) + "\n"
+        self._torn = False
         with self.path.open("a", encoding="utf-8") as sink:
             sink.write(line)
             sink.flush()
-            os.fsync(sink.fileno())
+            if durable:
+                os.fsync(sink.fileno())
+
+    def _ends_with_newline(self) -> bool:
+        with self.path.open("rb") as source:
+            source.seek(-1, os.SEEK_END)
+            return source.read(1) == b"\n"

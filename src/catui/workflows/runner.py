@@ -183,7 +183,7 @@ class WorkflowRunner:
             self._gate = asyncio.Semaphore(self.concurrency)
         async with self._gate:
             self.journal.append({"type": "started", "key": key, "label": label,
-                                 "phase": opts.get("phase") or self.current_phase})
+                                 "phase": opts.get("phase") or self.current_phase}, durable=False)
             self._progress({"type": "workflow_agent", "label": label, "state": "start"})
             try:
                 result, stats = await self.run_agent(frame_prompt(prompt), opts, label)
