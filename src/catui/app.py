@@ -65,6 +65,7 @@ from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext
 from catui.tools.services import ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
+from catui.workflows.install import install_workflows
 
 __all__ = [
     "AgentApp", "AppServices", "RunOptions", "build_app", "effective_env", "first_prompt_content", "start_app",
@@ -257,6 +258,7 @@ def build_app(options: RunOptions) -> AgentApp:
         main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
     )
     install_subagents(app)
+    install_workflows(app)
     if resumed.source is not None:  # the old session's finished background tasks come back as history
         from catui.tasks.history import restore_session_tasks  # lazy (catui.lazy): resumed sessions only
 
