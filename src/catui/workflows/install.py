@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from catui.agents.plugins import plugin_paths
 from catui.config.flags import is_truthy
 
 if TYPE_CHECKING:
@@ -35,6 +34,7 @@ def install_workflows(app: AgentApp) -> None:
     system = app.services.subagents
     if system is None or app.tasks is None or not workflows_enabled(app.services.compat.current, merged, env):
         return
+    from catui.agents.plugins import plugin_paths  # lazy (catui.lazy): plugins and YAML
     from catui.skills.registry import SkillRegistry
     from catui.skills.tool import SkillTool
     from catui.workflows.skill import WORKFLOW_AUTHORING_SKILL
