@@ -54,7 +54,8 @@ def run_calls(tmp_path: Path, repo: Path, calls: list[dict[str, Any]], *args: st
 def test_current_profile_sends_the_short_list(tmp_path: Path, repo: Path) -> None:
     _, bodies = run_calls(tmp_path, repo, [tool_use("toolu_1", "Read", file_path=str(repo / "main.py"))], **CURRENT)
     first = bodies[0]
-    assert tool_names(first) == ["Agent", "Bash", "Edit", "ListAgents", "Read", "ToolSearch",
+    # Skill (the built-in workflow-authoring skill) and Workflow join in the observed order (catui.workflows).
+    assert tool_names(first) == ["Agent", "Bash", "Edit", "ListAgents", "Read", "Skill", "ToolSearch", "Workflow",
                                  "DeferredToolPlaceholder", "Write"]
     placeholder = tool_schema(first, "DeferredToolPlaceholder")
     assert placeholder["defer_loading"] is True and placeholder["input_schema"]["properties"] == {}
@@ -77,8 +78,8 @@ def test_select_loads_tools_into_the_next_request(tmp_path: Path, repo: Path) ->
                                 {"type": "text", "text": "Tool loaded."}]
     after = bodies[1]
     assert after["messages"][-1]["content"][0]["content"] == block["content"]
-    assert tool_names(after) == ["Agent", "Bash", "Edit", "ListAgents", "Read", "SendMessage", "TaskStop",
-                                 "ToolSearch", "DeferredToolPlaceholder", "Write"]
+    assert tool_names(after) == ["Agent", "Bash", "Edit", "ListAgents", "Read", "SendMessage", "Skill", "TaskStop",
+                                 "ToolSearch", "Workflow", "DeferredToolPlaceholder", "Write"]
     schema = tool_schema(after, "SendMessage")["input_schema"]
     assert list(schema["properties"]) == ["to", "summary", "message", "notify_when_idle"]
     assert schema["required"] == ["to", "message"] and schema["properties"]["to"]["maxLength"] == 300

@@ -344,7 +344,8 @@ def test_bad_executor_setting_is_one_line_from_the_cli(tmp_path: Path, project: 
     done = subprocess.run([sys.executable, "-m", "catui", "-p", "hi", "--model", f"scripted:{script}"], cwd=project,
                           env=env, capture_output=True, text=True, timeout=GUARD_S)
     assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert "settings key `executor` is 'spark'; use one of: in-process, ray" in done.stderr
+    settings_file = project / ".catui" / "settings.json"
+    assert f"settings key `executor` in {settings_file} is 'spark'; use one of: in-process, ray" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 

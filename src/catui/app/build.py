@@ -65,6 +65,7 @@ from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.telemetry.switch import start_telemetry
 from catui.tools.base import ToolContext, ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
+from catui.workflows.install import install_workflows
 
 __all__ = [
     "AgentApp", "AppServices", "RunOptions", "build_app", "effective_env", "first_prompt_content", "start_app",
@@ -274,6 +275,7 @@ def build_app(options: RunOptions) -> AgentApp:
         resolved_model=resolved, skills=skills, hooks=hooks, mcp=mcp, executor=options.executor,
         remote_foreground=options.remote_foreground, warnings=app.services.startup_warnings, compat=compat,
     ))
+    install_workflows(app)
     # Built on first use: sub-agents that inherit take the main agent's model of that moment (/model before it,
     # through SubagentSystem.follow_model).
     if resumed.source is not None:  # the old session's finished background tasks come back as history

@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "stop": ("catui.bgsessions.cli", "stop_command", "Stop a background session."),
     "rm": ("catui.bgsessions.cli", "rm_command", "Stop and remove a background session."),
     "respawn": ("catui.bgsessions.cli", "respawn_command", "Restart stopped background sessions from their transcripts."),
+    "workflow": ("catui.cli.commands.workflow", "group", "Run, resume, list and show workflows (many agents as one program)."),
 }
 
 

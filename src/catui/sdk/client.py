@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from catui.agents.definition import AgentDefinition
     from catui.sdk.shapes import ContextUsageResponse, McpStatusResponse
     from catui.sdk.tools import SdkMcpServer, SdkTool, create_sdk_mcp_server, tool
+    from catui.workflows.api import run_workflow, run_workflow_async
 
 # These pull in pydantic (about half of the SDK's start-up); a client is created without them and
 # connect() loads them with the rest of the agent.
@@ -87,6 +88,9 @@ _LAZY_NAMES: dict[str, str] = {
     "SdkTool": "catui.sdk.tools",
     "create_sdk_mcp_server": "catui.sdk.tools",
     "tool": "catui.sdk.tools",
+    # Workflows from Python (catui.workflows): loaded when first used.
+    "run_workflow": "catui.workflows.api",
+    "run_workflow_async": "catui.workflows.api",
 }
 
 
@@ -151,6 +155,8 @@ __all__ = [
     "UserMessage",
     "create_sdk_mcp_server",
     "query",
+    "run_workflow",
+    "run_workflow_async",
     "tool",
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-SkillSource = Literal["plugin", "userSettings", "projectSettings"]
+SkillSource = Literal["plugin", "userSettings", "projectSettings", "built-in"]
 SkillKind = Literal["skill", "command"]
 
 SKILL_FILE = "SKILL.md"

@@ -138,6 +138,10 @@ class ChildPlanner:
         deps.registry.reload_if_changed()
         self._check_nesting(request, parent_ctx)
         definition = resolve_agent_type(deps.registry, request.subagent_type, parent_ctx.permissions)
+        if request.output_schema is not None:
+            definition = definition.model_copy(update={"output_schema": request.output_schema})
+        if request.shown_type is not None:
+            definition = definition.model_copy(update={"agent_type": request.shown_type})
         mcp = deps.mcp
         await _check_mcp_requirements(definition, parent.tools, mcp)
         model = resolve_child_model(
@@ -154,7 +158,7 @@ class ChildPlanner:
             depth = parent_ctx.agent_depth + 1
             never = tools_never_given(definition, depth, deps.max_spawn_depth,
                                       by_default=deps.compat.nesting_by_default(),
-                                      child_messaging=deps.compat.current)
+                                      child_messaging=deps.compat.current) | request.withheld_tools
             tools = self._tool_filter.filter(definition, pool, permissions, never=never)
         except NoToolsLeftError as exc:
             raise AgentSpawnError(str(exc)) from None

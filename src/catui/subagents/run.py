@@ -48,6 +48,13 @@ class SpawnRequest:
     """The call's ``effort`` (current contract); the definition's own effort wins, as its model does."""
     requested: str | None = None
     """What the call said of the background: ``"background"``, ``"foreground"``, or None when it left it out."""
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema the child answers through ``StructuredOutput`` (a workflow's ``agent(p, {schema})``);
+    it replaces the definition's own ``outputSchema`` for this call."""
+    withheld_tools: frozenset[str] = frozenset()
+    """Tools this child must not have whatever its definition says (a workflow's agents: no Agent)."""
+    shown_type: str | None = None
+    """The agent type the child is recorded as (``workflow-subagent``), when not its definition's name."""
 
 
 @dataclass

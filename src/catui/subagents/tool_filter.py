@@ -18,12 +18,12 @@ from catui.tools.base import Tool
 
 TOOLS_NEVER_GIVEN_TO_CHILDREN: frozenset[str] = frozenset(
     {"Agent", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TaskOutput", "TaskStop", "SendMessage",
-     "WorktreeMerge"}
+     "WorktreeMerge", "Workflow"}
 )
 """Observed in Claude Code 2.1.92: sub-agents cannot nest, ask the user, switch plan mode or manage tasks
 (nor message other agents: SendMessage is the coordinator's; teammates get it added, catui.subagents.teams).
 WorktreeMerge, catui's own, is the main agent's: what comes back into the user's checkout is the parent's
-decision."""
+decision. Workflow is the main agent's too (observed-cc-now.md §7)."""
 
 
 class NoToolsLeftError(CatuiError):

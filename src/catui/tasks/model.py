@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-TaskType = Literal["local_bash", "local_agent"]
+TaskType = Literal["local_bash", "local_agent", "local_workflow"]
 # budget_exceeded, timed_out and stalled: a sub-agent stopped at one of its definition's limits (catui's own).
 TaskStatus = Literal["queued", "running", "completed", "failed", "stopped", "killed", "interrupted",
                      "budget_exceeded", "timed_out", "stalled"]
@@ -24,7 +24,7 @@ FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "k
 LIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
 """Not finished: waiting for a free place (``queued``, background agents past the session's cap) or running."""
 
-ID_PREFIXES: dict[str, str] = {"local_bash": "bash_", "local_agent": "a"}
+ID_PREFIXES: dict[str, str] = {"local_bash": "bash_", "local_agent": "a", "local_workflow": "w"}
 
 
 def new_task_id(task_type: TaskType) -> str:

@@ -130,8 +130,8 @@ class TaskRegistry:
         return task
 
     def has_running_agents(self) -> bool:
-        """Whether a background agent is still running or queued (so a notification may yet come)."""
-        return any(t.type == "local_agent" and t.is_live for t in self._tasks.values())
+        """Whether a background agent or workflow is still running or queued (so a notification may yet come)."""
+        return any(t.type in ("local_agent", "local_workflow") and t.is_live for t in self._tasks.values())
 
     # -- notifications --------------------------------------------------------------------------
 

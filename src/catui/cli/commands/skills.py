@@ -13,7 +13,7 @@ from catui.cli.commands.agents_sources import settings_plugin_dirs
 from catui.skills.model import SkillDefinition
 from catui.skills.registry import SkillRegistry, load_skill_registry
 
-SOURCE_LABELS = {"plugin": "plugin", "userSettings": "user", "projectSettings": "project"}
+SOURCE_LABELS = {"plugin": "plugin", "userSettings": "user", "projectSettings": "project", "built-in": "built-in"}
 
 _plugin_option = click.option(
     "--plugin-dir", "plugin_dirs", multiple=True, help="Also load this plugin folder's skills."
