@@ -23,7 +23,7 @@ import pytest
 
 from catui.paths import project_slug
 from catui.session.store import conversation, read_records
-from catui.session.transcript import TranscriptWriteError, TranscriptWriter, read_transcript
+from catui.session.transcript import TranscriptWriteError, TranscriptWriter, read_transcript, torn_compactions
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env, run_catui
 from tests.support.small_disk import fill, remount_read_only, small_tmpfs
@@ -136,14 +136,23 @@ def test_kill_9_at_random_moments_never_leaves_a_boundary_without_its_summary(tm
         child.send_signal(signal.SIGKILL)
         child.wait()
         records = read_records(path).records
-        for index, record in enumerate(records):
-            if record.get("subtype") == "compact_boundary":
-                # One write: the summary and all 20 kept messages are there whenever the boundary is.
-                following = records[index + 1: index + 22]
-                assert len(following) == 21 and following[0].get("isCompactSummary"), trial
-        # Resuming gives a summary and its kept messages (or the first prompt, killed before any compaction).
+        torn = torn_compactions(records)
+        # A kill can cut even one write short, but only the last batch: every earlier boundary is whole.
+        boundaries = [i for i, r in enumerate(records) if r.get("subtype") == "compact_boundary"]
+        for index in boundaries:
+            if str(records[index]["uuid"]) in torn:
+                assert index == boundaries[-1], trial
+                continue
+            following = records[index + 1: index + 22]
+            assert len(following) == 21 and following[0].get("isCompactSummary"), trial
+        # Resuming gives a whole summary and its 20 kept messages, or (a torn last batch, or a kill before
+        # any compaction) the messages before it: never a summary without all of its kept messages.
         messages = conversation(records)
         assert messages, trial
+        summaries = [i for i, m in enumerate(messages) if str(m.get("content", "")).startswith("S")]
+        if summaries:
+            assert summaries == [0] and len(messages) >= 21, trial
+            assert all(m["content"][0]["text"] == "k" * 3000 for m in messages[1:21]), trial
 
 
 SCRIPT: dict[str, Any] = {"turns": [
@@ -233,3 +242,22 @@ def test_kill_9_of_the_real_cli_at_random_moments_leaves_a_resumable_transcript(
             assert not messages or messages[-1]["role"] in ("user", "assistant")
         done = run_catui(project, env, "-c", "-p", "resume check", timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "resumed", done.stderr
+
+
+def test_a_compaction_cut_short_on_disk_is_ignored_whole(tmp_path: Path) -> None:
+    """kill -9 can stop even one write() part way: a batch missing lines counts as no compaction at all."""
+    path = tmp_path / "s.jsonl"
+    writer = TranscriptWriter([path], session_id="s", cwd=tmp_path)
+    writer.append(user("one"))
+    writer.append({"role": "assistant", "content": [{"type": "text", "text": "two"}]})
+    before = path.stat().st_size
+    kept = [{"role": "assistant", "content": [{"type": "text", "text": f"kept {n}"}]} for n in range(3)]
+    writer.append_compaction({"trigger": "auto", "preTokens": 9}, user("SUMMARY"), kept)
+    whole = path.read_bytes()
+    assert [m["content"][0]["text"] for m in read_transcript(path)] == ["SUMMARY", "kept 0", "kept 1", "kept 2"]
+    lines = whole[before:].splitlines(keepends=True)
+    path.write_bytes(whole[:before] + b"".join(lines[:-1]))  # the last kept line never reached the disk
+    records = read_records(path).records
+    assert len(torn_compactions(records)) == 1
+    assert [m["content"][0]["text"] for m in conversation(records)] == ["one", "two"]
+    assert [m["content"][0]["text"] for m in read_transcript(path)] == ["one", "two"]

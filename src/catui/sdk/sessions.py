@@ -29,7 +29,7 @@ from catui.session.store import (
     project_sessions_dir,
     read_records,
 )
-from catui.session.transcript import encode_line, is_compact_boundary
+from catui.session.transcript import encode_line, is_compact_boundary, torn_compactions
 
 
 @dataclass
@@ -222,6 +222,9 @@ def _epoch_ms(stamp: object) -> int | None:
 def _messages(records: list[dict[str, Any]], session_id: str) -> list[SessionMessage]:
     # After a compaction the summary stands for what came before (as claude-agent-sdk reads it): the
     # messages start at the last boundary, and those written again after it are not listed twice.
+    # A batch cut short by a crash (session.transcript.torn_compactions) is not a compaction.
+    torn = torn_compactions(records)
+    records = [r for r in records if r.get("compactBatch") not in torn and str(r.get("uuid")) not in torn]
     boundaries = [i for i, r in enumerate(records) if is_compact_boundary(r) and not r.get("isSidechain")]
     if boundaries:
         records = records[boundaries[-1] + 1:]

@@ -16,7 +16,7 @@ from typing import Any
 
 from catui.messages import Message
 from catui.paths import catui_home, project_slug
-from catui.session.transcript import compacted_from, is_compact_boundary
+from catui.session.transcript import compacted_from, is_compact_boundary, torn_compactions
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 """What a session id may look like (it names a file): catui's UUIDs, or an SDK caller's own id."""
@@ -68,9 +68,10 @@ def conversation(records: list[dict[str, Any]]) -> list[Message]:
     """
     messages: list[Message] = []
     start = compacted_from(records, sidechain=False)
+    torn = torn_compactions(records)
     for record in records[start:]:
         message = record.get("message")
-        if is_compact_boundary(record):
+        if is_compact_boundary(record) or record.get("compactBatch") in torn:
             continue
         if record.get("isSidechain") or record.get("type") not in ("user", "assistant"):
             continue

@@ -98,17 +98,23 @@ class TranscriptWriter:
 
         A resume reads from the last boundary on; a boundary without its summary
         after it would resume from nothing, so the three go to the disk together.
+        One ``write()`` can still be cut short by ``kill -9`` (the kernel stops
+        copying at a fatal signal), so the boundary says how many lines belong to
+        it (``compactLines``) and each of them names it (``compactBatch``): a reader
+        ignores a batch that did not reach the disk whole (:func:`torn_compactions`).
         """
-        _, boundary = self._record({"parentUuid": None, "logicalParentUuid": self.last_uuid}, "system",
-                                   {"subtype": COMPACT_BOUNDARY, "content": "Conversation compacted"},
-                                   {"compactMetadata": metadata})
+        boundary_uuid, boundary = self._record(
+            {"parentUuid": None, "logicalParentUuid": self.last_uuid}, "system",
+            {"subtype": COMPACT_BOUNDARY, "content": "Conversation compacted"},
+            {"compactMetadata": metadata, "compactLines": len(kept) + 1})
         records = [boundary]
+        batch = {"compactBatch": boundary_uuid}
         _, summary_record = self._record({"parentUuid": self.last_uuid}, summary.get("role", "user"),
-                                         {"message": summary}, {"isCompactSummary": True})
+                                         {"message": summary}, {"isCompactSummary": True, **batch})
         records.append(summary_record)
         for message in kept:
             records.append(self._record({"parentUuid": self.last_uuid}, message.get("role", "user"),
-                                        {"message": message}, None)[1])
+                                        {"message": message}, batch)[1])
         self._commit(records, sync=True)
 
     def _record(self, chain: dict[str, Any], line_type: str, body: dict[str, Any],
@@ -206,8 +212,28 @@ def read_transcript(path: Path) -> list[Message]:
             continue
         if isinstance(record, dict):
             records.append(record)
+    torn = torn_compactions(records)
     return [record["message"] for record in records[compacted_from(records):]
-            if isinstance(record.get("message"), dict) and not is_compact_boundary(record)]
+            if isinstance(record.get("message"), dict) and not is_compact_boundary(record)
+            and record.get("compactBatch") not in torn]
+
+
+def torn_compactions(records: list[dict[str, Any]]) -> set[str]:
+    """The uuids of compaction boundaries whose batch of lines (summary and kept messages) is not all there.
+
+    Such a batch was cut short by a crash in the middle of its one write: its boundary and its lines are
+    ignored, and the conversation goes on from the messages before it (which the transcript still holds).
+    """
+    expected = {str(r.get("uuid")): r["compactLines"] for r in records
+                if is_compact_boundary(r) and isinstance(r.get("compactLines"), int)}
+    if not expected:
+        return set()
+    found: dict[str, int] = {}
+    for record in records:
+        batch = record.get("compactBatch")
+        if isinstance(batch, str):
+            found[batch] = found.get(batch, 0) + 1
+    return {uuid for uuid, lines in expected.items() if found.get(uuid, 0) < lines}
 
 
 def compacted_from(records: list[dict[str, Any]], *, sidechain: bool | None = None) -> int:
@@ -221,12 +247,15 @@ def compacted_from(records: list[dict[str, Any]], *, sidechain: bool | None = No
     def counts(record: dict[str, Any]) -> bool:
         return sidechain is None or bool(record.get("isSidechain")) == sidechain
 
+    torn = torn_compactions(records)
     start = 0
     boundary: int | None = None
     for index, record in enumerate(records):
-        if not counts(record):
+        if not counts(record) or record.get("compactBatch") in torn:
             continue
         if is_compact_boundary(record):
+            if str(record.get("uuid")) in torn:
+                continue
             boundary = index
         elif boundary is not None and isinstance(record.get("message"), dict):
             if record.get("isCompactSummary"):
