@@ -195,6 +195,7 @@ class WorkflowTool(Tool):
 
         emit("task_started", {"description": summary, "task_type": "local_workflow", "workflow_name": workflow_name,
                               "prompt": source})
+        # The task copies this context: the workflow's agents' spans hang under this call's span (telemetry).
         task.runner = asyncio.create_task(work())
         self.tasks.add(task)
         return copy
