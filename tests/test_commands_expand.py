@@ -12,7 +12,7 @@ import pytest
 
 from catui.commands.discovery import command_files, first_line_description, load_command_folder
 from catui.commands.expand import file_references, shell_snippets, split_arguments, substitute_arguments
-from catui.commands.prompt import command_header, parse_command_line
+from catui.commands.prompt import command_header, command_text, parse_command_line
 
 
 @pytest.mark.parametrize(("body", "args", "expected"), [
@@ -52,6 +52,15 @@ def test_command_lines_and_the_header() -> None:
     assert parse_command_line("hello /greet") is None
     assert command_header("greet", "Alice") == ("<command-message>greet</command-message>\n"
                                                 "<command-name>/greet</command-name>\n<command-args>Alice</command-args>\n")
+
+
+def test_the_command_text_of_a_string_or_of_content_blocks() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}
+    assert command_text("/greet Ada") == ("/greet Ada", [])
+    assert command_text([{"type": "text", "text": "/greet Ada"}]) == ("/greet Ada", [])
+    assert command_text([image, {"type": "text", "text": "/greet Ada"}]) == ("/greet Ada", [image])
+    assert command_text([{"type": "text", "text": "/greet Ada"}, image]) is None  # only the last block counts
+    assert command_text([]) is None and command_text(None) is None
 
 
 def test_subfolders_are_namespaces_and_descriptions_fall_back_to_the_first_line(tmp_path: Path) -> None:

@@ -55,15 +55,33 @@ def command_header(name: str, args: str) -> str:
             f"<command-args>{args}</command-args>\n")
 
 
+def command_text(prompt: Any) -> tuple[str, list[Block]] | None:
+    """The text that may name a command, and the blocks before it; None when there is no such text.
+
+    A prompt is a string, or (stream-json input) a list of content blocks: the official TypeScript SDK
+    sends a string prompt as one text block. As in Claude Code, the last block is the one that may be a
+    ``/name args`` line; the blocks before it (an image, say) go to the model ahead of the expansion.
+    """
+    if isinstance(prompt, str):
+        return prompt, []
+    if isinstance(prompt, list) and prompt:
+        last = prompt[-1]
+        if isinstance(last, dict) and last.get("type") == "text" and isinstance(last.get("text"), str):
+            return last["text"], list(prompt[:-1])
+    return None
+
+
 async def command_prompt(app: Any, prompt: Any) -> CommandPrompt | None:
     """The command ``prompt`` runs, expanded; None when ``prompt`` is not a ``/name`` line.
 
     An unknown name gives Claude Code's ``Unknown skill: <name>`` as the error. ``disable-model-invocation``
     keeps a command from the model only: the user may always run it.
     """
-    if not isinstance(prompt, str):
+    split = command_text(prompt)
+    if split is None:
         return None
-    parsed = parse_command_line(prompt)
+    text, preceding = split
+    parsed = parse_command_line(text)
     if parsed is None:
         return None
     name, args = parsed
@@ -80,7 +98,7 @@ async def command_prompt(app: Any, prompt: Any) -> CommandPrompt | None:
         expanded = await expand_command(skill, args, ctx)
     except CommandExpansionError as exc:
         return CommandPrompt(name, args, skill=skill, error=f"Error: {exc}")
-    blocks: list[Block] = [*expanded.attachments, {"type": "text", "text": command_header(name, args)},
+    blocks: list[Block] = [*preceding, *expanded.attachments, {"type": "text", "text": command_header(name, args)},
                            {"type": "text", "text": expanded.text}]
     return CommandPrompt(name, args, skill=skill, blocks=blocks,
                          rules=skill_permission_rules(skill.name, skill.allowed_tools))
