@@ -299,7 +299,14 @@ def test_deeply_nested_yaml_in_an_agent_file_is_a_problem_not_a_crash(nested: st
     text = "---\nname: x\ndescription: d\nhooks: " + nested + "\n---\nbody"
     for result in (load_markdown_agent(text, path="/p/x.md", source="projectSettings"),
                    load_markdown_agent_bytes(text.encode(), path="/p/x.md", source="projectSettings")):
-        assert result.error is not None and "nested too deeply" in result.error
+        # Refused with a clear problem either way: by catui's own depth check, or by libyaml's (PyYAML
+        # 6.0.4 bundles a libyaml with a nesting limit), or the over-deep value of `hooks` is dropped
+        # with a warning naming the field.
+        if result.error is not None:
+            assert "nested too deeply" in result.error or "maximum nesting depth" in result.error
+        else:
+            assert result.definition is not None and not result.definition.hooks
+            assert any("hooks" in str(warning) for warning in result.warnings)
 
 
 # ------------------------------------------------------------------ a model's stream body, end to end over HTTP

@@ -247,6 +247,9 @@ def test_glob_fallback_skips_a_folder_it_cannot_read(tmp_path: Path) -> None:
         from catui.tools.base import ToolContext
         from catui.tools.glob import GlobInput, GlobTool
         args = GlobInput(pattern="**/*.py")  # built now: input models build (and import) on first use
+        # Glob loads its search modules on first use (catui.lazy); import them while the checkout (a 0700
+        # temporary folder in CI) is still readable.
+        import catui.tools.ignore, catui.tools.search_engine, catui.tools.search_process  # noqa: E401
         os.setgid(65534); os.setuid(65534)  # the interpreter's own files stay readable: all is imported
         root = Path({str(root)!r})
         ctx = ToolContext(cwd=root, project_root=root)
