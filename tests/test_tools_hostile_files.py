@@ -214,13 +214,16 @@ GREP_UNDER_CEILING = textwrap.dedent("""
 
 
 def test_grep_content_mode_reads_rgs_output_with_a_cap(tmp_path: Path) -> None:
-    # A long path makes every matching line of a small file a long line of rg output: 4 MB of "x" lines under
-    # a 240-character path give about 1 GB of output, far over the ceiling if it were read whole.
+    # A long path makes every matching line of a small file a long line of rg output: 64 files of 64 Ki "x"
+    # lines under a 240-character path give about 1 GB of output, far over the ceiling if it were read whole.
+    # Many files rather than one: rg buffers a file's output whole before writing it, and one 1 GB buffer
+    # made rg itself (not catui) slow enough to time the test out now and then.
     root = tmp_path / ("d" * 200)
     root.mkdir()
-    (root / "f.txt").write_bytes(b"x\n" * (4 * 1024 * 1024))
-    # rg itself buffers a file's output whole (it inherits the ceiling): the ceiling leaves it room, and
-    # catui's own peak (RUSAGE_SELF, rg not counted) must stay far below the gigabytes it would hold unbounded.
+    for index in range(64):
+        (root / f"f{index}.txt").write_bytes(b"x\n" * (64 * 1024))
+    # rg inherits the ceiling: it leaves rg room, and catui's own peak (RUSAGE_SELF, rg not counted) must
+    # stay far below the gigabyte it would hold unbounded.
     done = run_under_ceiling(GREP_UNDER_CEILING, str(root), ceiling=3 * 1024 * 1024 * 1024)
     assert done.returncode == 0, done.stderr
     assert "'cut': True" in done.stdout and "'shown': 3" in done.stdout
