@@ -12,15 +12,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
-from catui.agents.agent_file_io import AgentFileError, read_agent_file
-from catui.agents.frontmatter import parse_markdown
 from catui.agents.plugins import MANIFEST_PATH, read_manifest
-from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.tool_lists import parse_tool_list
 from catui.commands.locations import project_command_dirs, user_command_dirs
-from catui.skills.discovery import SkillLoad
+from catui.skills.discovery import SkillLoad, read_frontmatter_file, text_field
 from catui.skills.model import SkillDefinition, SkillSource
 
 COMMAND_SUFFIX = ".md"
@@ -52,27 +48,13 @@ def load_command_folder(folder: Path, source: SkillSource, *, prefix: str = "") 
 
 def load_command_file(path: Path, source: SkillSource, *, name: str, into: SkillLoad) -> None:
     """Parse one command file and add it (or the failure, or warnings) to ``into``."""
-    try:
-        text = read_agent_file(path)
-    except AgentFileError as exc:
-        into.failed_files.append(FailedFile(str(path), str(exc)))
+    parsed = read_frontmatter_file(path, into)
+    if parsed is None:
         return
-    parsed = parse_markdown(text)
-    if parsed.status == "yaml_error":
-        into.failed_files.append(
-            FailedFile(str(path), f"the frontmatter is not valid YAML, so Claude Code would ignore it: {parsed.error}")
-        )
-        return
-    if parsed.not_a_mapping:
-        into.failed_files.append(FailedFile(str(path), "the frontmatter is not a YAML mapping of 'key: value' lines"))
-        return
-    if parsed.status == "ok_after_quote_retry":
-        into.warnings.append(AgentWarning(
-            str(path), "the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'"))
     data = parsed.frontmatter
-    given = _text_field(data, "description")
+    given = text_field(data, "description")
     fallback = "Plugin command" if source == "plugin" else "Custom command"
-    model = _text_field(data, "model")
+    model = text_field(data, "model")
     into.skills.append(
         SkillDefinition(
             name=name,
@@ -82,10 +64,10 @@ def load_command_file(path: Path, source: SkillSource, *, name: str, into: Skill
             path=str(path),
             source=source,
             allowed_tools=tuple(parse_tool_list(data.get("allowed-tools")) or ()),
-            argument_hint=_text_field(data, "argument-hint"),
+            argument_hint=text_field(data, "argument-hint"),
             model=None if model == "inherit" else model,
             disable_model_invocation=data.get("disable-model-invocation") is True,
-            when_to_use=_text_field(data, "when_to_use"),
+            when_to_use=text_field(data, "when_to_use"),
             kind="command",
             has_description=given is not None,
         )
@@ -140,9 +122,3 @@ def first_line_description(body: str) -> str | None:
     return None
 
 
-def _text_field(data: dict[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    text = str(value).strip()
-    return text or None

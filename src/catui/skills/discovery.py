@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from catui.agents.agent_file_io import AgentFileError, read_agent_file
-from catui.agents.frontmatter import parse_markdown
+from catui.agents.frontmatter import ParsedMarkdown, parse_markdown
 from catui.agents.plugins import MANIFEST_PATH, read_manifest
 from catui.agents.problems import AgentWarning, FailedFile
 from catui.agents.tool_lists import parse_tool_list
@@ -65,28 +65,37 @@ def load_skill_folder(folder: Path, source: SkillSource, *, prefix: str = "") ->
     return load
 
 
-def load_skill_file(path: Path, source: SkillSource, *, name: str, into: SkillLoad) -> None:
-    """Parse one ``SKILL.md`` and add the skill (or the failure, or warnings) to ``into``."""
+def read_frontmatter_file(path: Path, into: SkillLoad) -> ParsedMarkdown | None:
+    """Read and split one Markdown file with YAML frontmatter (a skill or a custom command).
+
+    A file that cannot be read, or whose frontmatter is not a YAML mapping, goes to ``into.failed_files``
+    (None is returned); frontmatter that loaded only after Claude Code's quoting retry adds a warning.
+    """
     try:
         text = read_agent_file(path)
     except AgentFileError as exc:
         into.failed_files.append(FailedFile(str(path), str(exc)))
-        return
+        return None
     parsed = parse_markdown(text)
     if parsed.status == "yaml_error":
         into.failed_files.append(
             FailedFile(str(path), f"the frontmatter is not valid YAML, so Claude Code would ignore it: {parsed.error}")
         )
-        return
+        return None
     if parsed.not_a_mapping:
         into.failed_files.append(FailedFile(str(path), "the frontmatter is not a YAML mapping of 'key: value' lines"))
-        return
+        return None
     if parsed.status == "ok_after_quote_retry":
-        into.warnings.append(
-            AgentWarning(
-                str(path), "the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'"
-            )
-        )
+        into.warnings.append(AgentWarning(
+            str(path), "the frontmatter is not strict YAML; it loaded after quoting values that contain ': ' or '#'"))
+    return parsed
+
+
+def load_skill_file(path: Path, source: SkillSource, *, name: str, into: SkillLoad) -> None:
+    """Parse one ``SKILL.md`` and add the skill (or the failure, or warnings) to ``into``."""
+    parsed = read_frontmatter_file(path, into)
+    if parsed is None:
+        return
     data = parsed.frontmatter
     body = parsed.body.strip()
     declared = data.get("name")
@@ -98,7 +107,7 @@ def load_skill_file(path: Path, source: SkillSource, *, name: str, into: SkillLo
                 "(rename the folder or the name to make them agree)",
             )
         )
-    description = _text_field(data, "description") or _first_line(body)
+    description = text_field(data, "description") or _first_line(body)
     if not description:
         into.failed_files.append(
             FailedFile(str(path), "no description: add 'description: <when to use this skill>' to the frontmatter")
@@ -114,10 +123,10 @@ def load_skill_file(path: Path, source: SkillSource, *, name: str, into: SkillLo
             path=str(path),
             source=source,
             allowed_tools=tuple(tools or ()),
-            argument_hint=_text_field(data, "argument-hint"),
-            model=_text_field(data, "model"),
+            argument_hint=text_field(data, "argument-hint"),
+            model=text_field(data, "model"),
             disable_model_invocation=data.get("disable-model-invocation") is True,
-            when_to_use=_text_field(data, "when_to_use"),
+            when_to_use=text_field(data, "when_to_use"),
         )
     )
 
@@ -162,7 +171,8 @@ def discover_skills(
     return load
 
 
-def _text_field(data: dict[str, Any], key: str) -> str | None:
+def text_field(data: dict[str, Any], key: str) -> str | None:
+    """A frontmatter value as stripped text; None when absent, empty or not a scalar."""
     value = data.get(key)
     if value is None or isinstance(value, (dict, list)):
         return None
