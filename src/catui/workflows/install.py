@@ -42,7 +42,7 @@ def install_workflows(app: AgentApp) -> None:
 
     session = app.session
     options = app.options
-    tool = WorkflowTool(runtime=system.runtime, tasks=app.tasks, cwd=options.cwd.resolve(),
+    tool = WorkflowTool(runtime=lambda: system.runtime, tasks=app.tasks, cwd=options.cwd.resolve(),
                         session_id=lambda: session.session_id,
                         plugin_dirs=lambda: [*options.plugin_dirs, *plugin_paths(merged)],
                         current=app.services.compat.current)

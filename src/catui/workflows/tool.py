@@ -68,9 +68,10 @@ class WorkflowTool(Tool):
     name: ClassVar[str] = "Workflow"
     input_model: ClassVar[type[ToolInput]] = WorkflowInput
 
-    def __init__(self, *, runtime: Any, tasks: TaskRegistry, cwd: Path, session_id: Callable[[], str],
-                 plugin_dirs: Callable[[], list[str]], current: bool) -> None:
+    def __init__(self, *, runtime: Callable[[], Any], tasks: TaskRegistry, cwd: Path,
+                 session_id: Callable[[], str], plugin_dirs: Callable[[], list[str]], current: bool) -> None:
         self.runtime = runtime
+        """The sub-agent runtime, asked for when a workflow starts (it is built on first use: catui.lazy)."""
         self.tasks = tasks
         self.cwd = cwd
         self.session_id = session_id
@@ -152,7 +153,7 @@ class WorkflowTool(Tool):
         output_file = self.tasks.output_path(task_id)
         task = Task(id=task_id, type="local_workflow", description=summary, output_file=output_file,
                     tool_use_id=tool_use_id, metadata={"runId": files.run_id, "workflowName": workflow_name})
-        runner = WorkflowRunner(files=files, run_agent=runtime_agent_runner(self.runtime, ctx, files.run_id),
+        runner = WorkflowRunner(files=files, run_agent=runtime_agent_runner(self.runtime(), ctx, files.run_id),
                                 concurrency=max_concurrent_agents())
 
         def emit(subtype: str, data: dict[str, Any]) -> None:
