@@ -46,6 +46,10 @@ def tool_result_of(lines: list[dict[str, Any]], tool_id: str) -> tuple[dict[str,
     raise AssertionError(f"no tool_result for {tool_id}")
 
 
+def entries_of(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for x in progress for e in x["workflow_progress"] if e["type"] == "workflow_agent"]
+
+
 def test_the_tool_is_offered_by_profile(tmp_path: Path) -> None:
     repo = git_repo(tmp_path)
     with AnthropicTestServer({"turns": [{"content": text("hi"), "repeat": True}]}) as server:
@@ -120,6 +124,29 @@ def test_a_script_runs_in_the_background_and_notifies(tmp_path: Path) -> None:
         assert sum(1 for line in journal.read_text().splitlines() if '"type": "result"' in line) == 2
         output = json.loads(Path(finished[0]["output_file"]).read_text())
         assert output["result"]["a"] == "alpha answer" and output["agentCount"] == 2
+        assert set(record) >= {"runId", "timestamp", "taskId", "script", "scriptPath", "args", "result", "agentCount",
+                               "logs", "durationMs", "summary", "workflowName", "status", "startTime", "phases",
+                               "defaultModel", "workflowProgress", "totalTokens", "totalToolCalls"}
+
+        # Per-agent transcripts and meta in the run's folder (observed-cc-now.md §7), none among the session's.
+        entries = [json.loads(line) for line in journal.read_text().splitlines()]
+        started_ids = {e["label"]: e["agentId"] for e in entries if e["type"] == "started"}
+        assert set(started_ids) == {"Question alpha", "beta"}
+        assert {e["agentId"] for e in entries if e["type"] == "result"} == set(started_ids.values())
+        for label, agent_id in started_ids.items():
+            meta = json.loads((journal.parent / f"agent-{agent_id}.meta.json").read_text())
+            assert meta["agentType"] == "workflow-subagent" and meta["description"] == label
+            assert meta["workflowPhase"] == "Ask" and meta["inWorkflowRun"] is True
+            transcript = (journal.parent / f"agent-{agent_id}.jsonl").read_text()
+            assert ("alpha answer" if label == "Question alpha" else "beta answer") in transcript
+        assert not list((journal.parent.parent.parent).glob("agent-*"))  # <session>/subagents/ has none
+
+        # stream-json: the workflow's own task events only; its agents are entries of workflow_progress.
+        assert {x["task_id"] for x in lines if x.get("type") == "system" and "task_id" in x} == {task_id.group(1)}
+        assert not [x for x in lines if x.get("parent_tool_use_id")]
+        starts = [e for e in entries_of(progress) if e.get("state") == "start"]
+        assert {e["agentId"] for e in starts} == set(started_ids.values())
+        assert all(e["phase"] == "Ask" for e in starts)
 
     # resumeFromRunId (a new process): both results are journaled, so no agent runs again.
     resume_call = workflow_call("toolu_wf2", scriptPath=str(script_file), resumeFromRunId=run_id.group(1), args={"n": 3})

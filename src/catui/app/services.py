@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
     from catui.subagents.install import SubagentSystem
     from catui.subagents.runtime import SubagentRuntime
+    from catui.workflows.live import LiveWorkflows
 
 
 @dataclass
@@ -71,6 +72,9 @@ class AppServices:
     """The system prompt with another output style; None when styles do not apply (``--agent``, ``--system-prompt``)."""
     background_stops: set[asyncio.Future[Any]] = field(default_factory=set)
     """Stops of background agents under way (the budget tripped); awaited when the app closes."""
+    workflows: LiveWorkflows | None = None
+    """The workflow runs the Workflow tool launched in this session (the terminal's /workflows view); None
+    when the tool is not offered."""
 
 
 @dataclass

@@ -21,7 +21,8 @@ from catui.tools.tool_search import DeferredToolView
 
 
 class ChildTranscripts:
-    """Where children's conversations are written: ``<sessions>/<parent session>/subagents/agent-<id>.jsonl``.
+    """Where children's conversations are written: ``<sessions>/<parent session>/subagents/agent-<id>.jsonl``
+    (or the request's ``transcript_dir``: a workflow's agents go in their run's folder).
 
     ``sessions_dir`` None (or a parent that keeps no transcript) writes nothing.
     """
@@ -33,7 +34,7 @@ class ChildTranscripts:
         """The child's transcript writer and path, with its ``.meta.json`` written beside it."""
         if parent.config.transcript is None or self.sessions_dir is None:
             return None, None
-        folder = self.sessions_dir / parent.session_id / "subagents"
+        folder = plan.request.transcript_dir or self.sessions_dir / parent.session_id / "subagents"
         path = folder / f"agent-{plan.agent_id}.jsonl"
         writer = TranscriptWriter(
             [path], session_id=parent.session_id, cwd=plan.cwd, agent_id=plan.agent_id,
@@ -66,6 +67,7 @@ class ChildTranscripts:
                 meta["worktreeBranch"] = plan.worktree.branch
         if plan.is_fork:
             meta["model"] = "inherit"
+        meta.update(plan.request.extra_meta)
         write_json_atomic(folder / f"agent-{plan.agent_id}.meta.json", meta)
         return writer, path
 

@@ -100,7 +100,7 @@ class ForegroundDriver:
         task_events.emit(run, task_events.task_started(run))
         entry: _Movable | None = None
         try:
-            if self.handover is None:
+            if self.handover is None or not run.request.movable:
                 events = self.executor.execute(run)
             else:
                 entry = _Movable(run)

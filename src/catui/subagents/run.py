@@ -55,6 +55,14 @@ class SpawnRequest:
     """Tools this child must not have whatever its definition says (a workflow's agents: no Agent)."""
     shown_type: str | None = None
     """The agent type the child is recorded as (``workflow-subagent``), when not its definition's name."""
+    transcript_dir: Path | None = None
+    """Where the child's transcript and ``.meta.json`` go instead of ``<session>/subagents/`` (a workflow's
+    agents: the run's folder, ``subagents/workflows/<run id>/``, observed-cc-now.md §7)."""
+    extra_meta: dict[str, Any] = field(default_factory=dict)
+    """More keys for the child's ``.meta.json`` (a workflow agent's ``workflowPhase`` and ``inWorkflowRun``)."""
+    movable: bool = True
+    """Whether the foreground child may move to the background (auto-background, Ctrl-B). A workflow's
+    agents may not: the program awaits their results, not a launch text."""
 
 
 @dataclass

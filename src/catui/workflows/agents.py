@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from catui.errors import CatuiError
@@ -18,11 +22,29 @@ WITHHELD_TOOLS = frozenset({"Agent", "Workflow"})
 """A workflow's agents start no agents of their own (observed-cc-now.md §7: no Agent tool)."""
 
 
-def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_id: str) -> AgentRunner:
-    """``agent()`` calls of run ``run_id`` as children of the agent whose context is ``parent_ctx``."""
+def agents_context(parent_ctx: ToolContext, *, stop: asyncio.Event,
+                   observe: Callable[[Any], None] | None = None) -> ToolContext:
+    """The context a workflow's agents see as their parent's: the calling agent's, with the run's own stop
+    event for its abort (the main agent's interrupted turn does not stop them; stopping the run does), and an
+    ``emit`` that hands their events only to ``observe``: Claude Code shows a workflow's agents in its progress
+    entries, not as tasks of their own in stream-json (observed-cc-now.md §7)."""
+    def swallow(event: Any) -> None:
+        if observe is not None:
+            observe(event)
+
+    return dataclasses.replace(parent_ctx, abort=stop, emit=swallow)
+
+
+def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_id: str, *,
+                         transcript_dir: Path | None = None) -> AgentRunner:
+    """``agent()`` calls of run ``run_id`` as children of the agent whose context is ``parent_ctx``.
+
+    ``transcript_dir``: where their transcripts and ``.meta.json`` go (the run's folder).
+    """
     counter = 0
 
-    async def run_agent(prompt: str, opts: dict[str, Any], label: str) -> tuple[Any, dict[str, Any]]:
+    async def run_agent(prompt: str, opts: dict[str, Any], label: str,
+                        started: Callable[[str], None]) -> tuple[Any, dict[str, Any]]:
         nonlocal counter
         counter += 1
         schema = opts.get("schema")
@@ -33,11 +55,14 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
                                effort=opts.get("effort"), isolation=opts.get("isolation"),
                                tool_use_id=f"{run_id}_{counter}", output_schema=schema,
                                withheld_tools=WITHHELD_TOOLS,
-                               shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE)
+                               shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE,
+                               transcript_dir=transcript_dir, movable=False,
+                               extra_meta={"workflowPhase": opts.get("phase"), "inWorkflowRun": True})
         try:
             run = await runtime.prepare(request, parent_ctx)
         except CatuiError as exc:
             raise AgentFailed(f"agent {label!r} could not start: {exc}") from None
+        started(run.agent_id)
         outcome = await runtime.foreground.run_to_completion(run)
         if outcome.is_error:
             content = outcome.content

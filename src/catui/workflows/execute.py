@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import time
@@ -19,7 +20,7 @@ class WorkflowOutcome:
     """How a run ended."""
 
     run_id: str
-    status: str  # completed | failed
+    status: str  # completed | failed (a stopped run raises CancelledError)
     result: Any = None
     error: str | None = None
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -72,6 +73,11 @@ async def execute(runner: WorkflowRunner, *, kind: str, source: str | None, func
 
             assert function is not None
             result = await running_in(runner, function, args)
+    except asyncio.CancelledError:
+        # Stopped (TaskStop, Ctrl-C): the record says so; the journal keeps what finished, for a resume.
+        record.update({"status": "stopped", "error": "stopped by request", "durationMs": elapsed_ms(started)})
+        runner.write_record({**record, **runner.record_fields()})
+        raise
     except (ScriptFailed, CatuiError) as exc:
         status, error = "failed", str(exc)
     except Exception as exc:  # a Python workflow that raises ends the run failed with its message

@@ -46,6 +46,7 @@ def install_workflows(app: AgentApp) -> None:
                         session_id=lambda: session.session_id,
                         plugin_dirs=lambda: [*options.plugin_dirs, *plugin_paths(merged)],
                         current=app.services.compat.current)
+    app.services.workflows = tool.live
     tools = [t for t in session.tools if t.name != tool.name]
     skills = app.services.skills
     if skills is not None:

@@ -111,8 +111,12 @@ class Counts:
     cost_usd: float = 0.0
 
 
-AgentRunner = Callable[[str, dict[str, Any], str], Awaitable[tuple[Any, dict[str, Any]]]]
-"""(framed prompt, options, label) → (result, stats with agentId/tokens/toolUses/costUsd/toolsUsed)."""
+AgentRunner = Callable[[str, dict[str, Any], str, Callable[[str], None]], Awaitable[tuple[Any, dict[str, Any]]]]
+"""(framed prompt, options, label, started) → (result, stats with agentId/tokens/toolUses/costUsd/toolsUsed).
+
+The options carry the call's phase (its own, else the current one). ``started(agent_id)`` is called once the
+agent has its id, before it runs (its journal ``started`` line and its progress entry name it).
+"""
 
 
 @dataclass
@@ -130,6 +134,8 @@ class WorkflowRunner:
     current_phase: str | None = None
     on_progress: Callable[[], None] | None = None
     """Called after each progress entry (phase, agent start, agent done): the Workflow tool's task_progress."""
+    stopping: bool = False
+    """Set when the run is being stopped (TaskStop): no new agent starts."""
     _seen: dict[str, int] = field(default_factory=dict)
     _gate: asyncio.Semaphore | None = None
 
@@ -174,23 +180,36 @@ class WorkflowRunner:
         self.counts.agent_count += 1
         if key in self.replay:
             self.counts.agents_skipped += 1
-            self._progress({"type": "workflow_agent", "label": label, "state": "done", "replayed": True})
+            self._progress({"type": "workflow_agent", "label": label, "phase": opts.get("phase") or self.current_phase,
+                            "state": "done", "replayed": True})
             return self.replay[key]
         if self.budget_usd is not None and self.counts.cost_usd >= self.budget_usd:
             self.counts.agents_error += 1
             raise BudgetSpent(f"the workflow budget of ${self.budget_usd:g} is spent; agent {label!r} was not started")
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.concurrency)
+        phase = opts.get("phase") or self.current_phase
+        agent_id: str | None = None
+
+        def started(new_id: str) -> None:
+            nonlocal agent_id
+            agent_id = new_id
+            self.journal.append({"type": "started", "key": key, "agentId": new_id, "label": label, "phase": phase},
+                                durable=False)
+            self._progress({"type": "workflow_agent", "label": label, "agentId": new_id, "phase": phase,
+                            "state": "start"})
+
         async with self._gate:
-            self.journal.append({"type": "started", "key": key, "label": label,
-                                 "phase": opts.get("phase") or self.current_phase}, durable=False)
-            self._progress({"type": "workflow_agent", "label": label, "state": "start"})
+            if self.stopping:
+                raise AgentFailed(f"the workflow is stopping; agent {label!r} was not started")
             try:
-                result, stats = await self.run_agent(frame_prompt(prompt), opts, label)
+                result, stats = await self.run_agent(frame_prompt(prompt), {**opts, "phase": phase}, label, started)
             except AgentFailed as exc:
                 self.counts.agents_error += 1
-                self.journal.append({"type": "error", "key": key, "label": label, "error": str(exc)})
-                self._progress({"type": "workflow_agent", "label": label, "state": "error"})
+                self.journal.append({"type": "error", "key": key, "agentId": agent_id, "label": label,
+                                     "error": str(exc)})
+                self._progress({"type": "workflow_agent", "label": label, "agentId": agent_id, "phase": phase,
+                                "state": "error", "error": str(exc)})
                 raise
         self.counts.agents_done += 1
         self.counts.agents_empty_result += result in (None, "")
@@ -201,8 +220,8 @@ class WorkflowRunner:
         if stats.get("toolsUsed"):
             entry["toolsUsed"] = stats["toolsUsed"]
         self.journal.append(entry)  # before the script sees it: a kill from here on never repeats the agent
-        self._progress({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"),
-                              "state": "done"})
+        self._progress({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"), "phase": phase,
+                        "state": "done", "tokens": int(stats.get("tokens", 0))})
         return result
 
     # -- the run record ------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib.util
 import inspect
@@ -12,7 +13,7 @@ from typing import Any
 
 from catui.app import AgentApp, RunOptions, build_app
 from catui.errors import CatuiError
-from catui.workflows.agents import runtime_agent_runner
+from catui.workflows.agents import agents_context, runtime_agent_runner
 from catui.workflows.execute import WorkflowOutcome, execute
 from catui.workflows.runner import (
     AgentRunner,
@@ -99,7 +100,7 @@ async def _run(*, source: str | None, kind: str, script_path: Path | None, args:
     files = (locate_run(options.cwd, run_id) if resume_run_id else None) or WorkflowFiles.for_project(options.cwd, run_id)
     app = build_app(dataclasses.replace(options, remote_foreground=True))
     try:
-        runner = WorkflowRunner(files=files, run_agent=app_agent_runner(app, run_id),
+        runner = WorkflowRunner(files=files, run_agent=app_agent_runner(app, run_id, transcript_dir=files.run_dir),
                                 concurrency=max_concurrent_agents(), budget_usd=budget)
         name = (script_path.stem if script_path is not None else getattr(function, "__name__", "workflow"))
         return await execute(runner, kind=kind, source=source, function=function, args=args, name=name,
@@ -108,9 +109,10 @@ async def _run(*, source: str | None, kind: str, script_path: Path | None, args:
         await app.aclose()
 
 
-def app_agent_runner(app: AgentApp, run_id: str) -> AgentRunner:
-    """``agent()`` calls of run ``run_id`` as children of ``app``'s main session."""
+def app_agent_runner(app: AgentApp, run_id: str, *, transcript_dir: Path | None = None) -> AgentRunner:
+    """``agent()`` calls of run ``run_id`` as children of ``app``'s main session (transcripts in ``transcript_dir``)."""
     system = app.services.subagents
     if system is None:
         raise CatuiError("the host app has no sub-agent runtime")
-    return runtime_agent_runner(system.runtime, app.session.ctx, run_id)
+    return runtime_agent_runner(system.runtime, agents_context(app.session.ctx, stop=asyncio.Event()), run_id,
+                                transcript_dir=transcript_dir)

@@ -9,6 +9,7 @@ a task-notification with the return value as JSON, the agent counts and the usag
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import string
@@ -25,6 +26,7 @@ from catui.tasks.model import Task
 from catui.tasks.notifications import NOTIFICATION_HEADER, TaskNotification
 from catui.tasks.registry import TaskRegistry
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.workflows.live import LiveWorkflow, LiveWorkflows
 from catui.workflows.named import named_workflows
 from catui.workflows.runner import (
     WorkflowFiles,
@@ -69,7 +71,8 @@ class WorkflowTool(Tool):
     input_model: ClassVar[type[ToolInput]] = WorkflowInput
 
     def __init__(self, *, runtime: Callable[[], Any], tasks: TaskRegistry, cwd: Path,
-                 session_id: Callable[[], str], plugin_dirs: Callable[[], list[str]], current: bool) -> None:
+                 session_id: Callable[[], str], plugin_dirs: Callable[[], list[str]], current: bool,
+                 live: LiveWorkflows | None = None) -> None:
         self.runtime = runtime
         """The sub-agent runtime, asked for when a workflow starts (it is built on first use: catui.lazy)."""
         self.tasks = tasks
@@ -77,7 +80,8 @@ class WorkflowTool(Tool):
         self.session_id = session_id
         self.plugin_dirs = plugin_dirs
         self.current = current
-        self.running: dict[str, asyncio.Task[Any]] = {}
+        self.live = live if live is not None else LiveWorkflows()
+        """The runs this tool launched (the terminal's /workflows view reads them)."""
 
     @property
     def description(self) -> str:
@@ -128,7 +132,7 @@ class WorkflowTool(Tool):
         summary = str(meta.get("description") or args.description or workflow_name)
         launched = self._launch(ctx, source=source, args=args.args, files=files, task_id=task_id,
                                 workflow_name=workflow_name, summary=summary, resume=resume_files is not None,
-                                script_path=script_path)
+                                script_path=script_path, meta=meta)
         copy_path = launched
         text = (f"Workflow launched in background. Task ID: {task_id}\n"
                 f"Summary: {summary}\n"
@@ -145,16 +149,23 @@ class WorkflowTool(Tool):
                                       "transcriptDir": str(files.run_dir), "scriptPath": str(copy_path)})
 
     def _launch(self, ctx: ToolContext, *, source: str, args: Any, files: WorkflowFiles, task_id: str,
-                workflow_name: str, summary: str, resume: bool, script_path: Path | None) -> Path:
-        from catui.workflows.agents import runtime_agent_runner
+                workflow_name: str, summary: str, resume: bool, script_path: Path | None,
+                meta: dict[str, Any]) -> Path:
+        from catui.workflows.agents import agents_context, runtime_agent_runner
         from catui.workflows.execute import execute
 
         tool_use_id = ctx.tool_use_id
         output_file = self.tasks.output_path(task_id)
         task = Task(id=task_id, type="local_workflow", description=summary, output_file=output_file,
                     tool_use_id=tool_use_id, metadata={"runId": files.run_id, "workflowName": workflow_name})
-        runner = WorkflowRunner(files=files, run_agent=runtime_agent_runner(self.runtime(), ctx, files.run_id),
+        stop = asyncio.Event()
+        agents_ctx = agents_context(ctx, stop=stop, observe=lambda event: live.observe(event))
+        runner = WorkflowRunner(files=files, run_agent=runtime_agent_runner(self.runtime(), agents_ctx, files.run_id,
+                                                                            transcript_dir=files.run_dir),
                                 concurrency=max_concurrent_agents())
+        live = LiveWorkflow(task_id, files.run_id, workflow_name, summary, runner)
+        live.set_meta(meta)
+        self.live.add(live)
 
         def emit(subtype: str, data: dict[str, Any]) -> None:
             if ctx.emit is not None:
@@ -174,12 +185,13 @@ class WorkflowTool(Tool):
             try:
                 outcome = await execute(runner, kind="js", source=source, function=None, args=args,
                                         name=workflow_name, script_path=script_path, resume=resume,
-                                        extra={"taskId": task_id, "defaultModel": None})
+                                        extra={"taskId": task_id, "defaultModel": None}, on_meta=live.set_meta)
                 status, error, result = outcome.status, outcome.error, outcome.result
             except asyncio.CancelledError:
                 status, error, result = "stopped", "stopped by request", None
             except CatuiError as exc:
                 status, error, result = "failed", str(exc), None
+            live.finish(status, error)
             usage = self._usage(runner, started)
             output_file.write_text(json.dumps(
                 {"summary": summary, "agentCount": runner.counts.agent_count, "logs": runner.logs, "result": result,
@@ -196,8 +208,19 @@ class WorkflowTool(Tool):
 
         emit("task_started", {"description": summary, "task_type": "local_workflow", "workflow_name": workflow_name,
                               "prompt": source})
+        async def stop_run() -> None:
+            # TaskStop: no new agent starts, the running ones stop at once, and the script is cancelled where it
+            # waits; the journal keeps every finished agent's result, so `resumeFromRunId` continues the run.
+            runner.stopping = True
+            stop.set()
+            if task.runner is not None and not task.runner.done():
+                task.runner.cancel()
+                with contextlib.suppress(BaseException):
+                    await task.runner
+
         # The task copies this context: the workflow's agents' spans hang under this call's span (telemetry).
         task.runner = asyncio.create_task(work())
+        task.stop_callback = stop_run
         self.tasks.add(task)
         return copy
 
