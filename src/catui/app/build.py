@@ -308,10 +308,12 @@ def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> Hoo
 
 
 def _stop_for_budget(app: AgentApp) -> None:
-    """The budget tripped: abort the main session (its foreground children with it) and stop background agents."""
+    """The budget tripped: abort the main session (its foreground children with it) and stop background agents
+    and workflows (a workflow's agents stop with their run)."""
     app.session.abort()
     tasks = app.tasks
-    agents = [t for t in tasks.list() if t.type == "local_agent" and t.is_live] if tasks is not None else []
+    agents = ([t for t in tasks.list() if t.type in ("local_agent", "local_workflow") and t.is_live]
+              if tasks is not None else [])
     if tasks is not None and agents:
         # Called from inside a usage update (synchronous); the stops need the loop, so they run as a task.
         stopping = asyncio.ensure_future(asyncio.gather(*(tasks.stop(t.id) for t in agents)))
