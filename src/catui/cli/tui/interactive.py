@@ -21,6 +21,7 @@ import dataclasses
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from catui import __version__
@@ -39,6 +40,7 @@ from catui.cli.tui.slash_rewind import REWIND_COMMANDS
 from catui.cli.tui.slash_session import SESSION_COMMANDS
 from catui.cli.tui.slash_style import STYLE_COMMANDS
 from catui.cli.tui.slash_work import WORK_COMMANDS
+from catui.cli.tui.slash_workflows import WORKFLOW_COMMANDS
 from catui.cli.tui.status import status_line
 from catui.cli.tui.team import TEAM_HELP, team_command
 from catui.cli.tui.terminal import KeyReader, LineEditor, key
@@ -129,7 +131,8 @@ class InteractiveSession:
         self._last_interrupt = 0.0
         self._exit_requested = False
         self._installed_signals: list[int] = []
-        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS, *REWIND_COMMANDS, *STYLE_COMMANDS])
+        self.commands = SlashCommands([*SESSION_COMMANDS, *WORK_COMMANDS, *WORKFLOW_COMMANDS, *REWIND_COMMANDS,
+                                       *STYLE_COMMANDS])
         self._prompt_lock = asyncio.Lock()  # a permission prompt and AskUserQuestion never share the screen
         self._early_lines: list[str | None] = []
         """Lines read in the instant a notification won the race to the prompt; they come next."""
@@ -311,6 +314,24 @@ class InteractiveSession:
             return await self.editor.read_line(prompt)
         except KeyboardInterrupt:
             return None
+
+    async def watch(self, render: Callable[[], list[str]], *, until: Callable[[], bool]) -> None:
+        """Show ``render()``'s lines live, redrawn every tick, until a key is pressed or ``until()`` holds; the
+        last lines then stay on the screen. Without a terminal they are printed once."""
+        if self.keys is None:
+            for line in render():
+                self.say(line)
+            return
+        pressed = asyncio.Event()
+        hint = self.screen.style("  (any key closes this view)", "dim")
+        with self.keys.focus(lambda _token: pressed.set()):
+            while not pressed.is_set() and not until():
+                self.screen.set_live([*render(), hint])
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(pressed.wait(), TICK_S)
+        self.screen.suspend_live()
+        for line in render():
+            self.say(line)
 
     async def switch_session(self, resume: str | None, reason: str) -> bool:
         """Close this session and start another: a new one (``/clear``) or the saved ``resume`` (``/resume``)."""

@@ -5,7 +5,8 @@ A line typed at the prompt whose first word is ``/name`` (letters, digits,
 included — goes to the model as typed. Commands run between turns only. The
 commands themselves live in :mod:`catui.cli.tui.slash_session` (``/resume``,
 ``/clear``, ``/compact``, ``/model``, ``/cost``, ``/status``) and
-:mod:`catui.cli.tui.slash_work` (``/agents``, ``/tasks``) and :mod:`catui.cli.tui.slash_rewind` (``/rewind``).
+:mod:`catui.cli.tui.slash_work` (``/agents``, ``/tasks``), :mod:`catui.cli.tui.slash_workflows` (``/workflows``)
+and :mod:`catui.cli.tui.slash_rewind` (``/rewind``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ class CommandHost(Protocol):
 
     async def switch_session(self, resume: str | None, reason: str) -> bool:
         """Close this session and start a new one (``resume``: an old session's id); False when it failed."""
+
+    async def watch(self, render: Callable[[], list[str]], *, until: Callable[[], bool]) -> None:
+        """Show ``render()``'s lines, redrawn as they change, until a key is pressed or ``until()`` holds;
+        the last lines stay on the screen (without a terminal: printed once)."""
 
 
 Handler = Callable[[CommandHost, str], Awaitable[None]]
