@@ -204,6 +204,11 @@ class WorkflowTool(Tool):
                                       runner=runner, usage=usage)
             emit("task_notification", {"status": status, "output_file": str(output_file),
                                        "summary": _summary(summary, status, error), "usage": usage})
+            if self.current:  # the current contract's task_updated (a stopped task is "killed" there)
+                patch = {"status": "killed" if status == "stopped" else status, "end_time": int(time.time() * 1000)}
+                if error is not None and status == "failed":
+                    patch["error"] = error
+                emit("task_updated", {"patch": patch})
             self.tasks.post_notification(TaskNotification(task_id, text, data={"status": status}))
 
         emit("task_started", {"description": summary, "task_type": "local_workflow", "workflow_name": workflow_name,
