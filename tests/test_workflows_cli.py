@@ -78,6 +78,10 @@ def test_a_claude_code_script_runs_and_leaves_its_files(tmp_path: Path) -> None:
         assert len(results) == 3 and all(re.fullmatch(r"v2:[0-9a-f]{64}", e["key"]) for e in results)
         assert {"beta", "Count the files"} <= {e["label"] for e in journal if e["type"] == "started"}
         assert next(e for e in results if e["result"] == {"files": 7})["toolsUsed"] == ["StructuredOutput"]
+        for entry in results:  # each agent's transcript and meta beside the journal
+            meta = json.loads((root / run_id / f"agent-{entry['agentId']}.meta.json").read_text())
+            assert meta["agentType"] == "workflow-subagent" and meta["inWorkflowRun"] is True
+            assert meta["workflowPhase"] == "Read" and (root / run_id / f"agent-{entry['agentId']}.jsonl").is_file()
 
         shown = workflow(tmp_path, server, "show", run_id)
         assert shown.returncode == 0 and "completed" in shown.stdout

@@ -221,3 +221,8 @@ def test_task_stop_stops_a_running_workflow_and_resume_finishes_it(tmp_path: Pat
                                                            "slow": ["slow answer", "slow answer"]}
     (record,) = records(tmp_path)
     assert record["status"] == "completed"
+    with AnthropicTestServer({"turns": []}) as server:  # the tool's run, seen from the command line
+        listed = workflow(repo, tmp_path, server, "list")
+        logs = workflow(repo, tmp_path, server, "logs", record["runId"])
+    assert record["runId"] in listed.stdout and "completed" in listed.stdout
+    assert "started: Slow step two" in logs.stdout and '"quick answer"' in logs.stdout

@@ -101,12 +101,14 @@ def resume_command(run_id: str, model: str | None, permission_mode: str | None, 
 
 @group.command("list")
 def list_command() -> None:
-    """The project's runs, newest first: id, status, name, agents."""
+    """The project's runs (``catui workflow`` runs and the Workflow tool's in any session), newest first."""
+    from catui.paths import sessions_dir
     from catui.workflows.runner import WorkflowFiles
 
     root = WorkflowFiles.for_project(Path.cwd(), "x").root
     records = []
-    for path in root.glob("wf_*.json") if root.is_dir() else []:
+    paths = [*root.glob("wf_*.json"), *sessions_dir(Path.cwd()).glob("*/workflows/wf_*.json")]
+    for path in paths:
         try:
             records.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError):
@@ -143,7 +145,7 @@ def show_command(run_id: str) -> None:
 def logs_command(run_id: str) -> None:
     """A run's log lines and its journal (agents started and finished)."""
     from catui.workflows.journal import Journal
-    from catui.workflows.runner import WorkflowFiles, read_record
+    from catui.workflows.runner import WorkflowFiles, locate_run, read_record
 
     try:
         record = read_record(Path.cwd(), run_id)
@@ -151,7 +153,8 @@ def logs_command(run_id: str) -> None:
         raise click.ClickException(str(exc)) from None
     for line in record.get("logs") or []:
         click.echo(f"log: {line}")
-    for entry in Journal(WorkflowFiles.for_project(Path.cwd(), run_id).journal).entries():
+    files = locate_run(Path.cwd(), run_id) or WorkflowFiles.for_project(Path.cwd(), run_id)
+    for entry in Journal(files.journal).entries():
         kind = entry.get("type")
         if kind == "started":
             click.echo(f"started: {entry.get('label')}")
