@@ -106,7 +106,7 @@ def _list_tasks(host: CommandHost) -> None:
         return
     now = time.time()
     for task in tasks:
-        kind = task.agent_type or ("shell" if task.type == "local_bash" else "agent")
+        kind = task.agent_type or {"local_bash": "shell", "local_workflow": "workflow"}.get(task.type, "agent")
         host.say(f"  {task.id}  {task.status:<11} {kind:<16} {format_age(task.started_at, now):>8}  "
                  f"{task.description}")
     for row in interrupted:
