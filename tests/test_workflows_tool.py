@@ -133,6 +133,9 @@ def test_a_script_runs_in_the_background_and_notifies(tmp_path: Path) -> None:
         started_ids = {e["label"]: e["agentId"] for e in entries if e["type"] == "started"}
         assert set(started_ids) == {"Question alpha", "beta"}
         assert {e["agentId"] for e in entries if e["type"] == "result"} == set(started_ids.values())
+        session_id = journal.parent.parent.parent.parent.name
+        assert all(list(e)[:5] == ["type", "key", "agentId", "result", "remoteControlDeviceReport"]
+                   and e["sessionId"] == session_id for e in entries if e["type"] == "result")
         for label, agent_id in started_ids.items():
             meta = json.loads((journal.parent / f"agent-{agent_id}.meta.json").read_text())
             assert meta["agentType"] == "workflow-subagent" and meta["description"] == label

@@ -75,6 +75,7 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
         tokens = sum(int(usage.get(k, 0) or 0) for k in ("input_tokens", "output_tokens",
                                                           "cache_creation_input_tokens", "cache_read_input_tokens"))
         return result, {"agentId": run.agent_id, "tokens": tokens, "toolUses": run.tool_use_count,
-                        "costUsd": cost_usd(run.model.model_id, usage), "toolsUsed": tools_used(run.messages)}
+                        "costUsd": cost_usd(run.model.model_id, usage), "toolsUsed": tools_used(run.messages),
+                        "sessionId": run.session.session_id}
 
     return run_agent

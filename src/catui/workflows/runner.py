@@ -216,9 +216,13 @@ class WorkflowRunner:
         self.counts.subagent_tokens += int(stats.get("tokens", 0))
         self.counts.tool_uses += int(stats.get("toolUses", 0))
         self.counts.cost_usd += float(stats.get("costUsd", 0.0))
-        entry: dict[str, Any] = {"type": "result", "key": key, "agentId": stats.get("agentId"), "result": result}
+        # The fields and their order of Claude Code's result lines (observed-cc-now.md §7).
+        entry: dict[str, Any] = {"type": "result", "key": key, "agentId": stats.get("agentId"), "result": result,
+                                 "remoteControlDeviceReport": False}
         if stats.get("toolsUsed"):
             entry["toolsUsed"] = stats["toolsUsed"]
+        if stats.get("sessionId"):
+            entry["sessionId"] = stats["sessionId"]
         self.journal.append(entry)  # before the script sees it: a kill from here on never repeats the agent
         self._progress({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"), "phase": phase,
                         "state": "done", "tokens": int(stats.get("tokens", 0))})
