@@ -226,3 +226,14 @@ def test_task_stop_stops_a_running_workflow_and_resume_finishes_it(tmp_path: Pat
         logs = workflow(repo, tmp_path, server, "logs", record["runId"])
     assert record["runId"] in listed.stdout and "completed" in listed.stdout
     assert "started: Slow step two" in logs.stdout and '"quick answer"' in logs.stdout
+
+
+def test_a_workflow_agent_is_never_moved_to_the_background(tmp_path: Path) -> None:
+    # Auto-background after 100 ms would hand the program a launch text instead of the slow agent's answer.
+    repo = git_repo(tmp_path)
+    (repo / "slow.js").write_text('return await agent("Slow but steady")\n')
+    with AnthropicTestServer({"turns": [answer("Slow but steady", "steady answer", delay_ms=1500)]}) as server:
+        done = workflow(repo, tmp_path, server, "run", "slow.js", "--permission-mode", "bypassPermissions",
+                        CATUI_AUTO_BACKGROUND_MS="100")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[1]) == "steady answer"
