@@ -3,7 +3,7 @@ limits (maxTokens, timeout) of the agent type an ``agent()`` call names reject t
 in dollars stops new agents once spent; the session's ``--max-budget-usd`` stops a running workflow; a failing
 agent is counted and caught and a throwing script ends the run ``failed`` (the Workflow tool); TaskStop of a
 running run stops its agents, records it ``stopped`` and leaves a journal that ``catui workflow resume``
-finishes from."""
+finishes from; a workflow agent is never auto-backgrounded."""
 
 from __future__ import annotations
 
