@@ -237,3 +237,37 @@ def test_a_workflow_agent_is_never_moved_to_the_background(tmp_path: Path) -> No
                         CATUI_AUTO_BACKGROUND_MS="100")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[1]) == "steady answer"
+
+
+class HookGatedServer(DynamicServer):
+    """Answers the workflow's agent only once the main turn's Stop hook has logged its input (so the run is
+    certainly running when that hook fires)."""
+
+    def __init__(self, script: Any, log: Path) -> None:
+        super().__init__(script)
+        self.log = log
+
+    def decide(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        if "Gated step" not in first_user_text(body):
+            return None
+        deadline = time.monotonic() + TIMEOUT_S / 2
+        while not (self.log.exists() and self.log.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return text("gated answer")
+
+
+def test_a_running_workflow_is_among_the_stop_hooks_background_tasks(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path)
+    log = tmp_path / "stop-hooks.jsonl"
+    hook = {"type": "command", "command": f"cat >> {log}; echo >> {log}"}
+    settings = {"hooks": {"Stop": [{"hooks": [hook]}]}}
+    script = 'export const meta = {name: "gated", description: "Waits for the hook"}\nreturn await agent("Gated step")\n'
+    with HookGatedServer({"turns": main_turns(workflow_call("toolu_wf", script))}, log) as server:
+        done, _ = stream_run(repo, cli_env(tmp_path, server, **CURRENT), "Run it", "--settings", json.dumps(settings),
+                             "--permission-mode", "bypassPermissions")
+        assert done.returncode == 0, done.stderr
+    first, *later = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    (task,) = first["background_tasks"]
+    assert task["type"] == "workflow" and task["name"] == "gated" and task["status"] == "running"
+    assert task["description"] == "Waits for the hook" and re.fullmatch(r"w[0-9a-z]{8}", task["id"])
+    assert later and later[-1]["background_tasks"] == []  # the notification's turn: the run is over

@@ -40,8 +40,11 @@ def install_current_hook_fields(app: AgentApp) -> None:
             tasks = app.tasks.list() if app.tasks is not None else []
             out["background_tasks"] = [
                 {"id": t.id, "type": "subagent", "status": t.status, "description": t.description,
-                 "agent_type": t.agent_type}
-                for t in tasks if t.type == "local_agent" and t.is_live]
+                 "agent_type": t.agent_type} if t.type == "local_agent" else
+                # a running workflow (claude-agent-sdk's BackgroundTaskSummary: type "workflow" with its name)
+                {"id": t.id, "type": "workflow", "status": t.status, "description": t.description,
+                 "name": t.metadata.get("workflowName")}
+                for t in tasks if t.type in ("local_agent", "local_workflow") and t.is_live]
             schedule = app.schedule
             out["session_crons"] = [p.to_json() for p in schedule.entries()] if schedule is not None else []
         return out
