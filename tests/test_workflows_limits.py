@@ -3,7 +3,8 @@ limits (maxTokens, timeout) of the agent type an ``agent()`` call names reject t
 in dollars stops new agents once spent; the session's ``--max-budget-usd`` stops a running workflow; a failing
 agent is counted and caught and a throwing script ends the run ``failed`` (the Workflow tool); TaskStop of a
 running run stops its agents, records it ``stopped`` and leaves a journal that ``catui workflow resume``
-finishes from; a workflow agent is never auto-backgrounded."""
+finishes from; a workflow agent is never auto-backgrounded; a running run is among the Stop hooks'
+``background_tasks``."""
 
 from __future__ import annotations
 

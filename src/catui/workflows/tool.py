@@ -213,6 +213,7 @@ class WorkflowTool(Tool):
 
         emit("task_started", {"description": summary, "task_type": "local_workflow", "workflow_name": workflow_name,
                               "prompt": source})
+
         async def stop_run() -> None:
             # TaskStop: no new agent starts, the running ones stop at once, and the script is cancelled where it
             # waits; the journal keeps every finished agent's result, so `resumeFromRunId` continues the run.
