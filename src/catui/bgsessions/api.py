@@ -15,13 +15,11 @@ command line. Every error is a :class:`BackgroundSessionError` (a :class:`catui.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from catui.bgsessions import inbox, launch
+from catui.bgsessions import asking, inbox, launch
 from catui.bgsessions.registry import SessionEntry, UnknownSession, all_entries, resolve
 from catui.errors import CatuiError
 
@@ -112,10 +110,8 @@ def answer_bg_session(ref: str, *, allow: bool) -> None:
     entry = _find(ref)
     if entry.shown().state != "blocked" or not (entry.needs or "").startswith("permission"):
         raise BackgroundSessionError(f"{entry.id} is not waiting for a permission answer.")
-    answer = entry.folder / "answer.json"
-    temporary = answer.with_name(".answer.tmp")
-    temporary.write_text(json.dumps({"allow": allow}), encoding="utf-8")
-    os.replace(temporary, answer)
+    request = asking.pending_request(entry.folder)
+    asking.answer(entry.folder, str(request["request_id"]) if request else None, allow=allow)
 
 
 def stop_bg_session(ref: str) -> dict[str, Any]:

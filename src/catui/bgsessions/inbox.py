@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -96,6 +95,8 @@ def wake(session_folder: Path) -> None:
 
 
 def new_message(kind: str, text: str, **fields: object) -> InboxMessage:
+    import uuid  # only a sender needs it
+
     return InboxMessage(msg_id=str(uuid.uuid4()), kind=kind, text=text, sent_at=time.time(), **fields)  # type: ignore[arg-type]
 
 

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,11 +27,15 @@ class SessionError(RuntimeError):
 
 def default_name(cwd: Path, session_id: str) -> str:
     """The folder's name and two hex digits of the session id (Claude Code's print-mode names look so)."""
+    import hashlib
+
     return f"{cwd.name or 'session'}-{hashlib.sha256(session_id.encode()).hexdigest()[:2]}"
 
 
 def spawn(entry: SessionEntry) -> SessionEntry:
     """Run ``entry``'s worker detached: its own session and process group, output appended to its log."""
+    import subprocess  # lazy, as the other heavy imports here: `catui stop` needs none of them
+
     folder = entry.folder
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "log.txt", "ab") as log:
@@ -82,6 +82,8 @@ def start(prompt: str, *, cwd: str | Path | None = None, permission_mode: str = 
     ``worktree``: the session works in a new git worktree of the project (``.catui/worktrees/bg-<id>``, branch
     ``worktree-bg-<id>``), which ``remove`` deletes only when nothing in it would be lost.
     """
+    import uuid
+
     folder = Path(cwd or os.getcwd()).resolve()
     if not folder.is_dir():
         raise SessionError(f"--bg: the folder {folder} does not exist.")
@@ -139,6 +141,8 @@ def remove(entry: SessionEntry, *, force: bool = False) -> None:
     if waiting and not force:
         raise SessionError(f"{entry.id} has {waiting} unread message(s); respawn it to read them, or pass --force "
                            "to remove it anyway.")
+    import shutil
+
     stop(entry)
     if entry.worktree:
         _remove_worktree(entry, force=force)

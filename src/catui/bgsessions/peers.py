@@ -11,8 +11,8 @@ import os
 import time
 from typing import Any
 
-from catui.bgsessions import inbox
-from catui.bgsessions.registry import SessionEntry, all_entries
+from catui.bgsessions import discovery, inbox
+from catui.bgsessions.registry import SessionEntry, entry_path, read_entry
 
 ENV_ID = "CATUI_BG_ID"
 
@@ -27,14 +27,15 @@ def ref_of(session_id: str) -> str:
 
 
 def live_peers() -> list[SessionEntry]:
-    """Every running background session but this one."""
+    """Every running background session but this one (from the discovery registry, which drops dead ones)."""
     me = own_id()
-    return [e for e in all_entries() if e.id != me and e.is_alive()]
+    entries = [read_entry(entry_path(i)) for i in discovery.live_ids() if i != me]
+    return sorted((e for e in entries if e is not None and e.is_alive()), key=lambda e: (e.started_at, e.id))
 
 
 def own_entry() -> SessionEntry | None:
     me = own_id()
-    return next((e for e in all_entries() if e.id == me), None) if me else None
+    return read_entry(entry_path(me)) if me else None
 
 
 def find_peer(to: str) -> SessionEntry | None:

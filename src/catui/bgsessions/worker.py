@@ -17,15 +17,31 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from catui.bgsessions import inbox
+from catui.bgsessions import asking, discovery, inbox
 from catui.bgsessions.peers import ENV_ID
 from catui.bgsessions.registry import SessionEntry, entry_path, process_start, read_entry, write_entry
 from catui.paths import sessions_dir
+
+EVENTS = "events.jsonl"
+"""The session's SDK messages, one JSON object per line (:mod:`catui.sdk.message_codec`)."""
 
 POLL_S = 1.0
 """How often an idle session looks into its inbox without being woken (senders write to its wake pipe, so this
 only catches a wake-up lost to a full pipe or a message written by hand)."""
 
+
+
+def permission_context(context: Any) -> dict[str, Any]:
+    """What an attached client's ``can_use_tool`` is told besides the call (the context minus its abort signal)."""
+    fields = ("tool_use_id", "agent_id", "agent_type", "blocked_path", "decision_reason", "title", "display_name",
+              "description")
+    body: dict[str, Any] = {name: getattr(context, name, None) for name in fields}
+    suggestions = []
+    for update in getattr(context, "suggestions", None) or []:
+        with contextlib.suppress(ValueError, AttributeError):
+            suggestions.append(update.to_dict())
+    body["suggestions"] = suggestions
+    return body
 
 
 def short_input(tool_input: dict[str, Any]) -> str:
@@ -67,6 +83,19 @@ class Worker:
     def log(self, line: str) -> None:
         print(line, flush=True)
 
+    def publish(self, message: Any) -> None:
+        """Append an SDK message to ``events.jsonl``, where attached clients read it (:mod:`catui.sdk.bg_attach`).
+
+        A reader keeps a line without its newline until the rest is written."""
+        from catui.sdk.message_codec import encode
+
+        line = json.dumps(encode(message), ensure_ascii=False) + "\n"
+        try:
+            with open(self.folder / EVENTS, "a", encoding="utf-8") as events:
+                events.write(line)
+        except OSError as exc:  # a full disk: the log still says what happened, and the turn goes on
+            self.log(f"[warning] could not write {EVENTS}: {exc.strerror}")
+
     def save(self, **changes: Any) -> None:
         for key, value in changes.items():
             setattr(self.entry, key, value)
@@ -75,25 +104,29 @@ class Worker:
     # -- permissions -------------------------------------------------------------------------------------
 
     async def ask(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-        from catui.sdk import PermissionResultAllow, PermissionResultDeny
+        """``can_use_tool``: publish the request (:mod:`catui.bgsessions.asking`), be ``blocked`` until answered."""
+        import uuid
+
+        from catui.sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate
 
         call = f"{tool_name}({short_input(tool_input)})"
-        self.save(state="blocked", needs=f"permission for {call}")
+        request_id = str(uuid.uuid4())
+        asking.post_request(self.folder, {"request_id": request_id, "tool_name": tool_name, "input": tool_input,
+                                          "context": permission_context(context)})
+        self.save(state="blocked", tempo="blocked", needs=f"permission for {call}")
         self.log(f"? {call} needs permission — answer with: catui attach {self.entry.id}")
-        answer_file = self.folder / "answer.json"
-        while True:
-            try:
-                answer = json.loads(answer_file.read_text(encoding="utf-8"))
-                answer_file.unlink()
-                break
-            except (OSError, ValueError):
-                await asyncio.sleep(0.05)
-        self.save(state="working", needs=None)
+        while (answer := asking.take_answer(self.folder, request_id)) is None:
+            await asyncio.sleep(0.05)
+        self.save(state="working", tempo="active", needs=None)
         if answer.get("allow"):
             self.log(f"  allowed {tool_name}")
-            return PermissionResultAllow()
+            updates = answer.get("updated_permissions")
+            return PermissionResultAllow(
+                updated_input=answer.get("updated_input") if isinstance(answer.get("updated_input"), dict) else None,
+                updated_permissions=[PermissionUpdate.from_dict(u) for u in updates] if updates else None)
         self.log(f"  denied {tool_name}")
-        return PermissionResultDeny(message="The user refused this call.")
+        return PermissionResultDeny(message=str(answer.get("message") or "The user refused this call."),
+                                    interrupt=bool(answer.get("interrupt")))
 
     # -- turns -------------------------------------------------------------------------------------------
 
@@ -105,6 +138,12 @@ class Worker:
             await self._turn(client, prompt)
         except CatuiError as exc:
             self.log(f"[error] {exc}")
+            from catui.sdk import ResultMessage
+
+            # an attached client waits for the turn's ResultMessage: it gets one saying why there is no answer
+            self.publish(ResultMessage(subtype="error_during_execution", duration_ms=0, duration_api_ms=0,
+                                       is_error=True, num_turns=0, session_id=self.entry.session_id, result=str(exc),
+                                       errors=[str(exc)]))
 
     async def _turn(self, client: Any, prompt: str) -> None:
         from catui.sdk import (
@@ -120,6 +159,7 @@ class Worker:
         self.log(f"> {prompt}")
         await client.query(prompt)
         async for message in client.receive_response():
+            self.publish(message)
             if isinstance(message, AssistantMessage):
                 for block in message.content:
                     if isinstance(block, TextBlock) and block.text.strip():
@@ -218,6 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     entry.pid_start = process_start(entry.pid)
     worker = Worker(entry)
     worker.save(status="busy", state="working", needs=None)
+    discoverable = discovery.register(entry.id, entry.pid, entry.pid_start)
     resume = transcript_exists(entry)
 
     async def guarded() -> None:
@@ -231,6 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         except asyncio.CancelledError:
             worker.log("[stopped]")
         finally:
+            discovery.unregister(discoverable)
             worker.notify_waiters("has exited")
 
     try:
