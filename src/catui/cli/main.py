@@ -185,6 +185,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _tolerate_non_unicode_output() -> None:
-    from catui.cli.entry import tolerate_non_unicode_output
+    from catui.cli.unicode_output import tolerate_non_unicode_output
 
     tolerate_non_unicode_output()
