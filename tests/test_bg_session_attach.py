@@ -16,7 +16,7 @@ import pytest
 
 import catui
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.bg_sessions import GUARD_S, kill_all, wait_for
+from tests.support.bg_sessions import GUARD_S, kill_all, main_bodies, wait_for
 from tests.support.cli_env import cli_env, git_repo
 
 
@@ -42,7 +42,7 @@ def use_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, repo: Path, serv
 
 
 def bodies_with(server: AnthropicTestServer, needle: str) -> list[dict[str, Any]]:
-    return [b for b in server.bodies() if needle in json.dumps(b)]
+    return [b for b in main_bodies(server) if needle in json.dumps(b)]
 
 
 def test_an_attached_client_sends_turns_gets_sdk_messages_answers_permissions_and_detaches(

@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.bg_sessions import GUARD_S, catui, kill_all, session_row, sessions_json, wait_for
+from tests.support.bg_sessions import (
+    GUARD_S,
+    catui,
+    kill_all,
+    main_bodies,
+    session_row,
+    sessions_json,
+    wait_for,
+)
 from tests.support.cli_env import cli_env, git_repo
 
 CURRENT = {"CATUI_COMPAT": "2.1.332"}
@@ -59,7 +67,7 @@ def message_texts(body: dict[str, Any]) -> list[str]:
 
 
 def with_text(server: AnthropicTestServer, needle: str) -> list[dict[str, Any]]:
-    return [b for b in server.bodies() if any(needle in t for t in message_texts(b))]
+    return [b for b in main_bodies(server) if any(needle in t for t in message_texts(b))]
 
 
 def sender_script(peer: str, mode_note: str) -> list[dict[str, Any]]:
@@ -166,7 +174,7 @@ def test_a_killed_session_leaves_discovery_but_stays_listed_as_stopped_until_rm(
         def listings() -> list[str]:
             """ListAgents results alpha's model got, one per request that ends with one."""
             found = []
-            for body in server.bodies():
+            for body in main_bodies(server):
                 last = {**body, "messages": body["messages"][-1:]}
                 found += [t for t in message_texts(last) if t.startswith("This session is alpha")]
             return found

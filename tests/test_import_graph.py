@@ -48,7 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catui.subagents",),
     # commands.prompt runs a typed command against an app and yields its session events: app-level glue.
     ("catui.app", "catui.commands.prompt", "catui.workflows"),
-    ("catui.cli", "catui.sdk", "catui.bgsessions.worker", "catui.__main__"),
+    ("catui.cli", "catui.sdk", "catui.bgsessions.worker", "catui.bgsessions.side_requests", "catui.__main__"),
 )
 
 

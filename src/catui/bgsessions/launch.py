@@ -25,13 +25,6 @@ class SessionError(RuntimeError):
     """A background-session operation that cannot be done; the message is one line for the user."""
 
 
-def default_name(cwd: Path, session_id: str) -> str:
-    """The folder's name and two hex digits of the session id (Claude Code's print-mode names look so)."""
-    import hashlib
-
-    return f"{cwd.name or 'session'}-{hashlib.sha256(session_id.encode()).hexdigest()[:2]}"
-
-
 def spawn(entry: SessionEntry) -> SessionEntry:
     """Run ``entry``'s worker detached: its own session and process group, output appended to its log."""
     import subprocess  # lazy, as the other heavy imports here: `catui stop` needs none of them
@@ -84,12 +77,14 @@ def start(prompt: str, *, cwd: str | Path | None = None, permission_mode: str = 
     """
     import uuid
 
+    from catui.bgsessions.classify import prompt_name
+
     folder = Path(cwd or os.getcwd()).resolve()
     if not folder.is_dir():
         raise SessionError(f"--bg: the folder {folder} does not exist.")
     session_id = str(uuid.uuid4())
     entry = SessionEntry(id=session_id.replace("-", "")[:8], session_id=session_id,
-                         name=name or default_name(folder, session_id), cwd=str(folder),
+                         name=name or prompt_name(prompt), name_source="user" if name else "prompt", cwd=str(folder),
                          permission_mode=permission_mode, started_at=now_ms(), prompt=prompt,
                          options={k: v for k, v in (options or {}).items() if v not in (None, [], ())})
     if worktree:

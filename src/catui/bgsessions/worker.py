@@ -14,12 +14,14 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from catui.bgsessions import asking, discovery, inbox
+from catui.bgsessions import asking, classify, discovery, inbox
 from catui.bgsessions.peers import ENV_ID
 from catui.bgsessions.registry import SessionEntry, entry_path, process_start, read_entry, write_entry
+from catui.bgsessions.side_requests import SideRequests
 from catui.paths import sessions_dir
 
 EVENTS = "events.jsonl"
@@ -59,6 +61,12 @@ class Worker:
         self.waiters: list[str] = []  # senders to notify when this session next goes idle or exits
         self.woken: asyncio.Event | None = None
         self.keep_open: int | None = None
+        self.side = SideRequests(entry)
+        self.side_task: asyncio.Task[None] | None = None
+        self.turn_state: dict[str, Any] = {"state": "done", "tempo": "idle", "needs": None}
+        """What the last turn's end says (the classifier's answer); shown whenever no held message overrides it."""
+        self.held_needs: str | None = None
+        self.state_since = time.time()
 
     def open_wake_pipe(self) -> None:
         """Make the named pipe senders write to, and wake ``next_message`` whenever a byte arrives."""
@@ -131,21 +139,64 @@ class Worker:
     # -- turns -------------------------------------------------------------------------------------------
 
     async def turn(self, client: Any, prompt: str) -> None:
-        """One turn on ``prompt``; a failed turn is logged and the session stays (a later message may work)."""
+        """One turn on ``prompt``; a failed turn is logged and the session stays (a later message may work).
+
+        Afterwards the state classifier and the namer run (:mod:`catui.bgsessions.side_requests`) while the session
+        already waits for its next message; a new turn cancels them."""
         from catui.errors import CatuiError
 
+        await self.cancel_side_requests()
+        texts: list[str] = []
+        tools: list[str] = []
+        errors: list[str] = []
         try:
-            await self._turn(client, prompt)
+            await self._turn(client, prompt, texts, tools, errors)
         except CatuiError as exc:
             self.log(f"[error] {exc}")
+            self.turn_state = self.api_error_state(str(exc))
             from catui.sdk import ResultMessage
 
             # an attached client waits for the turn's ResultMessage: it gets one saying why there is no answer
             self.publish(ResultMessage(subtype="error_during_execution", duration_ms=0, duration_api_ms=0,
                                        is_error=True, num_turns=0, session_id=self.entry.session_id, result=str(exc),
                                        errors=[str(exc)]))
+            return
+        if errors:  # as Claude Code: an API error blocks the session (the user can retry or fix the cause)
+            self.turn_state = self.api_error_state(errors[-1])
+            return
+        self.side_task = asyncio.create_task(self.after_turn(prompt, "\n".join(texts), tools))
 
-    async def _turn(self, client: Any, prompt: str) -> None:
+    def api_error_state(self, error: str) -> dict[str, Any]:
+        return {"state": "blocked", "tempo": "blocked", "detail": classify.cut(error),
+                "needs": f"API error — see catui logs {self.entry.id}"}
+
+    async def cancel_side_requests(self) -> None:
+        task, self.side_task = self.side_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def after_turn(self, prompt: str, text: str, tools: list[str]) -> None:
+        """Classify the turn's end and, while the session is called by its prompt, name it."""
+        import time
+
+        previous = str(self.turn_state.get("state") or "working")
+        minutes = int((time.time() - self.state_since) / 60)
+        result = await self.side.classify(text, previous, minutes, classify.tool_summary(tools), prompt)
+        if result.state != previous:
+            self.state_since = time.time()
+        self.turn_state = classify.as_fields(result)
+        if self.entry.status == "idle" and not self.held_needs:
+            self.save(**self.turn_state)
+        if self.entry.name_source == "prompt":
+            reply = text.strip() or (f"[calling {classify.tool_summary(tools)}]" if tools else "")
+            label = await self.side.name(self.entry.prompt or prompt, reply)
+            if label is not None and self.entry.name_source == "prompt":
+                self.save(name=label, name_source="auto")
+                self.log(f"[named {label}]")
+
+    async def _turn(self, client: Any, prompt: str, texts: list[str], tools: list[str], errors: list[str]) -> None:
         from catui.sdk import (
             AssistantMessage,
             ResultMessage,
@@ -155,7 +206,7 @@ class Worker:
             UserMessage,
         )
 
-        self.save(status="busy", state="working", needs=None)
+        self.save(status="busy", state="working", tempo="active", needs=None)
         self.log(f"> {prompt}")
         await client.query(prompt)
         async for message in client.receive_response():
@@ -164,8 +215,11 @@ class Worker:
                 for block in message.content:
                     if isinstance(block, TextBlock) and block.text.strip():
                         self.log(block.text)
+                        if message.parent_tool_use_id is None:
+                            texts.append(block.text)
                     elif isinstance(block, ToolUseBlock):
                         self.log(f"● {block.name}({short_input(block.input)})")
+                        tools.append(block.name)
             elif isinstance(message, UserMessage) and isinstance(message.content, list):
                 for item in message.content:
                     if isinstance(item, ToolResultBlock):
@@ -173,6 +227,8 @@ class Worker:
                         self.log(f"  ⎿ {(content or '').splitlines()[0][:200] if content else ''}")
             elif isinstance(message, ResultMessage):
                 self.log("[error] " + str(message.result) if message.is_error else "[done]")
+                if message.is_error:
+                    errors.append(str(message.result or message.subtype))
 
     def notify_waiters(self, why: str) -> None:
         for sender in self.waiters:
@@ -207,10 +263,12 @@ class Worker:
                     continue
                 return path, message
             held = inbox.pending(self.folder, "held")
-            needs = (f"a message from {held[0][1].from_name} is held — accept it with: catui attach {self.entry.id}"
-                     if held else None)
-            if needs != self.entry.needs:
-                self.save(state="blocked" if needs else "done", needs=needs)
+            held_needs = (f"a message from {held[0][1].from_name} is held — accept it with: catui attach "
+                          f"{self.entry.id}" if held else None)
+            if held_needs != self.held_needs:
+                self.held_needs = held_needs
+                self.save(**({"state": "blocked", "tempo": "blocked", "needs": held_needs} if held_needs
+                             else self.turn_state))
             if self.woken is None:
                 await asyncio.sleep(POLL_S)
                 continue
@@ -234,7 +292,7 @@ class Worker:
             if not resume and self.entry.prompt:
                 await self.turn(client, self.entry.prompt)
             while not self.stopping:
-                self.save(status="idle", state="done", needs=None)
+                self.save(status="idle", **self.turn_state)
                 self.notify_waiters("is idle now")
                 path, message = await self.next_message()
                 if message.notify_when_idle and message.from_id:
