@@ -101,7 +101,12 @@ def message_bg_session(ref: str, text: str) -> str:
     """Send ``text`` to the session as a user turn (it waits in the inbox while the session is busy or stopped);
     returns the message id once the message is on disk."""
     message = inbox.new_message("user", text)
-    inbox.post(_find(ref).folder, message)
+    entry = _find(ref)
+    try:
+        inbox.post(entry.folder, message)
+    except OSError as exc:
+        raise BackgroundSessionError(f"could not write the message to {entry.id}'s inbox ({entry.folder / 'inbox'}): "
+                                     f"{exc.strerror}; it was not sent.") from None
     return message.msg_id
 
 
@@ -115,7 +120,10 @@ def answer_bg_session(ref: str, *, allow: bool) -> None:
 
 
 def stop_bg_session(ref: str) -> dict[str, Any]:
-    return launch.stop(_find(ref)).public()
+    try:
+        return launch.stop(_find(ref)).public()
+    except launch.SessionError as exc:
+        raise BackgroundSessionError(str(exc)) from None
 
 
 def remove_bg_session(ref: str, *, force: bool = False) -> None:
@@ -127,4 +135,7 @@ def remove_bg_session(ref: str, *, force: bool = False) -> None:
 
 def respawn_bg_session(ref: str) -> dict[str, Any]:
     """Start a stopped session again, resuming from its transcript."""
-    return launch.respawn(_find(ref)).public()
+    try:
+        return launch.respawn(_find(ref)).public()
+    except launch.SessionError as exc:
+        raise BackgroundSessionError(str(exc)) from None

@@ -20,7 +20,11 @@ ANSWER = "answer.json"
 
 def _write(path: Path, body: dict[str, Any]) -> None:
     temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    try:
+        temporary.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
     os.replace(temporary, path)
 
 

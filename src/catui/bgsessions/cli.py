@@ -107,7 +107,10 @@ def respawn_command(ref: str | None, every: bool) -> None:
         fail("respawn takes a session (name or id) or --all.")
     targets = [e for e in all_entries() if not e.is_alive()] if every else [find(ref or "")]
     for entry in targets:
-        launch.respawn(entry)
+        try:
+            launch.respawn(entry)
+        except launch.SessionError as exc:
+            fail(str(exc))
         click.echo(f"restarted {entry.id}")
 
 
@@ -124,14 +127,17 @@ def answer_line(entry: SessionEntry, line: str, echo: Callable[[str], None]) -> 
         asking.answer(current.folder, str(request["request_id"]) if request else None, allow=word in ("y", "yes"))
         echo(f"[answered {'allow' if word.startswith('y') else 'deny'}]")
         return
-    if word == "accept":
-        held = inbox.pending(current.folder, "held")
-        for path, message in held:
-            inbox.accept(path, message)
-        echo(f"[accepted {len(held)} held message(s)]")
-        return
-    if line.strip():
-        inbox.post(current.folder, inbox.new_message("user", line.rstrip("\n")))
+    try:
+        if word == "accept":
+            held = inbox.pending(current.folder, "held")
+            for path, message in held:
+                inbox.accept(path, message)
+            echo(f"[accepted {len(held)} held message(s)]")
+            return
+        if line.strip():
+            inbox.post(current.folder, inbox.new_message("user", line.rstrip("\n")))
+    except OSError as exc:
+        echo(f"[not sent: writing to {current.folder} failed: {exc.strerror}; type it again once there is space]")
 
 
 @click.command("attach")

@@ -17,6 +17,10 @@ from catui.bgsessions.registry import SessionEntry, entry_path, read_entry
 ENV_ID = "CATUI_BG_ID"
 
 
+class DeliveryError(OSError):
+    """A message to a peer could not be put into its inbox (the text says why); nothing was delivered."""
+
+
 def own_id() -> str | None:
     """This process's registry id when it runs a background session."""
     return os.environ.get(ENV_ID) or None
@@ -62,7 +66,11 @@ def send(peer: SessionEntry, text: str, *, summary: str | None, notify_when_idle
         "peer", text, from_ref=f"catui:{me or sender_session[:8]}", from_name=sender_name,
         from_mode=inbox.mode_label(sender_mode), from_id=me or "", summary=summary or text[:60],
         notify_when_idle=notify_when_idle)
-    inbox.post(peer.folder, message)
+    try:
+        inbox.post(peer.folder, message)
+    except OSError as exc:
+        raise DeliveryError(f"Could not deliver to {peer.name}: writing to its inbox ({peer.folder / 'inbox'}) "
+                            f"failed: {exc.strerror}. Nothing was sent; try again later.") from None
     return {"success": True, "message": (
         f"“{message.summary}” → {peer.name} (another catui session on this machine; in that session's inbox, not "
         "yet read by its model — a [Cross-session delivery notice] follows if that session holds it (usually a "

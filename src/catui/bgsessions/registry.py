@@ -17,7 +17,7 @@ from typing import Any
 from catui.paths import catui_home
 
 STATUSES = ("idle", "busy")
-STATES = ("working", "blocked", "done", "stopped")
+STATES = ("working", "blocked", "done", "failed", "stopped")
 
 
 def registry_dir() -> Path:
@@ -112,7 +112,11 @@ def write_entry(entry: SessionEntry) -> None:
     path = entry_path(entry.id)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".session.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(entry.as_dict(), ensure_ascii=False), encoding="utf-8")
+    try:
+        temporary.write_text(json.dumps(entry.as_dict(), ensure_ascii=False), encoding="utf-8")
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a full disk: the previous entry stays whole
+        raise
     os.replace(temporary, path)
 
 

@@ -89,7 +89,8 @@ class Worker:
         asyncio.get_running_loop().add_reader(reader, drain)
 
     def log(self, line: str) -> None:
-        print(line, flush=True)
+        with contextlib.suppress(OSError):  # a full disk must not end the session; the entry still tells its state
+            print(line, flush=True)
 
     def publish(self, message: Any) -> None:
         """Append an SDK message to ``events.jsonl``, where attached clients read it (:mod:`catui.sdk.bg_attach`).
@@ -107,7 +108,10 @@ class Worker:
     def save(self, **changes: Any) -> None:
         for key, value in changes.items():
             setattr(self.entry, key, value)
-        write_entry(self.entry)
+        try:
+            write_entry(self.entry)
+        except OSError as exc:  # a full disk: the session goes on; the next save that fits brings the entry up to date
+            self.log(f"[warning] could not save the session's state: {exc.strerror}")
 
     # -- permissions -------------------------------------------------------------------------------------
 
@@ -119,8 +123,13 @@ class Worker:
 
         call = f"{tool_name}({short_input(tool_input)})"
         request_id = str(uuid.uuid4())
-        asking.post_request(self.folder, {"request_id": request_id, "tool_name": tool_name, "input": tool_input,
-                                          "context": permission_context(context)})
+        try:
+            asking.post_request(self.folder, {"request_id": request_id, "tool_name": tool_name, "input": tool_input,
+                                              "context": permission_context(context)})
+        except OSError as exc:
+            self.log(f"  denied {tool_name}: could not ask for permission ({exc.strerror})")
+            return PermissionResultDeny(message=f"catui could not ask the user about this call: writing to "
+                                                f"{self.folder} failed ({exc.strerror}).")
         self.save(state="blocked", tempo="blocked", needs=f"permission for {call}")
         self.log(f"? {call} needs permission — answer with: catui attach {self.entry.id}")
         while (answer := asking.take_answer(self.folder, request_id)) is None:
@@ -234,8 +243,11 @@ class Worker:
         for sender in self.waiters:
             folder = entry_path(sender).parent
             if folder.is_dir():
-                inbox.post(folder, inbox.new_message(
-                    "notice", f"[Cross-session idle notice] {self.entry.name} {why}."))
+                try:
+                    inbox.post(folder, inbox.new_message(
+                        "notice", f"[Cross-session idle notice] {self.entry.name} {why}."))
+                except OSError as exc:
+                    self.log(f"[warning] could not send the idle notice to {sender}: {exc.strerror}")
         self.waiters.clear()
 
     def should_hold(self, message: inbox.InboxMessage) -> bool:
@@ -246,10 +258,14 @@ class Worker:
         self.log(f"! message from {message.from_name} held (sent from {message.from_mode} mode) — "
                  f"accept it with: catui attach {self.entry.id}")
         if message.from_id and entry_path(message.from_id).parent.is_dir():
-            inbox.post(entry_path(message.from_id).parent, inbox.new_message("notice", (
+            notice = inbox.new_message("notice", (
                 f"[Cross-session delivery notice] {self.entry.name} holds your message “{message.summary}”: it runs "
                 f"in {inbox.mode_label(self.entry.permission_mode)} mode, yours in {message.from_mode}, so a person "
-                "accepts it there first.")))
+                "accepts it there first."))
+            try:
+                inbox.post(entry_path(message.from_id).parent, notice)
+            except OSError as exc:  # a full disk: the sender misses the notice; the held message itself is kept
+                self.log(f"[warning] could not send the delivery notice to {message.from_id}: {exc.strerror}")
 
     async def next_message(self) -> tuple[Path, inbox.InboxMessage]:
         """Wait for the oldest deliverable inbox message; messages to hold are moved to ``held/`` meanwhile."""
@@ -316,7 +332,11 @@ def main(argv: list[str] | None = None) -> None:
     entry.pid_start = process_start(entry.pid)
     worker = Worker(entry)
     worker.save(status="busy", state="working", needs=None)
-    discoverable = discovery.register(entry.id, entry.pid, entry.pid_start)
+    try:
+        discoverable: Path | None = discovery.register(entry.id, entry.pid, entry.pid_start)
+    except OSError as exc:  # a full disk: it runs, but peers cannot find it until it is respawned
+        discoverable = None
+        worker.log(f"[warning] could not register with peers: {exc.strerror}")
     resume = transcript_exists(entry)
 
     async def guarded() -> None:
@@ -330,7 +350,8 @@ def main(argv: list[str] | None = None) -> None:
         except asyncio.CancelledError:
             worker.log("[stopped]")
         finally:
-            discovery.unregister(discoverable)
+            if discoverable is not None:
+                discovery.unregister(discoverable)
             worker.notify_waiters("has exited")
 
     try:
