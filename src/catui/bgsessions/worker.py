@@ -170,7 +170,8 @@ class Worker:
                                        is_error=True, num_turns=0, session_id=self.entry.session_id, result=str(exc),
                                        errors=[str(exc)]))
             return
-        if errors:  # as Claude Code: an API error blocks the session (the user can retry or fix the cause)
+        if errors:  # as Claude Code: an API error blocks the session (the user can retry or fix the cause); other
+            # error results (max turns …) are classified like any turn
             self.turn_state = self.api_error_state(errors[-1])
             return
         self.side_task = asyncio.create_task(self.after_turn(prompt, "\n".join(texts), tools))
@@ -188,8 +189,6 @@ class Worker:
 
     async def after_turn(self, prompt: str, text: str, tools: list[str]) -> None:
         """Classify the turn's end and, while the session is called by its prompt, name it."""
-        import time
-
         previous = str(self.turn_state.get("state") or "working")
         minutes = int((time.time() - self.state_since) / 60)
         result = await self.side.classify(text, previous, minutes, classify.tool_summary(tools), prompt)
@@ -236,7 +235,7 @@ class Worker:
                         self.log(f"  ⎿ {(content or '').splitlines()[0][:200] if content else ''}")
             elif isinstance(message, ResultMessage):
                 self.log("[error] " + str(message.result) if message.is_error else "[done]")
-                if message.is_error:
+                if message.is_error and (message.api_error_status or message.terminal_reason == "api_error"):
                     errors.append(str(message.result or message.subtype))
 
     def notify_waiters(self, why: str) -> None:
