@@ -67,7 +67,7 @@ def bg_command(prompt: str, bg: bool, name: str | None, print_mode: bool, model:
 @click.option("--json", "as_json", is_flag=True, help="A JSON array, one object per session.")
 @click.option("--all", "show_all", is_flag=True, help="Include stopped sessions.")
 def sessions_command(as_json: bool, show_all: bool) -> None:
-    """List background sessions: id, name, status (idle|busy), state (working|blocked|done|stopped)."""
+    """List background sessions: id, name, status (idle|busy), state (working|blocked|done|failed|stopped)."""
     quick.list_sessions(as_json, show_all)
 
 
