@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from tests.support.anthropic_server import AnthropicTestServer  # noqa: E402
+from tests.support.bg_sessions import main_bodies  # noqa: E402
 
 
 def env_for(home: Path, server: AnthropicTestServer) -> dict[str, str]:
@@ -85,6 +86,11 @@ def kill_all(home: Path) -> None:
                 pass
 
 
+def turn_requests(server: AnthropicTestServer) -> int:
+    """Requests of turns (not the classifier and namer requests a session makes after each turn)."""
+    return len(main_bodies(server))
+
+
 def bench_hops(home: Path, server: AnthropicTestServer, hops: int) -> None:
     from catui.bgsessions import inbox
 
@@ -97,11 +103,11 @@ def bench_hops(home: Path, server: AnthropicTestServer, hops: int) -> None:
     wait_until(idle)
     times = []
     for _ in range(hops):
-        before = len(server.requests)
+        before = turn_requests(server)
         sent = time.perf_counter()
         inbox.post(session_folder, inbox.new_message("peer", "ping", from_ref="catui:bench", from_name="bench",
                                                      from_mode="default"))
-        wait_until(lambda before=before: len(server.requests) > before)  # type: ignore[misc]
+        wait_until(lambda before=before: turn_requests(server) > before)  # type: ignore[misc]
         times.append(time.perf_counter() - sent)
         wait_until(idle)
     direct = []
@@ -168,10 +174,17 @@ def bench_listing(home: Path, listed: int) -> None:
             runs.append(time.perf_counter() - began)
         return statistics.median(runs)
 
-    listing = timed("-m", "catui", "sessions", "--all", "--json")
     floor = timed("-c", "pass")
-    print(f"catui sessions --all with {listed} listed: {listing * 1000:.0f} ms (goal < 200 ms); python -c pass: "
-          f"{floor * 1000:.0f} ms (ratio {listing / floor:.1f}x)")
+    for label, args in (("sessions --all --json", ("sessions", "--all", "--json")), ("logs ID", ("logs", "00000000")),
+                        ("stop ID (a stopped one)", ("stop", "00000000"))):
+        took = timed("-m", "catui", *args)
+        imported = subprocess.run([sys.executable, "-X", "importtime", "-m", "catui", *args], env=env,
+                                  capture_output=True, text=True, check=True).stderr.count("import time:") - 1
+        print(f"catui {label} with {listed} listed: {took * 1000:.0f} ms (goal < 200 ms); python -c pass: "
+              f"{floor * 1000:.0f} ms (ratio {took / floor:.2f}x); {imported} modules imported")
+    bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], env=env, capture_output=True,
+                          text=True, check=True).stderr.count("import time:") - 1
+    print(f"python -c pass imports {bare} modules")
 
 
 def main() -> None:

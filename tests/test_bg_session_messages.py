@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.bg_sessions import GUARD_S, catui, kill_all, session_row, wait_for
+from tests.support.bg_sessions import (
+    GUARD_S,
+    catui,
+    kill_all,
+    main_bodies,
+    session_row,
+    sessions_json,
+    wait_for,
+)
 from tests.support.cli_env import cli_env, git_repo
 
 CURRENT = {"CATUI_COMPAT": "2.1.332"}
@@ -59,7 +67,7 @@ def message_texts(body: dict[str, Any]) -> list[str]:
 
 
 def with_text(server: AnthropicTestServer, needle: str) -> list[dict[str, Any]]:
-    return [b for b in server.bodies() if any(needle in t for t in message_texts(b))]
+    return [b for b in main_bodies(server) if any(needle in t for t in message_texts(b))]
 
 
 def sender_script(peer: str, mode_note: str) -> list[dict[str, Any]]:
@@ -133,3 +141,63 @@ def test_a_peer_in_another_mode_holds_the_message_until_a_person_accepts_it(tmp_
         assert "[accepted 1 held message(s)]" in accepted.stdout
         wait_for("gamma's message turn", lambda: with_text(server, "<cross-session-message"))
         assert 'from-name="delta" from-mode="default"' in "".join(message_texts(with_text(server, "<cross-session")[0]))
+
+
+def test_a_killed_session_leaves_discovery_but_stays_listed_as_stopped_until_rm(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    script = {"turns": [
+        {"match": {"last_user_contains": "list peers"}, "content": [tool_use("toolu_l", "ListAgents")],
+         "repeat": True},
+        {"match": {"last_user_contains": "message beta"},
+         "content": [tool_use("toolu_m", "SendMessage", to="beta", message="are you there?", summary="a question")]},
+        {"match": {"last_is_tool_result": True}, "content": text("ok"), "repeat": True},
+        {"match": {"last_user_contains": "wait here"}, "content": text("ready"), "repeat": True},
+    ]}
+    with AnthropicTestServer(script) as server:
+        env = cli_env(tmp_path, server, **CURRENT)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        import catui as sdk
+
+        alpha = start(repo, env, "wait here", "--name", "alpha")
+        beta = start(repo, env, "wait here", "--name", "beta")
+        for session in (alpha, beta):
+            wait_for("idle", session_row(repo, env, session, status="idle"))
+        peers_dir = Path(env["CATUI_HOME"]) / "peers"
+        beta_pid = sdk.get_bg_session("beta")["pid"]
+        assert sorted(p.name for p in peers_dir.iterdir()) == sorted(
+            [f"{alpha}-{sdk.get_bg_session('alpha')['pid']}.json", f"{beta}-{beta_pid}.json"])
+
+        def listings() -> list[str]:
+            """ListAgents results alpha's model got, one per request that ends with one."""
+            found = []
+            for body in main_bodies(server):
+                last = {**body, "messages": body["messages"][-1:]}
+                found += [t for t in message_texts(last) if t.startswith("This session is alpha")]
+            return found
+
+        def listing(count: int) -> str:
+            sdk.message_bg_session("alpha", "list peers")
+            wait_for("the listing", lambda: len(listings()) >= count)
+            return listings()[-1]
+
+        assert "  beta [" in listing(1)
+        os.killpg(beta_pid, signal.SIGKILL)
+        wait_for("the crash", session_row(repo, env, beta, state="stopped"))
+        # discovery: alpha no longer sees beta, and beta's stale entry is gone from the registry
+        assert "beta" not in listing(2)
+        assert [p.name for p in peers_dir.iterdir()] == [f"{alpha}-{sdk.get_bg_session('alpha')['pid']}.json"]
+        sdk.message_bg_session("alpha", "message beta")
+        wait_for("the SendMessage result", lambda: with_text(server, "No agent named 'beta' is reachable"))
+        # the sessions registry: beta is stopped (listed with --all), respawnable, until rm
+        assert [r["id"] for r in sessions_json(repo, env)] == [alpha]
+        assert {r["id"]: r["state"] for r in sessions_json(repo, env, "--all")}[beta] == "stopped"
+        assert catui(repo, env, "respawn", "beta").returncode == 0
+        wait_for("beta back", session_row(repo, env, beta, status="idle"))
+        assert "  beta [" in listing(3)
+        assert catui(repo, env, "rm", "beta").returncode == 0
+        assert beta not in {r["id"] for r in sessions_json(repo, env, "--all")}
+        assert "beta" not in listing(4)

@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.bg_sessions import GUARD_S, catui, kill_all, session_row, sessions_json, wait_for
+from tests.support.bg_sessions import (
+    GUARD_S,
+    catui,
+    kill_all,
+    main_bodies,
+    session_row,
+    sessions_json,
+    wait_for,
+)
 from tests.support.cli_env import cli_env, git_repo
 
 
@@ -112,9 +120,9 @@ def test_sigkilled_session_shows_stopped_and_respawn_resumes_it(tmp_path: Path, 
 
         restarted = catui(repo, env, "respawn", session)
         assert restarted.returncode == 0 and restarted.stdout.strip() == f"restarted {session}"
-        wait_for("the resumed turn", lambda: len(server.bodies()) >= 2 and
+        wait_for("the resumed turn", lambda: len(main_bodies(server)) >= 2 and
                  session_row(repo, env, session, state="done", status="idle")())
-        resumed = server.bodies()[-1]
+        resumed = main_bodies(server)[-1]
         assert "remember the fruit plum" in user_texts(resumed) and "noted: plum" in json.dumps(resumed)
         assert "which fruit was it?" in user_texts(resumed)
         assert "it was plum" in catui(repo, env, "logs", session).stdout
@@ -173,14 +181,14 @@ def test_a_message_in_flight_survives_a_crash_and_python_drives_sessions(tmp_pat
         assert [row["id"] for row in sdk.list_bg_sessions()] == [session]
 
         sdk.message_bg_session("py", "do the slow job")
-        wait_for("the slow request", lambda: len(server.bodies()) >= 2)
+        wait_for("the slow request", lambda: len(main_bodies(server)) >= 2)
         os.killpg(sdk.get_bg_session(session)["pid"], signal.SIGKILL)  # dies in the middle of the message's turn
         wait_for("the crash", lambda: sdk.get_bg_session(session)["state"] == "stopped")
         assert sdk.list_bg_sessions() == [] and len(sdk.list_bg_sessions(include_stopped=True)) == 1
 
         sdk.respawn_bg_session(session)
         wait_for("the message read again", lambda: "finished the slow job" in sdk.bg_session_logs(session))
-        assert sum("do the slow job" in user_texts(b) for b in server.bodies()) == 2
+        assert sum("do the slow job" in user_texts(b) for b in main_bodies(server)) == 2
         with pytest.raises(sdk.BackgroundSessionError, match="No session matching 'nope'"):
             sdk.stop_bg_session("nope")
 
@@ -286,9 +294,12 @@ def test_a_failed_turn_is_logged_and_the_session_stays(tmp_path: Path, repo: Pat
         env = cli_env(tmp_path, server)
         session = start(repo, env, "break it")
         wait_for("the failed turn", lambda: "[error]" in catui(repo, env, "logs", session).stdout)
-        wait_for("idle again", session_row(repo, env, session, status="idle", state="done"))
+        # an API error blocks it, as Claude Code's sessions are, saying where to look
+        row = wait_for("idle again", session_row(repo, env, session, status="idle", state="blocked"))
+        assert row["needs"] == f"API error — see catui logs {session}"
         assert "this prompt is refused" in catui(repo, env, "logs", session).stdout
         attach = subprocess.run([sys.executable, "-m", "catui", "attach", session], cwd=repo, env=env,
                                 input="try again\n", capture_output=True, text=True, timeout=GUARD_S)
         assert attach.returncode == 0
         wait_for("the next turn", lambda: "worked this time" in catui(repo, env, "logs", session).stdout)
+        wait_for("unblocked", session_row(repo, env, session, status="idle", state="done"))

@@ -1,4 +1,4 @@
-from catui.cli.main import main
+from catui.cli.entry import main
 
 if __name__ == "__main__":
     main()

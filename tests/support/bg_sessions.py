@@ -59,3 +59,16 @@ def kill_all(catui_home: Path) -> None:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def is_side_request(body: dict[str, Any]) -> bool:
+    """A background session's classifier or namer request (catui.bgsessions.side_requests), not a turn's."""
+    from catui.bgsessions.classify import SIDE_REQUEST_SYSTEMS
+
+    system = json.dumps(body.get("system", ""))
+    return any(marker in system for marker in SIDE_REQUEST_SYSTEMS)
+
+
+def main_bodies(server: Any) -> list[dict[str, Any]]:
+    """The request bodies of the sessions' turns, without the side requests made after each."""
+    return [body for body in server.bodies() if not is_side_request(body)]

@@ -15,13 +15,11 @@ command line. Every error is a :class:`BackgroundSessionError` (a :class:`catui.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from catui.bgsessions import inbox, launch
+from catui.bgsessions import asking, inbox, launch
 from catui.bgsessions.registry import SessionEntry, UnknownSession, all_entries, resolve
 from catui.errors import CatuiError
 
@@ -103,7 +101,12 @@ def message_bg_session(ref: str, text: str) -> str:
     """Send ``text`` to the session as a user turn (it waits in the inbox while the session is busy or stopped);
     returns the message id once the message is on disk."""
     message = inbox.new_message("user", text)
-    inbox.post(_find(ref).folder, message)
+    entry = _find(ref)
+    try:
+        inbox.post(entry.folder, message)
+    except OSError as exc:
+        raise BackgroundSessionError(f"could not write the message to {entry.id}'s inbox ({entry.folder / 'inbox'}): "
+                                     f"{exc.strerror}; it was not sent.") from None
     return message.msg_id
 
 
@@ -112,14 +115,15 @@ def answer_bg_session(ref: str, *, allow: bool) -> None:
     entry = _find(ref)
     if entry.shown().state != "blocked" or not (entry.needs or "").startswith("permission"):
         raise BackgroundSessionError(f"{entry.id} is not waiting for a permission answer.")
-    answer = entry.folder / "answer.json"
-    temporary = answer.with_name(".answer.tmp")
-    temporary.write_text(json.dumps({"allow": allow}), encoding="utf-8")
-    os.replace(temporary, answer)
+    request = asking.pending_request(entry.folder)
+    asking.answer(entry.folder, str(request["request_id"]) if request else None, allow=allow)
 
 
 def stop_bg_session(ref: str) -> dict[str, Any]:
-    return launch.stop(_find(ref)).public()
+    try:
+        return launch.stop(_find(ref)).public()
+    except launch.SessionError as exc:
+        raise BackgroundSessionError(str(exc)) from None
 
 
 def remove_bg_session(ref: str, *, force: bool = False) -> None:
@@ -131,4 +135,7 @@ def remove_bg_session(ref: str, *, force: bool = False) -> None:
 
 def respawn_bg_session(ref: str) -> dict[str, Any]:
     """Start a stopped session again, resuming from its transcript."""
-    return launch.respawn(_find(ref)).public()
+    try:
+        return launch.respawn(_find(ref)).public()
+    except launch.SessionError as exc:
+        raise BackgroundSessionError(str(exc)) from None

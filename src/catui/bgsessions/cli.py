@@ -6,7 +6,6 @@ unknown one is a one-line error with exit status 1.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import sys
@@ -16,30 +15,19 @@ from typing import Any
 
 import click
 
-from catui.bgsessions import inbox, launch
+from catui.bgsessions import asking, inbox, launch, quick
 from catui.bgsessions.registry import (
     SessionEntry,
-    UnknownSession,
     all_entries,
     entry_path,
     read_entry,
-    resolve,
 )
 
 MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
 
 
-def fail(message: str) -> None:
-    click.echo(f"catui: {message}" if not message.startswith("No session") else message, err=True)
-    sys.exit(1)
-
-
-def find(ref: str) -> SessionEntry:
-    try:
-        return resolve(ref)
-    except UnknownSession as exc:
-        fail(str(exc))
-        raise  # unreachable; fail() exits
+fail = quick.fail
+find = quick.find
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,51 +63,26 @@ def bg_command(prompt: str, bg: bool, name: str | None, print_mode: bool, model:
         click.echo(line)
 
 
-def age(started_ms: int) -> str:
-    seconds = max(0, int(time.time() - started_ms / 1000))
-    return f"{seconds}s ago" if seconds < 120 else f"{seconds // 60}m ago" if seconds < 7200 else f"{seconds // 3600}h ago"
-
-
 @click.command("sessions")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array, one object per session.")
 @click.option("--all", "show_all", is_flag=True, help="Include stopped sessions.")
 def sessions_command(as_json: bool, show_all: bool) -> None:
-    """List background sessions: id, name, status (idle|busy), state (working|blocked|done|stopped)."""
-    rows = [e.public() for e in all_entries()]
-    if not show_all:
-        rows = [r for r in rows if r["state"] != "stopped"]
-    if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
-        return
-    if not rows:
-        click.echo("No background sessions." if show_all else "No running background sessions (--all lists stopped ones).")
-        return
-    for row in rows:
-        status = f"{row.get('status', '-'):<4}"
-        line = f"{row['id']}  {row['name']:<20}  {status}  {row['state']:<8}  started {age(row['startedAt']):<8}  {row['cwd']}"
-        click.echo(line)
-        if row.get("needs"):
-            click.echo(f"          needs {row['needs']}")
+    """List background sessions: id, name, status (idle|busy), state (working|blocked|done|failed|stopped)."""
+    quick.list_sessions(as_json, show_all)
 
 
 @click.command("logs")
 @click.argument("ref")
 def logs_command(ref: str) -> None:
     """Print a background session's log."""
-    entry = find(ref)
-    path = entry.folder / "log.txt"
-    click.echo(path.read_text(encoding="utf-8", errors="replace") if path.exists() else "", nl=False)
-    shown = entry.shown()
-    if shown.needs:
-        click.echo(f"[{shown.state}] needs {shown.needs}")
+    quick.print_logs(ref)
 
 
 @click.command("stop")
 @click.argument("ref")
 def stop_command(ref: str) -> None:
     """Stop a background session (it can be respawned)."""
-    entry = launch.stop(find(ref))
-    click.echo(f"stopped {entry.id}")
+    quick.stop_session(ref)
 
 
 @click.command("rm")
@@ -144,7 +107,10 @@ def respawn_command(ref: str | None, every: bool) -> None:
         fail("respawn takes a session (name or id) or --all.")
     targets = [e for e in all_entries() if not e.is_alive()] if every else [find(ref or "")]
     for entry in targets:
-        launch.respawn(entry)
+        try:
+            launch.respawn(entry)
+        except launch.SessionError as exc:
+            fail(str(exc))
         click.echo(f"restarted {entry.id}")
 
 
@@ -157,20 +123,21 @@ def answer_line(entry: SessionEntry, line: str, echo: Callable[[str], None]) -> 
     current = read_entry(entry_path(entry.id)) or entry
     word = line.strip().lower()
     if current.state == "blocked" and (current.needs or "").startswith("permission") and word in ("y", "yes", "n", "no"):
-        answer = current.folder / "answer.json"
-        temporary = answer.with_name(".answer.tmp")
-        temporary.write_text(json.dumps({"allow": word in ("y", "yes")}), encoding="utf-8")
-        os.replace(temporary, answer)
+        request = asking.pending_request(current.folder)
+        asking.answer(current.folder, str(request["request_id"]) if request else None, allow=word in ("y", "yes"))
         echo(f"[answered {'allow' if word.startswith('y') else 'deny'}]")
         return
-    if word == "accept":
-        held = inbox.pending(current.folder, "held")
-        for path, message in held:
-            inbox.accept(path, message)
-        echo(f"[accepted {len(held)} held message(s)]")
-        return
-    if line.strip():
-        inbox.post(current.folder, inbox.new_message("user", line.rstrip("\n")))
+    try:
+        if word == "accept":
+            held = inbox.pending(current.folder, "held")
+            for path, message in held:
+                inbox.accept(path, message)
+            echo(f"[accepted {len(held)} held message(s)]")
+            return
+        if line.strip():
+            inbox.post(current.folder, inbox.new_message("user", line.rstrip("\n")))
+    except OSError as exc:
+        echo(f"[not sent: writing to {current.folder} failed: {exc.strerror}; type it again once there is space]")
 
 
 @click.command("attach")

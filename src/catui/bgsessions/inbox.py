@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -60,10 +59,14 @@ def mode_label(mode: str) -> str:
 def _write_atomically(folder: Path, name: str, body: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{name}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(body)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a full disk: no half message left behind; the caller says it failed
+        raise
     final = folder / name
     os.replace(temporary, final)
     return final
@@ -74,7 +77,9 @@ WAKE_FIFO = "wake"
 
 
 def post(session_folder: Path, message: InboxMessage) -> Path:
-    """Put ``message`` into the inbox of the session at ``session_folder``; returns once it is on disk."""
+    """Put ``message`` into the inbox of the session at ``session_folder``; returns once it is on disk.
+
+    OSError (a full disk …) when it could not be written: then nothing of it is in the inbox."""
     name = f"{time.time_ns():020d}-{message.msg_id}.json"
     path = _write_atomically(session_folder / "inbox", name, json.dumps(asdict(message), ensure_ascii=False))
     wake(session_folder)
@@ -96,6 +101,8 @@ def wake(session_folder: Path) -> None:
 
 
 def new_message(kind: str, text: str, **fields: object) -> InboxMessage:
+    import uuid  # only a sender needs it
+
     return InboxMessage(msg_id=str(uuid.uuid4()), kind=kind, text=text, sent_at=time.time(), **fields)  # type: ignore[arg-type]
 
 

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from catui.bgsessions import inbox
-from catui.bgsessions.registry import SessionEntry, now_ms, process_start, write_entry
+from catui.bgsessions.locks import session_lock
+from catui.bgsessions.registry import (
+    SessionEntry,
+    entry_path,
+    now_ms,
+    process_start,
+    read_entry,
+    registry_dir,
+    write_entry,
+)
 
 T = TypeVar("T")
 
@@ -29,23 +33,39 @@ class SessionError(RuntimeError):
     """A background-session operation that cannot be done; the message is one line for the user."""
 
 
-def default_name(cwd: Path, session_id: str) -> str:
-    """The folder's name and two hex digits of the session id (Claude Code's print-mode names look so)."""
-    return f"{cwd.name or 'session'}-{hashlib.sha256(session_id.encode()).hexdigest()[:2]}"
+def spawn(entry: SessionEntry, *, fresh: bool = False) -> SessionEntry:
+    """Run ``entry``'s worker detached: its own session and process group, output appended to its log.
 
+    The entry is written before the process starts, so a full disk is an error here and never a worker nobody can
+    list or stop (a ``fresh`` session's folder is then removed again)."""
+    import shutil
+    import subprocess  # lazy, as the other heavy imports here: `catui stop` needs none of them
 
-def spawn(entry: SessionEntry) -> SessionEntry:
-    """Run ``entry``'s worker detached: its own session and process group, output appended to its log."""
     folder = entry.folder
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "log.txt", "ab") as log:
+    entry.pid, entry.pid_start, entry.status, entry.state, entry.needs = None, None, "busy", "working", None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_entry(entry)
+        log = open(folder / "log.txt", "ab")  # noqa: SIM115 (closed right after the child has it)
+    except OSError as exc:
+        if fresh:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise SessionError(f"cannot write background session {entry.id} to {folder}: {exc.strerror}; free space "
+                           "there (or point CATUI_HOME elsewhere) and try again.") from None
+    with log:
         child = subprocess.Popen(
             [sys.executable, "-m", "catui.bgsessions.worker", entry.id], cwd=entry.cwd, stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
     # Written here too, so the session is listed (and stoppable) before the worker has started Python.
     entry.pid, entry.pid_start = child.pid, process_start(child.pid)
-    entry.status, entry.state, entry.needs = "busy", "working", None
-    write_entry(entry)
+    try:
+        write_entry(entry)
+    except OSError as exc:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise SessionError(f"cannot write background session {entry.id} to {folder}: {exc.strerror}; free space "
+                           "there (or point CATUI_HOME elsewhere) and try again.") from None
     return entry
 
 
@@ -82,12 +102,24 @@ def start(prompt: str, *, cwd: str | Path | None = None, permission_mode: str = 
     ``worktree``: the session works in a new git worktree of the project (``.catui/worktrees/bg-<id>``, branch
     ``worktree-bg-<id>``), which ``remove`` deletes only when nothing in it would be lost.
     """
+    import uuid
+
+    from catui.bgsessions.classify import prompt_name
+    from catui.bgsessions.registry import all_entries
+
     folder = Path(cwd or os.getcwd()).resolve()
     if not folder.is_dir():
         raise SessionError(f"--bg: the folder {folder} does not exist.")
+    if name is not None:
+        if not name.strip() or any(ord(c) < 32 or c == "\x7f" for c in name):
+            raise SessionError(f"--name {name!r}: a name is one line of visible text; give another.")
+        taken = [e for e in all_entries() if e.name == name and e.is_alive()]
+        if taken:
+            raise SessionError(f"--name {name!r} is taken by the running session {taken[0].id}; give another name "
+                               f"(or stop that one: catui stop {taken[0].id}).")
     session_id = str(uuid.uuid4())
     entry = SessionEntry(id=session_id.replace("-", "")[:8], session_id=session_id,
-                         name=name or default_name(folder, session_id), cwd=str(folder),
+                         name=name or prompt_name(prompt), name_source="user" if name else "prompt", cwd=str(folder),
                          permission_mode=permission_mode, started_at=now_ms(), prompt=prompt,
                          options={k: v for k, v in (options or {}).items() if v not in (None, [], ())})
     if worktree:
@@ -103,11 +135,24 @@ def start(prompt: str, *, cwd: str | Path | None = None, permission_mode: str = 
         entry.worktree = json.dumps({"path": str(info.path), "branch": info.branch, "head_commit": info.head_commit,
                                      "git_root": str(info.git_root) if info.git_root else None})
         entry.cwd = str(info.path)
-    return spawn(entry)
+    return spawn(entry, fresh=True)
 
 
 def stop(entry: SessionEntry) -> SessionEntry:
     """End the session's process (SIGTERM to its process group, SIGKILL after a grace period); it is ``stopped``."""
+    with session_lock(entry.id):
+        return _stop(current(entry))
+
+
+def current(entry: SessionEntry) -> SessionEntry:
+    """The entry as it is on disk now (taken under the session's lock); SessionError when it was removed."""
+    found = read_entry(entry_path(entry.id))
+    if found is None:
+        raise SessionError(f"{entry.id} was removed meanwhile (by another catui rm).")
+    return found
+
+
+def _stop(entry: SessionEntry) -> SessionEntry:
     if entry.is_alive() and entry.pid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(entry.pid, signal.SIGTERM)
@@ -120,12 +165,17 @@ def stop(entry: SessionEntry) -> SessionEntry:
             while entry.is_alive():
                 time.sleep(0.02)
     entry.pid, entry.pid_start, entry.status, entry.state, entry.needs = None, None, "", "stopped", None
-    write_entry(entry)
+    try:
+        write_entry(entry)
+    except OSError:
+        pass  # a full disk: the entry still names the dead process, which lists as stopped all the same
     return entry
 
 
 def unread(entry: SessionEntry) -> int:
     """Messages in its inbox or held that the session has not read yet."""
+    from catui.bgsessions import inbox  # lazy: `catui stop` never reads an inbox
+
     return len(inbox.pending(entry.folder)) + len(inbox.pending(entry.folder, "held"))
 
 
@@ -135,14 +185,19 @@ def remove(entry: SessionEntry, *, force: bool = False) -> None:
     Refused, unless ``force``, while messages to it are unread or its worktree holds changes or commits (the
     session is then stopped and kept, with its worktree).
     """
-    waiting = unread(entry)
-    if waiting and not force:
-        raise SessionError(f"{entry.id} has {waiting} unread message(s); respawn it to read them, or pass --force "
-                           "to remove it anyway.")
-    stop(entry)
-    if entry.worktree:
-        _remove_worktree(entry, force=force)
-    shutil.rmtree(entry.folder, ignore_errors=True)
+    import shutil
+
+    with session_lock(entry.id):
+        entry = current(entry)
+        waiting = unread(entry)
+        if waiting and not force:
+            raise SessionError(f"{entry.id} has {waiting} unread message(s); respawn it to read them, or pass "
+                               "--force to remove it anyway.")
+        _stop(entry)
+        if entry.worktree:
+            _remove_worktree(entry, force=force)
+        shutil.rmtree(entry.folder, ignore_errors=True)
+        (registry_dir() / ".locks" / f"{entry.id}.lock").unlink(missing_ok=True)
 
 
 def _remove_worktree(entry: SessionEntry, *, force: bool) -> None:
@@ -162,7 +217,8 @@ def _remove_worktree(entry: SessionEntry, *, force: bool) -> None:
 
 def respawn(entry: SessionEntry) -> SessionEntry:
     """Start the session again, resuming from its transcript (a live one is stopped first)."""
-    if entry.is_alive():
-        stop(entry)
-    return spawn(entry)
-
+    with session_lock(entry.id):
+        entry = current(entry)
+        if entry.is_alive():
+            _stop(entry)
+        return spawn(entry)

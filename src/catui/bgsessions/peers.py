@@ -11,10 +11,14 @@ import os
 import time
 from typing import Any
 
-from catui.bgsessions import inbox
-from catui.bgsessions.registry import SessionEntry, all_entries
+from catui.bgsessions import discovery, inbox
+from catui.bgsessions.registry import SessionEntry, entry_path, read_entry
 
 ENV_ID = "CATUI_BG_ID"
+
+
+class DeliveryError(OSError):
+    """A message to a peer could not be put into its inbox (the text says why); nothing was delivered."""
 
 
 def own_id() -> str | None:
@@ -27,14 +31,15 @@ def ref_of(session_id: str) -> str:
 
 
 def live_peers() -> list[SessionEntry]:
-    """Every running background session but this one."""
+    """Every running background session but this one (from the discovery registry, which drops dead ones)."""
     me = own_id()
-    return [e for e in all_entries() if e.id != me and e.is_alive()]
+    entries = [read_entry(entry_path(i)) for i in discovery.live_ids() if i != me]
+    return sorted((e for e in entries if e is not None and e.is_alive()), key=lambda e: (e.started_at, e.id))
 
 
 def own_entry() -> SessionEntry | None:
     me = own_id()
-    return next((e for e in all_entries() if e.id == me), None) if me else None
+    return read_entry(entry_path(me)) if me else None
 
 
 def find_peer(to: str) -> SessionEntry | None:
@@ -61,7 +66,11 @@ def send(peer: SessionEntry, text: str, *, summary: str | None, notify_when_idle
         "peer", text, from_ref=f"catui:{me or sender_session[:8]}", from_name=sender_name,
         from_mode=inbox.mode_label(sender_mode), from_id=me or "", summary=summary or text[:60],
         notify_when_idle=notify_when_idle)
-    inbox.post(peer.folder, message)
+    try:
+        inbox.post(peer.folder, message)
+    except OSError as exc:
+        raise DeliveryError(f"Could not deliver to {peer.name}: writing to its inbox ({peer.folder / 'inbox'}) "
+                            f"failed: {exc.strerror}. Nothing was sent; try again later.") from None
     return {"success": True, "message": (
         f"“{message.summary}” → {peer.name} (another catui session on this machine; in that session's inbox, not "
         "yet read by its model — a [Cross-session delivery notice] follows if that session holds it (usually a "

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from catui.paths import catui_home
 
 STATUSES = ("idle", "busy")
-STATES = ("working", "blocked", "done", "stopped")
+STATES = ("working", "blocked", "done", "failed", "stopped")
 
 
 def registry_dir() -> Path:
@@ -42,28 +41,36 @@ def process_start(pid: int) -> str | None:
     return fields[19]
 
 
-@dataclass
 class SessionEntry:
-    """What ``catui sessions`` lists of one background session."""
+    """What ``catui sessions`` lists of one background session.
+
+    A plain class, not a dataclass: ``catui sessions`` imports this module, and dataclasses costs it ~5 ms.
+    """
 
     id: str
     """The first 8 hex digits of ``session_id``: what the commands accept and print."""
-    session_id: str
-    name: str
-    cwd: str
-    permission_mode: str
     started_at: int
     """Milliseconds since the epoch."""
-    prompt: str = ""
-    pid: int | None = None
-    pid_start: str | None = None
-    status: str = "busy"
-    state: str = "working"
-    needs: str | None = None
-    """When ``blocked``: what the session waits for (which call needs permission)."""
-    options: dict[str, Any] = field(default_factory=dict)
+    needs: str | None
+    """When ``blocked``: what the session waits for (which call needs permission, which question)."""
+    options: dict[str, Any]
     """How it was started (model, allowed tools, …), so that ``respawn`` starts it the same way."""
-    worktree: str | None = None
+    name_source: str
+    """``user`` (``--name``), ``auto`` (the label the model gave it) or ``prompt`` (not labelled yet)."""
+
+    def __init__(self, id: str, session_id: str, name: str, cwd: str, permission_mode: str, started_at: int,
+                 prompt: str = "", pid: int | None = None, pid_start: str | None = None, status: str = "busy",
+                 state: str = "working", needs: str | None = None, options: dict[str, Any] | None = None,
+                 worktree: str | None = None, name_source: str = "user", detail: str = "",
+                 tempo: str = "active") -> None:
+        self.id, self.session_id, self.name, self.cwd = id, session_id, name, cwd
+        self.permission_mode, self.started_at, self.prompt = permission_mode, started_at, prompt
+        self.pid, self.pid_start, self.status, self.state, self.needs = pid, pid_start, status, state, needs
+        self.options = dict(options or {})
+        self.worktree, self.name_source, self.detail, self.tempo = worktree, name_source, detail, tempo
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
 
     @property
     def folder(self) -> Path:
@@ -76,7 +83,7 @@ class SessionEntry:
         """The entry as listed: a dead process's session is ``stopped``, without pid and status."""
         if self.is_alive():
             return self
-        return SessionEntry(**{**asdict(self), "pid": None, "pid_start": None, "state": "stopped", "status": "",
+        return SessionEntry(**{**self.as_dict(), "pid": None, "pid_start": None, "state": "stopped", "status": "",
                                "needs": None})
 
     def public(self) -> dict[str, Any]:
@@ -105,7 +112,11 @@ def write_entry(entry: SessionEntry) -> None:
     path = entry_path(entry.id)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".session.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(asdict(entry), ensure_ascii=False), encoding="utf-8")
+    try:
+        temporary.write_text(json.dumps(entry.as_dict(), ensure_ascii=False), encoding="utf-8")
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a full disk: the previous entry stays whole
+        raise
     os.replace(temporary, path)
 
 

@@ -185,13 +185,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _tolerate_non_unicode_output() -> None:
-    """Text that is not valid Unicode (a non-UTF-8 file name, a lone surrogate in a prompt) is printed as a
-    ``\\uXXXX`` escape instead of killing the process; inside a JSON string that escape reads back as the
-    same text, so stream-json output stays exact."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # a closed or replaced stream: nothing to protect
-                pass
+    from catui.cli.unicode_output import tolerate_non_unicode_output
+
+    tolerate_non_unicode_output()

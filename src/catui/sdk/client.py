@@ -76,6 +76,7 @@ from catui.sdk.types import (
 
 if TYPE_CHECKING:
     from catui.agents.definition import AgentDefinition
+    from catui.sdk.bg_attach import BgAttachment
     from catui.sdk.shapes import ContextUsageResponse, McpStatusResponse
     from catui.sdk.tools import SdkMcpServer, SdkTool, create_sdk_mcp_server, tool
     from catui.workflows.api import run_workflow, run_workflow_async
@@ -184,6 +185,25 @@ class CatuiClient:
         self.options = options if options is not None else CatuiOptions()
         self._driver = ClientDriver(self.options)
         self._controls = ClientControls(self._driver)
+        self._attached: BgAttachment | None = None
+
+    @classmethod
+    def attach(cls, session: str, options: CatuiOptions | None = None) -> CatuiClient:
+        """A client of a running background session (``catui --bg``, :func:`catui.start_bg_session`), not a new agent.
+
+        ``session`` is its name, id or a unique id prefix. Connected (``async with``), ``query()`` sends it a turn,
+        ``receive_messages()`` / ``receive_response()`` yield its messages from the moment of attaching (they end
+        when the session stops), ``options.can_use_tool`` answers its permission requests, and ``disconnect()``
+        detaches: the session keeps running. Only ``options.can_use_tool`` is used; the session keeps the model,
+        tools and permission mode it was started with. The other controls (``interrupt()``, ``set_model()`` …)
+        raise :class:`CLIConnectionError`. An unknown or stopped session raises
+        :class:`catui.BackgroundSessionError` on connect.
+        """
+        from catui.sdk.bg_attach import BgAttachment
+
+        client = cls(options)
+        client._attached = BgAttachment(session, client.options)
+        return client
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -200,10 +220,18 @@ class CatuiClient:
         Raises ConfigurationError for bad options (an unknown model, a bad agent definition).
         """
         require_asyncio("CatuiClient.connect()")
+        if self._attached is not None:
+            await self._attached.connect(prompt)
+            return
         await self._driver.connect(prompt)
 
     async def disconnect(self) -> None:
-        """Stop any run and background work, and release the provider. Safe to call twice."""
+        """Stop any run and background work, and release the provider. Safe to call twice.
+
+        Attached to a background session: detach from it (it keeps running)."""
+        if self._attached is not None:
+            await self._attached.disconnect()
+            return
         await self._driver.disconnect()
 
     # -- talking --------------------------------------------------------------------------------
@@ -215,16 +243,35 @@ class CatuiClient:
         (``{"type": "user", "message": {"role": "user", "content": ...}}``): each is
         queued as one prompt, in order; this returns once the iterable is exhausted.
         """
+        if self._attached is not None:
+            await self._attached.enqueue(prompt)
+            return
         await self._driver.enqueue(prompt, "CatuiClient.query()")
 
     async def receive_messages(self) -> AsyncIterator[Message]:
-        """Every message, as it arrives, until the client is closed."""
+        """Every message, as it arrives, until the client is closed (attached: until the session stops)."""
+        if self._attached is not None:
+            async for message in self._attached.messages():
+                yield message
+            return
         async for item in self._driver.messages():
             if item is not IDLE:
                 yield item
 
     async def receive_response(self) -> AsyncIterator[Message]:
-        """Messages up to and including the next main-agent ResultMessage."""
+        """Messages up to and including the next main-agent ResultMessage.
+
+        Attached to a background session that stops before it: :class:`catui.BackgroundSessionError`."""
+        if self._attached is not None:
+            async for message in self._attached.messages():
+                yield message
+                if isinstance(message, ResultMessage):
+                    return
+            from catui.bgsessions.api import BackgroundSessionError
+
+            entry = self._attached.require_entry()
+            raise BackgroundSessionError(f"background session {entry.id} ({entry.name}) stopped before it answered; "
+                                         f"catui respawn {entry.id} starts it again.")
         async for item in self._driver.messages():
             if item is IDLE:
                 continue
@@ -234,6 +281,8 @@ class CatuiClient:
 
     @property
     def session_id(self) -> str:
+        if self._attached is not None:
+            return self._attached.require_entry().session_id
         return str(self._driver.require_app().session.session_id)
 
     # -- control (claude-agent-sdk's ClaudeSDKClient names) ---------------------------------------

@@ -149,9 +149,12 @@ class CurrentSendMessageTool(Tool):
         me = peers.own_entry()
         session_id = str(getattr(ctx.session, "session_id", "") or "")
         name = me.name if me is not None else session_name(Path(ctx.project_root), session_id)
-        return json_reply(peers.send(peer, args.message, summary=args.summary,
-                                     notify_when_idle=bool(args.notify_when_idle), sender_name=name,
-                                     sender_session=session_id, sender_mode=str(ctx.permissions.mode)))
+        try:
+            return json_reply(peers.send(peer, args.message, summary=args.summary,
+                                         notify_when_idle=bool(args.notify_when_idle), sender_name=name,
+                                         sender_session=session_id, sender_mode=str(ctx.permissions.mode)))
+        except peers.DeliveryError as exc:
+            return ToolResult(str(exc), is_error=True)
 
     @staticmethod
     async def _resume(manager: AgentMessaging, agent_id: str, message: str, tool_use_id: str | None) -> str | None:

@@ -1,0 +1,22 @@
+"""The ``catui`` script's entry point: the background-session commands a script runs often (``catui sessions``,
+``catui logs ID``, ``catui stop ID``) are answered without importing click or the rest of the CLI; everything else
+goes to :func:`catui.cli.main.main`."""
+
+from __future__ import annotations
+
+import sys
+
+from catui.cli.unicode_output import tolerate_non_unicode_output
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("sessions", "logs", "stop"):
+        from catui.bgsessions import quick
+
+        tolerate_non_unicode_output()
+        if quick.run(args):
+            return
+    from catui.cli.main import main as full_main
+
+    full_main(args)
