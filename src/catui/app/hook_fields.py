@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from catui.session.session import Session
     from catui.tasks.registry import TaskRegistry
     from catui.tasks.schedule import CronSchedule
+    from catui.tools.base import ToolContext
 
 EFFORT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"})
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
@@ -30,7 +31,7 @@ def install_current_hook_fields(runner: HookRunner, session: Session, tasks: Tas
     """Make the main session's hook runner (and its sub-agents', which copy it) add the current contract's
     fields, read from ``session``, its background ``tasks`` and its ``schedule``."""
 
-    def fields(event: str, _ctx: Any) -> Mapping[str, Any]:
+    def fields(event: str, _ctx: ToolContext | None) -> Mapping[str, Any]:
         out: dict[str, Any] = {}
         if event != "SessionStart":
             prompts = sum(1 for m in session.messages if is_real_prompt(m))

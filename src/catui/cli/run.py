@@ -218,7 +218,7 @@ def _budget_option(value: str | None) -> float | None:
 
 
 async def print_mode_main(
-    run_options: Any, prompt: str, output_format: str, structured: StructuredResult | None = None,
+    run_options: RunOptions, prompt: str, output_format: str, structured: StructuredResult | None = None,
     cli_options: dict[str, Any] | None = None,
 ) -> int:
     """Run one prompt to completion (and any background agents it started); print the answer.

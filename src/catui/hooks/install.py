@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from catui.config.settings import Settings
 from catui.hooks.config import HooksConfig, hooks_from_agent, hooks_from_settings
 from catui.hooks.lifecycle import HookRunReport
 from catui.hooks.runner import HookRunner
+
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
 
 
 def install_hooks(
@@ -58,7 +61,7 @@ def install_hooks(
 
 def child_hooks(
     parent_runner: HookRunner | None,
-    definition: Any,
+    definition: AgentDefinition,
     agent_id: str,
     agent_type: str,
     *,

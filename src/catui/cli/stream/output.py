@@ -94,7 +94,7 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
     return obj
 
 
-def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
+def with_subagent_stats(obj: dict[str, Any], app: AgentApp) -> dict[str, Any]:
     """A result object with ``subagent_stats`` before its uuid, in the current contract (catui.config.compat)."""
     system = app.services.subagents
     if not app.services.compat.current or system is None:
