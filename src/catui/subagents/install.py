@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from catui.subagents.interrupted import InterruptedAgents
     from catui.subagents.live import LiveAgents
     from catui.subagents.messaging import AgentMessaging
+    from catui.subagents.run import SubagentRun
     from catui.subagents.runtime import SubagentRuntime
     from catui.subagents.teams.coordinator import TeamCoordinator
     from catui.tasks.registry import TaskRegistry
@@ -200,7 +201,7 @@ class SubagentHandle:
     def foreground_ids(self) -> list[str]:
         return self.runtime.foreground_ids()
 
-    async def stop_foreground(self, agent_id: str) -> Any:
+    async def stop_foreground(self, agent_id: str) -> SubagentRun | None:
         return await self.runtime.stop_foreground(agent_id)
 
     async def background_all_foreground(self) -> list[str]:
