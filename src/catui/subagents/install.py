@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from catui.config.compat import CompatProfile
 from catui.config.flags import (
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from catui.subagents.executors import AgentExecutor
     from catui.subagents.interrupted import InterruptedAgents
     from catui.subagents.live import LiveAgents
-    from catui.subagents.messaging import AgentMessaging
+    from catui.subagents.messaging import AgentMessages, AgentMessaging
+    from catui.subagents.names import AgentNames
     from catui.subagents.run import SubagentRun
     from catui.subagents.runtime import SubagentRuntime
     from catui.subagents.teams.coordinator import TeamCoordinator
@@ -222,15 +223,47 @@ class SubagentHandle:
         return system.parts().review if system.has_background else None
 
 
-class _DeferredMessaging:
-    """Stands for the system's :class:`AgentMessaging` where SendMessage is handed it before the system is
-    built: the first attribute read builds the system."""
+class MessagingHandle:
+    """The system's :class:`AgentMessaging` as SendMessage is handed it at install, before the system is built:
+    each call asks the system (the first builds it). Only made when background agents are on, so the messaging
+    exists once built."""
 
     def __init__(self, system: SubagentSystem) -> None:
         self._system = system
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._system.messaging, name)
+    def _messaging(self) -> AgentMessaging:
+        messaging = self._system.messaging
+        assert messaging is not None, "messaging exists whenever background agents are on"
+        return messaging
+
+    @property
+    def names(self) -> AgentNames:
+        return self._messaging().names
+
+    @property
+    def tasks(self) -> TaskRegistry:
+        return self._messaging().tasks
+
+    def running_agent(self, agent_id: str) -> bool:
+        return self._messaging().running_agent(agent_id)
+
+    def queue_message(self, agent_id: str, text: str) -> None:
+        self._messaging().queue_message(agent_id, text)
+
+    def holds_finished(self, agent_id: str) -> bool:
+        return self._messaging().holds_finished(agent_id)
+
+    def resume(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
+        return self._messaging().resume(agent_id, text, tool_use_id=tool_use_id)
+
+    def saved_transcript(self, agent_id: str) -> Path | None:
+        return self._messaging().saved_transcript(agent_id)
+
+    async def resume_from_transcript(self, agent_id: str, text: str, transcript: Path) -> str | None:
+        return await self._messaging().resume_from_transcript(agent_id, text, transcript)
+
+    def known_agents(self) -> dict[str, str]:
+        return self._messaging().known_agents()
 
 
 def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = None) -> SubagentSystem:
@@ -369,9 +402,7 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
 
     system = SubagentSystem(build, has_background=with_background, parent_resolved=parts.resolved_model)
     holder.append(system)
-    messaging: AgentMessaging | None = None
-    if with_background:
-        messaging = cast("AgentMessaging", _DeferredMessaging(system))
+    messaging = MessagingHandle(system) if with_background else None
     if executor is not None or chosen != "in-process" or with_teams:
         system.parts()
     if compat.current:  # a child without Agent (at the nesting limit) is told so, as 2.1.332 tells it
@@ -388,7 +419,7 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
 
 def _offer_tools(
     session: Session, registry: AgentCatalogue, env: Mapping[str, str], compat: CompatProfile, fork_on: bool,
-    system: SubagentSystem, *, messaging: AgentMessaging | None, offer_send_message: bool,
+    system: SubagentSystem, *, messaging: AgentMessages | None, offer_send_message: bool,
     remote_executor: bool = False, offer_list_agents: bool = False,
 ) -> None:
     """Add the Agent tool (SendMessage, ListAgents, TeamCreate, TeamDelete when offered) to the main session,

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
-from catui.subagents.messaging import AgentMessaging
+from catui.subagents.messaging import AgentMessages
 from catui.subagents.output_scan import scan_report
 from catui.tasks.notifications import TaskNotification
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
@@ -83,7 +83,7 @@ class CurrentSendMessageTool(Tool):
     input_model: ClassVar[type[ToolInput]] = CurrentSendMessageInput
     read_only: ClassVar[bool] = False
 
-    def __init__(self, messaging: AgentMessaging | None = None) -> None:
+    def __init__(self, messaging: AgentMessages | None = None) -> None:
         self.messaging = messaging
         """The session's messaging (None when background agents are off); built with the runtime on first use."""
 
@@ -157,7 +157,7 @@ class CurrentSendMessageTool(Tool):
                                      sender_session=session_id, sender_mode=str(ctx.permissions.mode)))
 
     @staticmethod
-    async def _resume(manager: AgentMessaging, agent_id: str, message: str, tool_use_id: str | None) -> str | None:
+    async def _resume(manager: AgentMessages, agent_id: str, message: str, tool_use_id: str | None) -> str | None:
         """Continue a finished agent with ``message``; None when it resumed, else why not."""
         if manager.holds_finished(agent_id) and manager.resume(agent_id, message, tool_use_id=tool_use_id):
             return None

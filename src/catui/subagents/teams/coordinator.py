@@ -20,7 +20,7 @@ from catui.messages import Message
 from catui.session.events import Event
 from catui.session.session import Session
 from catui.subagents import task_events
-from catui.subagents.messaging import AgentMessaging
+from catui.subagents.messaging import AgentMessages
 from catui.subagents.resolve import AgentSpawnError
 from catui.subagents.run import SpawnRequest
 from catui.subagents.send_message import SendMessageTool
@@ -56,7 +56,7 @@ class TeamCoordinator:
 
     def __init__(
         self, root: Path, planner: TeammatePlanner, backend: TeammateBackend, lead: Session,
-        *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S, messaging: AgentMessaging | None = None,
+        *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S, messaging: AgentMessages | None = None,
     ) -> None:
         self.root = root
         self.messaging = messaging
