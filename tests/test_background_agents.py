@@ -871,7 +871,7 @@ async def test_an_agent_that_died_before_its_first_line_starts_over_on_its_task(
     (tasks / f"{ghost}.output").write_text("", encoding="utf-8")  # created, then the process died
     (tasks / f"{ghost}.meta.json").write_text(json.dumps({"agentType": "worker", "description": "count"}))
     # Beside the session transcript catui also keeps the task (the transcript itself was never written).
-    sessions = app.session.ctx.services.subagents.transcripts.sessions_dir  # type: ignore[union-attr]
+    sessions = app.services.subagents.runtime.transcripts.sessions_dir  # type: ignore[union-attr]
     beside = Path(sessions) / "earlier-session" / "subagents"
     beside.mkdir(parents=True)
     (beside / f"agent-{ghost}.meta.json").write_text(json.dumps(

@@ -11,7 +11,6 @@ import yaml
 
 from catui.app import AgentApp, RunOptions, build_app
 from catui.hooks.apply import MAX_STOP_HOOK_CONTINUATIONS
-from catui.hooks.install import install_hooks
 from catui.messages import blocks_of
 from catui.permissions.context import PermissionDecision
 from catui.session.events import ErrorEvent, Event, ResultEvent, SystemEvent, UserMessageEvent
@@ -47,7 +46,6 @@ def make_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[s
     script_path.write_text(yaml.safe_dump({"turns": turns}))
     app = build_app(RunOptions(cwd=project, model=f"scripted:{script_path}", setting_sources=("project",),
                                **options))
-    install_hooks(app)
     return app
 
 
@@ -268,7 +266,7 @@ echo "$input" | grep -q '"source": "startup"' && echo "Branch policy: never push
 async def test_no_hooks_means_no_runner_on_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, {})
     assert app.session.config.hooks is None
-    assert install_hooks(app) is app.services.hooks
+    assert app.services.hooks is not None and app.services.hooks.config.is_empty  # the sub-agents' base all the same
     await app.aclose()
 
 
@@ -364,13 +362,11 @@ echo '{"continue": false, "stopReason": "Build is red; stopping for a human."}'
 
 
 async def test_session_end_hooks_run_on_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from catui.hooks.install import close_hooks
-
     seen = tmp_path / "end.json"
     end = script(tmp_path, "end.sh", f'cat > "{seen}"\n')
     app = make_app(tmp_path, monkeypatch, CALL_THEN_DONE, on("SessionEnd", end))
-    await close_hooks(app, "prompt_input_exit")
-    await app.aclose()
+    await app.aclose("prompt_input_exit")
+    await app.aclose()  # SessionEnd runs once
     data = json.loads(seen.read_text())
     assert data["hook_event_name"] == "SessionEnd" and data["reason"] == "prompt_input_exit"
     assert data["session_id"] == app.session.session_id

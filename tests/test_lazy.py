@@ -38,6 +38,7 @@ def test_the_skill_tools_name_without_its_module() -> None:
 
 def test_the_sub_agent_runtime_is_built_on_first_use(tmp_path: Path) -> None:
     from catui.app import RunOptions, build_app
+    from catui.subagents.install import SubagentHandle
     from catui.subagents.runtime import SubagentRuntime
 
     script = tmp_path / "script.yaml"
@@ -48,13 +49,14 @@ def test_the_sub_agent_runtime_is_built_on_first_use(tmp_path: Path) -> None:
     assert "Agent" in [t.name for t in app.session.tools]  # offered before anything is built
     built: list[bool] = []
     system.on_built.append(lambda: built.append(system.built))
-    # A tool reaching the runtime through its context builds it; the real parts then replace the stand-ins.
-    stand_in = app.session.ctx.services.subagents
-    assert stand_in is not None and stand_in.foreground_ids() == []
+    # A tool reaching the runtime through its context builds it; the context keeps the same handle.
+    handle = app.session.ctx.services.subagents
+    assert isinstance(handle, SubagentHandle) and handle.built_runtime() is None
+    assert handle.foreground_ids() == []
     assert system.built and built == [True]
-    assert isinstance(app.session.ctx.services.subagents, SubagentRuntime)
-    assert app.session.ctx.services.subagents is system.runtime
+    assert app.session.ctx.services.subagents is handle and handle.built_runtime() is system.runtime
+    assert isinstance(system.runtime, SubagentRuntime)
     assert system.messaging is not None
-    assert app.session.ctx.services.output_review is system.parts().review is not None
+    assert app.session.ctx.services.output_review is handle and system.parts().review is not None
     assert built == [True], "the hooks run once"
     assert not (tmp_path / ".catui" / "state.db").exists(), "nothing named an agent: no state.db"

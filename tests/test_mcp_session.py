@@ -16,7 +16,7 @@ import yaml
 from catui.agents.definition import AgentDefinition
 from catui.app import AgentApp, RunOptions, build_app, first_prompt_content
 from catui.mcp.config import McpServerConfig
-from catui.mcp.install import install_mcp, main_wait_seconds
+from catui.mcp.install import main_wait_seconds
 from catui.mcp.manager import McpManager
 from catui.mcp.subagents import check_required_servers, child_mcp_tools, required_servers_error
 from catui.models.resolve import clear_provider_cache
@@ -75,7 +75,7 @@ async def test_the_model_calls_mcp_tools_under_the_permission_rules(tmp_path: Pa
          ]},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "All done."}]},
     ])
-    manager = app.services.mcp or install_mcp(app)
+    manager = app.services.mcp
     assert isinstance(manager, McpManager)
     assert app.services.subagents is not None and app.services.subagents.runtime.deps.mcp is manager
     try:
@@ -104,7 +104,7 @@ async def test_a_failed_server_leaves_the_session_working(tmp_path: Path) -> Non
     }, {"enableAllProjectMcpServers": True})
     app = make_app(tmp_path, project, [{"content": [{"type": "text", "text": "Still here."}]}])
     warnings: list[str] = []
-    manager = app.services.mcp or install_mcp(app)
+    manager = app.services.mcp
     assert manager is not None
     manager.on_warning = warnings.append
     try:
@@ -123,7 +123,6 @@ async def test_no_servers_means_no_manager(tmp_path: Path) -> None:
     project.mkdir()
     app = make_app(tmp_path, project, [{"content": [{"type": "text", "text": "ok"}]}])
     try:
-        assert install_mcp(app) is None
         assert app.services.mcp is None
     finally:
         await app.aclose()
@@ -227,7 +226,7 @@ async def test_sub_agents_get_required_and_own_mcp_servers(tmp_path: Path) -> No
          "content": [{"type": "text", "text": "parent done"}]},
     ]}), encoding="utf-8")
     app = build_app(RunOptions(cwd=project, model=f"scripted:{script}", write_transcript=False, flag_agents=agents))
-    manager = app.services.mcp or install_mcp(app)
+    manager = app.services.mcp
     assert manager is not None
     try:
         events = await run(app, "PARENT")

@@ -475,7 +475,7 @@ async def test_an_agent_definition_that_does_not_load_is_a_configuration_error(p
 
 def _require_background(client: catui.CatuiClient) -> None:
     app = client._driver.require_app()
-    runtime = app.session.ctx.services.subagents
+    runtime = app.subagent_runtime
     assert runtime is not None and runtime.launcher is not None, "background agents should be installed"
 
 

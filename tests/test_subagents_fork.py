@@ -38,8 +38,8 @@ from catui.subagents.fork import (
     current_turn_start,
     fork_agent_definition,
 )
-from catui.subagents.install import SubagentParts, install_subagents
-from catui.tools.base import ToolContext
+from catui.subagents.install import SubagentHandle, SubagentParts, install_subagents
+from catui.tools.base import ToolContext, ToolServices
 from catui.tools.registry import builtin_tools
 from tests.support.anthropic_server import AnthropicTestServer
 
@@ -88,18 +88,20 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str,
     script.write_text(yaml.safe_dump({"turns": turns}))
     resolved = resolve_model(f"scripted:{script}", {}, {})
     provider = RecordingProvider(create_provider(resolved, {}, {}))
-    ctx = ToolContext(cwd=repo, project_root=repo,
+    handle = SubagentHandle(lambda: system)  # the sub-agent system is installed below, over the session
+    ctx = ToolContext(cwd=repo, project_root=repo, services=ToolServices(subagents=handle, output_review=handle),
                       permissions=PermissionContext(mode="default", working_directories=(repo,)))
     transcript = TranscriptWriter([tmp_path / "home" / "main.jsonl"], session_id="s-1", cwd=repo)
     session = Session(SessionConfig(provider=provider, model=resolved.model_id, tools=builtin_tools(),
                                     tool_context=ctx, session_id="s-1", transcript=transcript,
                                     system_prompt=[{"type": "text", "text": "PARENT SYSTEM PROMPT"}]))
-    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}), registry=StaticRegistry(),
-                   tasks=None, project_root=repo, transcript_path=None, model_display="scripted",
-                   services=AppServices(env=dict(FORK_ON if env is None else env), resolved_model=resolved))
-    app.services.subagents = install_subagents(SubagentParts(
-        session=session, registry=app.registry, settings={}, env=app.services.env, project_root=repo, cwd=repo,
+    registry, env = StaticRegistry(), dict(FORK_ON if env is None else env)
+    system = install_subagents(SubagentParts(
+        session=session, registry=registry, settings={}, env=env, project_root=repo, cwd=repo,
         tasks=None, resolved_model=resolved))
+    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}), registry=registry,
+                   tasks=None, project_root=repo, transcript_path=None, model_display="scripted",
+                   resolved_model=resolved, services=AppServices(env=env, subagents=system))
     return app, provider
 
 

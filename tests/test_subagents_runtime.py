@@ -20,8 +20,8 @@ from catui.permissions.context import PermissionContext
 from catui.session.events import Event, ResultEvent, SystemEvent, UserMessageEvent
 from catui.session.session import Session, SessionConfig
 from catui.session.transcript import TranscriptWriter
-from catui.subagents.install import SubagentParts, install_subagents
-from catui.tools.base import ToolContext
+from catui.subagents.install import SubagentHandle, SubagentParts, install_subagents
+from catui.tools.base import ToolContext, ToolServices
 from catui.tools.registry import builtin_tools
 from tests.support.static_registry import StaticRegistry
 
@@ -45,18 +45,20 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[str,
     script.write_text(yaml.safe_dump({"turns": turns}))
     resolved = resolve_model(f"scripted:{script}", {}, {})
     provider = create_provider(resolved, {}, {})
-    ctx = ToolContext(cwd=repo, project_root=repo,
+    handle = SubagentHandle(lambda: system)  # the sub-agent system is installed below, over the session
+    ctx = ToolContext(cwd=repo, project_root=repo, services=ToolServices(subagents=handle, output_review=handle),
                       permissions=PermissionContext(mode=mode, working_directories=(repo,)))  # type: ignore[arg-type]
     transcript = TranscriptWriter([tmp_path / "home" / "main.jsonl"], session_id="s-1", cwd=repo)
     session = Session(SessionConfig(provider=provider, model=resolved.model_id, tools=builtin_tools(),
                                     tool_context=ctx, session_id="s-1", transcript=transcript))
-    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}),
-                   registry=StaticRegistry([*builtin_agents(), *extra_agents]), tasks=None, project_root=repo,
-                   transcript_path=None, model_display="scripted",
-                   services=AppServices(env={}, resolved_model=resolved))
-    app.services.subagents = install_subagents(SubagentParts(
-        session=session, registry=app.registry, settings={}, env={}, project_root=repo, cwd=repo, tasks=None,
+    registry = StaticRegistry([*builtin_agents(), *extra_agents])
+    system = install_subagents(SubagentParts(
+        session=session, registry=registry, settings={}, env={}, project_root=repo, cwd=repo, tasks=None,
         resolved_model=resolved))
+    app = AgentApp(session=session, options=RunOptions(cwd=repo), settings=Settings.from_dict({}),
+                   registry=registry, tasks=None, project_root=repo,
+                   transcript_path=None, model_display="scripted", resolved_model=resolved,
+                   services=AppServices(env={}, subagents=system))
     return app, provider.engine  # type: ignore[attr-defined]
 
 

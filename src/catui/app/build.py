@@ -15,6 +15,7 @@ and hook fields (``app.hook_fields``); this module puts them together.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,8 @@ from catui.session.session import Session, SessionConfig, new_session_id
 from catui.session.transcript import TranscriptWriter
 from catui.session.usage import UsageTracker
 from catui.styles.active import session_style
-from catui.subagents.install import SubagentParts, install_subagents
+from catui.styles.model import OutputStyle
+from catui.subagents.install import SubagentHandle, SubagentParts, install_subagents
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.telemetry.switch import start_telemetry
@@ -164,8 +166,12 @@ def build_app(options: RunOptions) -> AgentApp:
     if options.interactive:  # durable prompts come back in the next interactive session (docs/scheduled-prompts.md)
         schedule.restore()
     history = FileHistory(catui_home() / "file-history" / session_id) if checkpointing_enabled(env) else None
+    # The main context's tools reach the sub-agent system through this handle. The system needs the main session,
+    # so it is installed below, once the session exists (``subagents``), and its runtime built on first use.
+    subagent_handle = SubagentHandle(lambda: subagents)
     services = ToolServices(
         env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule,
+        subagents=subagent_handle, output_review=subagent_handle,
     )
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
@@ -190,6 +196,12 @@ def build_app(options: RunOptions) -> AgentApp:
                                    style=styles.style)
 
     window = tool_use_concurrency(env, settings.merged)
+    hooks = install_hooks(
+        settings, session_id=session_id, transcript_path=transcript_path, cwd=cwd, project_root=project_root,
+        env=env, extra=_extra_hooks(options, main_agent),
+        # the session's tools of the moment (it is built below, and its tool list changes)
+        tool_aliases=lambda name: next((t.aliases for t in session.tools if t.name == name), ()),
+        report_runs=hook_run_reporter(lambda: session) if options.include_hook_events else None)
     config = SessionConfig(
         provider=provider,
         model=resolved.model_id,
@@ -213,11 +225,38 @@ def build_app(options: RunOptions) -> AgentApp:
         budget=budget,
         file_history=history,
         telemetry=start_telemetry(env),  # None (and nothing of OpenTelemetry imported) unless turned on
+        hooks=None if hooks.config.is_empty else hooks,
     )
     if options.fallback_model:
         fallback = resolve_model(options.fallback_model, settings.merged, env, within=resolved)
         config.fallback = (create_provider(fallback, settings.merged, env), fallback.model_id)
     session = Session(config)
+    # A resumed conversation carries its context reminder in its first message already.
+    first_context = None if resumed.messages else context_block(_project_memory(options, cwd, project_root))
+    warnings = [*resumed.warnings, *(str(w) for w in registry.warnings if w.at_start), *schedule.restore_warnings]
+    if styles.warning is not None:
+        warnings.append(styles.warning)
+    # /output-style and the SDK rebuild the prompt with another style; the environment and git snapshot stay
+    restyle = _restyler(options, cwd, resolved.model_id) if styles_apply(options, main_agent) else None
+    if window.warning is not None:
+        warnings.append(window.warning)
+    if compat.current:
+        install_current_hook_fields(hooks, session, tasks, schedule)
+    mcp = install_mcp(
+        session, settings, cwd=options.cwd, project_root=project_root, env=env, sources=options.setting_sources,
+        extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
+                       **(options.mcp_servers or {})},
+        strict=options.strict_mcp_config,
+        sdk_transport=options.sdk_mcp_transport,
+    )
+    subagents = install_subagents(SubagentParts(
+        session=session, registry=registry, settings=settings.merged, env=env, project_root=project_root, cwd=cwd,
+        tasks=tasks, load_project_memory=bool(set(options.setting_sources) & {"user", "project"}),
+        resolved_model=resolved, skills=skills, hooks=hooks, mcp=mcp, executor=options.executor,
+        remote_foreground=options.remote_foreground, warnings=warnings, compat=compat,
+    ))
+    workflows = install_workflows(session, options, settings.merged, {**os.environ, **env}, compat, subagents, tasks,
+                                  skills)
     app = AgentApp(
         session=session,
         options=options,
@@ -227,55 +266,18 @@ def build_app(options: RunOptions) -> AgentApp:
         project_root=project_root,
         transcript_path=transcript_path,
         model_display=resolved.display,
+        resolved_model=resolved,
+        # An agent's initialPrompt opens a conversation; a resumed one was opened already.
+        initial_prompt=main_agent.initial_prompt if main_agent is not None and not resumed.messages else None,
+        services=AppServices(
+            env=env, compat=compat, context_block=first_context, subagents=subagents, skills=skills, hooks=hooks,
+            mcp=mcp, startup_warnings=warnings, main_agent=main_agent,
+            unavailable_tools={"WebSearch": NO_BACKEND_REASON} if search_backend is None else {},
+            budget=budget, output_style=styles, restyle=restyle, workflows=workflows,
+        ),
     )
-    # A resumed conversation carries its context reminder in its first message already.
-    app.services.context_block = None if resumed.messages else context_block(
-        None if options.system_prompt is not None else load_project_memory(cwd, project_root)
-    )
-    app.services.startup_warnings.extend(resumed.warnings)
-    app.services.startup_warnings.extend(str(w) for w in registry.warnings if w.at_start)
-    app.services.startup_warnings.extend(schedule.restore_warnings)
-    app.services.env = env
-    app.services.compat = compat
-    app.services.skills = skills
-    app.services.output_style = styles
-    if styles.warning is not None:
-        app.services.startup_warnings.append(styles.warning)
-    if styles_apply(options, main_agent):
-        # /output-style and the SDK rebuild the prompt with another style; the environment and git snapshot stay
-        app.services.restyle = lambda style: session_system_prompt(
-            options, None, cwd, resolved.model_id, active_agents=[], tools=[], memory=None, style=style)
-    if search_backend is None:
-        app.services.unavailable_tools["WebSearch"] = NO_BACKEND_REASON
-    if window.warning is not None:
-        app.services.startup_warnings.append(window.warning)
-    app.services.resolved_model = resolved
-    app.services.main_agent = main_agent
     if budget is not None:
-        app.services.budget = budget
         budget.on_exceeded.append(lambda: _stop_for_budget(app))
-    # An agent's initialPrompt opens a conversation; a resumed one was opened already.
-    app.services.initial_prompt = (
-        main_agent.initial_prompt if main_agent is not None and not resumed.messages else None
-    )
-    hooks = install_hooks(app, _extra_hooks(options, main_agent),
-                          report_runs=hook_run_reporter(session) if options.include_hook_events else None)
-    if compat.current:
-        install_current_hook_fields(app)
-    mcp = install_mcp(
-        app,
-        extra_servers={**(inline_mcp_servers(main_agent) if main_agent is not None else {}),
-                       **(options.mcp_servers or {})},
-        strict=options.strict_mcp_config,
-        sdk_transport=options.sdk_mcp_transport,
-    )
-    app.services.subagents = install_subagents(SubagentParts(
-        session=session, registry=registry, settings=settings.merged, env=env, project_root=project_root, cwd=cwd,
-        tasks=tasks, load_project_memory=bool(set(options.setting_sources) & {"user", "project"}),
-        resolved_model=resolved, skills=skills, hooks=hooks, mcp=mcp, executor=options.executor,
-        remote_foreground=options.remote_foreground, warnings=app.services.startup_warnings, compat=compat,
-    ))
-    install_workflows(app)
     # Built on first use: sub-agents that inherit take the main agent's model of that moment (/model before it,
     # through SubagentSystem.follow_model).
     if resumed.source is not None:  # the old session's finished background tasks come back as history
@@ -288,14 +290,33 @@ def build_app(options: RunOptions) -> AgentApp:
     return app
 
 
-def hook_run_reporter(session: Session) -> Callable[[str, dict[str, Any]], None]:
-    """Hook runs (catui.hooks.lifecycle) as ``system`` events of the main stream; a sub-agent's name it in
-    their data (``agent_id``), so they stay out of its parent's child messages."""
+def hook_run_reporter(main: Callable[[], Session]) -> Callable[[str, dict[str, Any]], None]:
+    """Hook runs (catui.hooks.lifecycle) as ``system`` events of the ``main`` session's stream (asked at each
+    run: the runner is built before the session); a sub-agent's name it in their data (``agent_id``), so they
+    stay out of its parent's child messages."""
 
     def report(subtype: str, data: dict[str, Any]) -> None:
-        session.emit(SystemEvent(subtype=subtype, data=data))
+        main().emit(SystemEvent(subtype=subtype, data=data))
 
     return report
+
+
+def _project_memory(options: RunOptions, cwd: Path, project_root: Path) -> str | None:
+    """The CLAUDE.md / CATUI.md text of the first message's context reminder, or None."""
+    if options.memory_by_sources:  # claude-agent-sdk ties it to the setting sources, not to the system prompt
+        sources = set(options.setting_sources)
+        return load_project_memory(options.cwd, project_root) if sources & {"user", "project"} else None
+    return None if options.system_prompt is not None else load_project_memory(cwd, project_root)
+
+
+def _restyler(options: RunOptions, cwd: Path, model_id: str) -> Callable[[OutputStyle | None], list[dict[str, Any]]]:
+    """The main session's system prompt with another output style."""
+
+    def restyle(style: OutputStyle | None) -> list[dict[str, Any]]:
+        return session_system_prompt(options, None, cwd, model_id, active_agents=[], tools=[], memory=None,
+                                     style=style)
+
+    return restyle
 
 
 def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> HooksConfig | None:

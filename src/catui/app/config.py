@@ -13,10 +13,11 @@ from catui.errors import ConfigurationError
 from catui.models.reasoning import Effort, parse_effort, thinking_from_budget
 
 if TYPE_CHECKING:
+    from catui.config.settings import Settings
     from catui.sandbox.policy import BashSandbox
 
 
-def bash_sandbox(settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:
+def bash_sandbox(settings: Settings, from_sdk: Mapping[str, Any] | None, cwd: Path) -> BashSandbox | None:
     """The app's Bash sandbox when ``sandbox.enabled`` is on (settings, then the SDK option), else None."""
     if settings.get("sandbox") is None and not from_sdk:
         return None  # lazy (catui.lazy): the sandbox's modules load only when a run configures one
@@ -34,7 +35,7 @@ def bash_sandbox(settings: Any, from_sdk: Mapping[str, Any] | None, cwd: Path) -
 
 
 def session_effort(
-    options: RunOptions, main_agent: AgentDefinition | None, settings: Any, env: Mapping[str, str]
+    options: RunOptions, main_agent: AgentDefinition | None, settings: Settings, env: Mapping[str, str]
 ) -> Effort | None:
     """The main session's effort: the option, else the ``--agent`` definition's, else ``CLAUDE_CODE_EFFORT_LEVEL``,
     else the ``effortLevel`` setting (a bad setting is a warning and is ignored, as other settings problems are)."""
@@ -62,7 +63,7 @@ def session_thinking(options: RunOptions, env: Mapping[str, str]) -> dict[str, A
     return thinking
 
 
-def model_origin(cli_model: str | None, settings: Any, env: Mapping[str, str]) -> str:
+def model_origin(cli_model: str | None, settings: Settings, env: Mapping[str, str]) -> str:
     """Where a model that failed to resolve was configured (a prefix for the error), when not on the command line."""
     if cli_model:
         return ""

@@ -16,20 +16,22 @@ from typing import TYPE_CHECKING, Any
 from catui.subagents.fork import is_real_prompt
 
 if TYPE_CHECKING:
-    from catui.app.services import AgentApp
+    from catui.hooks.runner import HookRunner
+    from catui.session.session import Session
+    from catui.tasks.registry import TaskRegistry
+    from catui.tasks.schedule import CronSchedule
+    from catui.tools.base import ToolContext
 
 EFFORT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"})
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 
 
-def install_current_hook_fields(app: AgentApp) -> None:
-    """Make the app's hook runner (and its sub-agents', which copy it) add the current contract's fields."""
-    runner = app.services.hooks
-    if runner is None:
-        return
-    session = app.session
+def install_current_hook_fields(runner: HookRunner, session: Session, tasks: TaskRegistry | None,
+                                schedule: CronSchedule | None) -> None:
+    """Make the main session's hook runner (and its sub-agents', which copy it) add the current contract's
+    fields, read from ``session``, its background ``tasks`` and its ``schedule``."""
 
-    def fields(event: str, _ctx: Any) -> Mapping[str, Any]:
+    def fields(event: str, _ctx: ToolContext | None) -> Mapping[str, Any]:
         out: dict[str, Any] = {}
         if event != "SessionStart":
             prompts = sum(1 for m in session.messages if is_real_prompt(m))
@@ -37,15 +39,14 @@ def install_current_hook_fields(app: AgentApp) -> None:
         if event in EFFORT_EVENTS:
             out["effort"] = {"level": session.config.effort or "medium"}
         if event in STOP_EVENTS:
-            tasks = app.tasks.list() if app.tasks is not None else []
             out["background_tasks"] = [
                 {"id": t.id, "type": "subagent", "status": t.status, "description": t.description,
                  "agent_type": t.agent_type} if t.type == "local_agent" else
                 # a running workflow (claude-agent-sdk's BackgroundTaskSummary: type "workflow" with its name)
                 {"id": t.id, "type": "workflow", "status": t.status, "description": t.description,
                  "name": t.metadata.get("workflowName")}
-                for t in tasks if t.type in ("local_agent", "local_workflow") and t.is_live]
-            schedule = app.schedule
+                for t in (tasks.list() if tasks is not None else [])
+                if t.type in ("local_agent", "local_workflow") and t.is_live]
             out["session_crons"] = [p.to_json() for p in schedule.entries()] if schedule is not None else []
         return out
 

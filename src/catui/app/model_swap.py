@@ -21,7 +21,7 @@ class ModelSwap:
         self.app = app
         config = app.session.config
         system = app.services.subagents
-        self._saved = (config.provider, config.max_tokens, config.model, app.services.resolved_model,
+        self._saved = (config.provider, config.max_tokens, config.model, app.resolved_model,
                        app.model_display,
                        system.parent_resolved if system is not None else None)
 
@@ -40,7 +40,7 @@ class ModelSwap:
         temporary = config.provider
         config.provider, config.max_tokens = saved[0], saved[1]
         app.session.set_model(saved[2])
-        app.services.resolved_model, app.model_display = saved[3], saved[4]
+        app.resolved_model, app.model_display = saved[3], saved[4]
         system = app.services.subagents
         if system is not None:  # sub-agents follow the session's own model again
             system.follow_model(saved[5] if saved[5] is not None else saved[3])

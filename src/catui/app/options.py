@@ -90,6 +90,9 @@ class RunOptions:
     """Reaches MCP servers of type ``sdk`` (in-process servers of the program driving catui)."""
     max_budget_usd: float | None = None
     """The session-wide spending limit over the main agent and every sub-agent (catui.session.budget)."""
+    memory_by_sources: bool = False
+    """claude-agent-sdk's rule for CLAUDE.md / CATUI.md: read with the user or project setting source, whatever the
+    system prompt (False: catui's own rule, read for catui's own system prompt only)."""
     compat: str | None = None
     """The Claude Code contract to follow (``"2.1.92"``, ``"2.1.332"``); None leaves it to ``CATUI_COMPAT`` and the
     ``compat`` setting (catui.config.compat)."""

@@ -66,7 +66,7 @@ def first_prompt_content(app: AgentApp, prompt: str) -> list[dict[str, Any]]:
     reminder = skills.reminder_text() if skills is not None else None
     if reminder is not None and any(t.name == SKILL_TOOL_NAME for t in app.session.tools):
         blocks.append({"type": "text", "text": reminder})
-    initial, app.services.initial_prompt = app.services.initial_prompt, None
+    initial, app.initial_prompt = app.initial_prompt, None
     return [*blocks, {"type": "text", "text": with_initial_prompt(initial, prompt)}]
 
 

@@ -26,7 +26,7 @@ from catui.session.budget import SessionBudget
 from catui.session.file_history import RewindOutcome
 from catui.session.session import Session
 from catui.skills.registry import SkillRegistry
-from catui.styles.active import SessionStyle
+from catui.styles.active import SessionStyle, reported_style
 from catui.styles.model import OutputStyle
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import CronSchedule
@@ -36,11 +36,13 @@ if TYPE_CHECKING:
     from catui.subagents.install import SubagentSystem
     from catui.subagents.runtime import SubagentRuntime
     from catui.workflows.live import LiveWorkflows
+    from catui.subagents.teams.coordinator import TeamCoordinator
 
 
 @dataclass
 class AppServices:
-    """What the application's parts share, set as they are installed (build_app, hooks, MCP, sub-agents)."""
+    """What the application's parts share, each built once by :func:`catui.app.build.build_app` and passed in
+    here; nothing is put on it afterwards (what changes during a session is on :class:`AgentApp`)."""
 
     env: dict[str, str] = field(default_factory=dict)
     """The merged environment: os.environ, then the settings' ``env`` block, then the SDK's ``env`` option."""
@@ -48,7 +50,6 @@ class AppServices:
     """The Claude Code contract this session follows (catui.config.compat)."""
     context_block: dict[str, Any] | None = None
     """The first user message's context reminder (CLAUDE.md / CATUI.md and the date)."""
-    resolved_model: ResolvedModel | None = None
     subagents: SubagentSystem | None = None
     skills: SkillRegistry | None = None
     """The session's SKILL.md skills (catui.skills); the Skill tool and sub-agents read them."""
@@ -57,13 +58,9 @@ class AppServices:
     startup_warnings: list[str] = field(default_factory=list)
     main_agent: AgentDefinition | None = None
     """The definition the main session runs as (``--agent``), or None."""
-    initial_prompt: str | None = None
-    """The ``--agent`` definition's initialPrompt, put before the first prompt and then cleared."""
     startup_hooks: list[Callable[[AgentApp], Awaitable[None]]] = field(default_factory=list)
     unavailable_tools: dict[str, str] = field(default_factory=dict)
     """Tools catui has but does not offer in this session, with the reason (stream-json's init lists them)."""
-    session_end_done: bool = False
-    """SessionEnd hooks run once, whoever closes the app first."""
     budget: SessionBudget | None = None
     """The ``--max-budget-usd`` limit, or None."""
     output_style: SessionStyle | None = None
@@ -89,7 +86,13 @@ class AgentApp:
     project_root: Path
     transcript_path: Path | None
     model_display: str
+    resolved_model: ResolvedModel | None = None
+    """The main agent's model now (:meth:`switch_model` changes it)."""
+    initial_prompt: str | None = None
+    """The ``--agent`` definition's initialPrompt, put before the first prompt and then cleared."""
     services: AppServices = field(default_factory=AppServices)
+    _session_ended: bool = field(default=False, init=False, repr=False)
+    """SessionEnd hooks run once, whoever closes the app first."""
 
     async def aclose(self, reason: str = "other") -> None:
         """Run SessionEnd hooks, stop background work and close providers.
@@ -98,7 +101,9 @@ class AgentApp:
         left the interactive session, ``other`` otherwise.
         """
 
-        await close_hooks(self, reason)
+        if not self._session_ended:
+            self._session_ended = True
+            await close_hooks(self.services.hooks, reason)
         system = self.services.subagents
         if system is not None and system.teams is not None:
             await system.teams.aclose()  # teammates first: they may still use the task registry and providers
@@ -151,13 +156,13 @@ class AgentApp:
         merged = self.settings.merged
         # Within the current model: a scripted session stays on its script (only the model id changes), as
         # its sub-agents do; for the API providers this changes nothing.
-        resolved = resolve_model(model, merged, env, within=self.services.resolved_model if model else None)
+        resolved = resolve_model(model, merged, env, within=self.resolved_model if model else None)
         provider = create_provider(resolved, merged, env)
         config = self.session.config
         config.provider = provider
         config.max_tokens = default_max_tokens(resolved.model_id)
         self.session.set_model(resolved.model_id)
-        self.services.resolved_model = resolved
+        self.resolved_model = resolved
         self.model_display = resolved.display
         # Sub-agents with model "inherit" follow the main agent's new model.
         system = self.services.subagents
@@ -189,6 +194,45 @@ class AgentApp:
         """Move every foreground sub-agent to the background (Ctrl-B); the ids moved (none without a runtime)."""
         runtime = self._built_runtime()
         return await runtime.background_all_foreground() if runtime is not None else []
+
+    @property
+    def skills(self) -> SkillRegistry | None:
+        """The session's skills and custom commands (None when there are none to load)."""
+        return self.services.skills
+
+    @property
+    def compat(self) -> CompatProfile:
+        """The Claude Code contract this session follows."""
+        return self.services.compat
+
+    @property
+    def startup_warnings(self) -> list[str]:
+        """Start-up problems to report (never fatal); front ends add what their own start-up meets."""
+        return self.services.startup_warnings
+
+    def reported_style(self) -> tuple[str, list[str]]:
+        """The output style an init message and server info report, and the styles available."""
+        return reported_style(self.services.output_style)
+
+    def leading_team(self) -> TeamCoordinator | None:
+        """The team coordinator when the main agent leads a team now, else None."""
+        system = self.services.subagents
+        teams = system.teams if system is not None else None
+        return teams if teams is not None and teams.team is not None else None
+
+    def team_members(self) -> list[dict[str, Any]]:
+        """The members of the team the main agent leads (empty when it leads none)."""
+        teams = self.leading_team()
+        return teams.team.snapshot() if teams is not None and teams.team is not None else []
+
+    def mcp_server_statuses(self) -> list[dict[str, str]]:
+        """``[{name, status}]`` of the session's MCP servers (the init message's ``mcp_servers``)."""
+        return self.services.mcp.server_statuses() if self.services.mcp is not None else []
+
+    async def mcp_ready(self) -> None:
+        """Wait until the MCP servers connected or gave up (the main agent's tool list is settled then)."""
+        if self.services.mcp is not None:
+            await self.services.mcp.ready()
 
     def mcp_status(self) -> dict[str, Any]:
         """claude-agent-sdk's ``get_mcp_status()``: the session's MCP servers, their state and tools."""

@@ -21,10 +21,12 @@ from catui.tools.worktree_merge import WorktreeMergeTool, worktree_merge_allowed
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
     from catui.mcp.manager import McpManager
+    from catui.models.base import ModelProvider
+    from catui.permissions.context import PermissionContext
 
 
 def session_tools(
-    options: RunOptions, cwd: Path, provider: Any, model_id: str, settings: Mapping[str, Any], usage: UsageTracker
+    options: RunOptions, cwd: Path, provider: ModelProvider, model_id: str, settings: Mapping[str, Any], usage: UsageTracker
 ) -> tuple[list[Tool], SearchBackend | None, SkillRegistry]:
     """The tools the main session offers (before ``--agent`` narrows them), WebSearch's backend and the skills.
 
@@ -62,7 +64,7 @@ def settings_plugin_paths(settings: Mapping[str, Any]) -> list[str]:
 
 
 def web_search_backend(
-    provider: Any, model_id: str, settings: Mapping[str, Any], usage: UsageTracker
+    provider: ModelProvider, model_id: str, settings: Mapping[str, Any], usage: UsageTracker
 ) -> SearchBackend | None:
     """WebSearch's backend: the API's server-side search on Anthropic, else a configured SearXNG endpoint."""
     if getattr(provider, "name", "") == "anthropic":
@@ -71,7 +73,7 @@ def web_search_backend(
     return SearxngSearch(url) if url is not None else None
 
 
-def offers_search_tools(permissions: Any) -> bool:
+def offers_search_tools(permissions: PermissionContext) -> bool:
     """Whether Glob and Grep survive the deny rules (a whole-tool deny removes a tool from the session)."""
 
     return not any(denies_tool_outright(rule, name) for rule in permissions.rules for name in ("Glob", "Grep"))

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from catui.errors import CatuiError
+
+if TYPE_CHECKING:
+    from catui.session.session import Session
 
 __all__ = ["INTERRUPTED_TOOL_RESULT", "close_interrupted_tool_calls"]
 
 INTERRUPTED_TOOL_RESULT = "Interrupted by the user before this call finished; its outcome is unknown."
 
 
-def close_interrupted_tool_calls(session: Any) -> None:
+def close_interrupted_tool_calls(session: Session) -> None:
     """Give every tool_use an interrupt left without a result one, so the conversation stays valid.
 
     The Messages API refuses a conversation in which an assistant's tool_use is

@@ -218,7 +218,7 @@ def _budget_option(value: str | None) -> float | None:
 
 
 async def print_mode_main(
-    run_options: Any, prompt: str, output_format: str, structured: StructuredResult | None = None,
+    run_options: RunOptions, prompt: str, output_format: str, structured: StructuredResult | None = None,
     cli_options: dict[str, Any] | None = None,
 ) -> int:
     """Run one prompt to completion (and any background agents it started); print the answer.
@@ -343,7 +343,7 @@ async def conversation_events(
             waiter = app.tasks.next_notification
             if waiter is None or result is None or app.session.ctx.abort.is_set():
                 return
-            teams = _leading_team(app)
+            teams = app.leading_team()
             # With a team, teammates' messages start lead turns too (and print mode ends the team: teams/).
             # While the parent waits, a background agent may spend past --max-budget-usd: the budget aborts
             # the session (ending the wait) and stops them; the run then ends with the budget's result.
@@ -378,13 +378,6 @@ async def conversation_events(
             content = notification
     finally:
         restore()
-
-
-def _leading_team(app: AgentApp) -> Any:
-    """The app's team coordinator when the main session leads a team now, else None."""
-    system = app.services.subagents
-    teams = getattr(system, "teams", None)
-    return teams if teams is not None and teams.team is not None else None
 
 
 async def _unless_aborted(waiting: Any, abort: asyncio.Event) -> Any:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from catui.session.events import Event
 
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
+    from catui.session.session import Session
 
-def settle_startup_objects(app: Any = None) -> None:
+
+def settle_startup_objects(app: AgentApp | None = None) -> None:
     """Tune the garbage collector for the rest of a CLI run, once the app is built.
 
     What exists by now (modules, settings, agent definitions, tools, the app) lives until the process ends;
@@ -22,31 +26,11 @@ def settle_startup_objects(app: Any = None) -> None:
     """
     gc.freeze()
     gc.set_threshold(10_000, 20, 20)
-    system = getattr(getattr(app, "services", None), "subagents", None)
+    system = app.services.subagents if app is not None else None
     if system is not None and not system.built:
         system.on_built.append(gc.freeze)
 
 
-def deliver_idle_events(session: Any, idle: asyncio.Queue[Event]) -> Any:
+def deliver_idle_events(session: Session, idle: asyncio.Queue[Event]) -> Callable[[], None]:
     """Route events emitted while no parent turn runs (the session drops them) into ``idle``; returns an undo."""
-    had_own = "emit" in vars(session)
-    previous = session.emit
-
-    def emit(event: Event) -> None:
-        if session.is_running():  # a parent turn is running: its own stream
-            previous(event)
-        else:
-            idle.put_nowait(event)
-
-    session.emit = emit
-    session.ctx.emit = emit
-
-    def restore() -> None:
-        if had_own:
-            session.emit = previous
-        else:
-            with contextlib.suppress(AttributeError):
-                del session.emit
-        session.ctx.emit = session.emit
-
-    return restore
+    return session.deliver_idle_events(idle.put_nowait)

@@ -3,32 +3,34 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catui.skills.registry import SkillRegistry
 
 BUILTIN_PROMPT_COMMANDS = frozenset({"compact"})
 """catui's own commands that print mode and the SDKs handle themselves (catui.session.compact_prompt)."""
 
 
-def slash_command_names(app: Any) -> list[str]:
+def slash_command_names(skills: SkillRegistry | None) -> list[str]:
     """The init message's ``slash_commands``: every command and skill a user may run, then catui's own."""
-    skills = app.services.skills
     names = list(skills.names()) if skills is not None else []
     return [*names, *sorted(BUILTIN_PROMPT_COMMANDS - set(names))]
 
 
-def init_skill_names(app: Any) -> list[str]:
+def init_skill_names(skills: SkillRegistry | None) -> list[str]:
     """The init message's ``skills`` (``SkillRegistry.skills_listed_in_init``)."""
-    skills = app.services.skills
     return skills.skills_listed_in_init() if skills is not None else []
 
 
-def session_plugin_dirs(app: Any) -> list[str]:
-    """The session's plugin folders: ``--plugin-dir`` / the SDK's ``plugins``, then the settings' ``plugins``."""
+def session_plugin_dirs(given: Sequence[str], settings: Mapping[str, Any]) -> list[str]:
+    """The session's plugin folders: the ``given`` ones (``--plugin-dir`` / the SDK's ``plugins``), then the
+    merged ``settings``' ``plugins``."""
     from catui.agents.plugins import plugin_paths
 
-    merged = getattr(app.settings, "merged", {}) or {}
-    return list(dict.fromkeys([*app.options.plugin_dirs, *plugin_paths(merged)]))
+    return list(dict.fromkeys([*given, *plugin_paths(settings)]))
 
 
 def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
@@ -47,11 +49,12 @@ def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
     return entries
 
 
-def command_entries(app: Any) -> list[dict[str, str]]:
+def command_entries(skills: SkillRegistry | None) -> list[dict[str, str]]:
     """``[{name, description, argumentHint}]`` of the commands and skills a user may run (the SDKs' server info)."""
-    skills = app.services.skills
-    entries = []
-    for name in skills.names() if skills is not None else []:
+    entries: list[dict[str, str]] = []
+    if skills is None:
+        return entries
+    for name in skills.names():
         skill = skills.get(name)
         entries.append({"name": name, "description": skill.description if skill is not None else "",
                         "argumentHint": (skill.argument_hint or "") if skill is not None else ""})

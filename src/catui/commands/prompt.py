@@ -23,7 +23,9 @@ from catui.skills.model import SkillDefinition
 from catui.skills.permission_rules import skill_permission_rules
 
 if TYPE_CHECKING:
+    from catui.app.services import AgentApp
     from catui.session.events import Event
+    from catui.session.session import Session
 
 COMMAND_PROMPT = re.compile(r"^/([A-Za-z0-9_][\w.:-]*)(?:[ \t\n](.*))?$", re.DOTALL)
 
@@ -71,7 +73,7 @@ def command_text(prompt: Any) -> tuple[str, list[Block]] | None:
     return None
 
 
-async def command_prompt(app: Any, prompt: Any) -> CommandPrompt | None:
+async def command_prompt(app: AgentApp, prompt: Any) -> CommandPrompt | None:
     """The command ``prompt`` runs, expanded; None when ``prompt`` is not a ``/name`` line.
 
     An unknown name gives Claude Code's ``Unknown skill: <name>`` as the error. ``disable-model-invocation``
@@ -85,7 +87,7 @@ async def command_prompt(app: Any, prompt: Any) -> CommandPrompt | None:
     if parsed is None:
         return None
     name, args = parsed
-    registry = app.services.skills
+    registry = app.skills
     if registry is not None:
         registry.reload_if_changed()
     skill = registry.get(name) if registry is not None else None
@@ -104,14 +106,14 @@ async def command_prompt(app: Any, prompt: Any) -> CommandPrompt | None:
                          rules=skill_permission_rules(skill.name, skill.allowed_tools))
 
 
-def grant_for_run(session: Any, rules: tuple[PermissionRule, ...]) -> None:
+def grant_for_run(session: Session, rules: tuple[PermissionRule, ...]) -> None:
     """Allow ``rules`` until the session's next run ends (the loop takes run rules back when a run ends)."""
     if rules:
         session.ctx.permissions = session.ctx.permissions.with_rules(*rules)
         session.run_state.grant_run_rules(list(rules))
 
 
-async def refusal_events(app: Any, command: CommandPrompt) -> AsyncIterator[Event]:
+async def refusal_events(app: AgentApp, command: CommandPrompt) -> AsyncIterator[Event]:
     """The run of a command that could not be sent: no model call, a result with the reason.
 
     An unknown name ends as Claude Code's does (``success``, the text ``Unknown skill: <name>``); a failed

@@ -24,9 +24,13 @@ import difflib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.config.settings import json_type_name
+
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
+    from catui.config.settings import Settings
 
 # Claude Code 2.1.92 gives command hooks ten minutes unless they say otherwise.
 DEFAULT_TIMEOUT_S = 600.0
@@ -221,7 +225,7 @@ def parse_hooks(raw: Any, *, source: str, rename: Mapping[str, str] | None = Non
     return config
 
 
-def hooks_from_settings(settings: Any) -> HooksConfig:
+def hooks_from_settings(settings: Settings | Mapping[str, Any]) -> HooksConfig:
     """The hooks of a :class:`~catui.config.settings.Settings` (every file, concatenated) or of a plain dict.
 
     ``disableAllHooks: true`` in the merged settings turns every hook off.
@@ -240,7 +244,7 @@ def hooks_from_settings(settings: Any) -> HooksConfig:
     return config
 
 
-def hooks_from_agent(definition: Any) -> HooksConfig:
+def hooks_from_agent(definition: AgentDefinition) -> HooksConfig:
     """The hooks an agent definition declares (active only while it runs); ``Stop`` means ``SubagentStop``.
 
     Plugin agents never get here with hooks: their loader drops the field, so

@@ -1,60 +1,67 @@
 """Wiring hooks into an application: the main session's runner and the runners of sub-agents.
 
-``install_hooks(app)`` reads the hooks of the app's settings, reports their
-warnings with the other settings warnings, and gives the main session a
-:class:`HookRunner` when any hook is configured (none configured: the session
-keeps ``hooks=None`` and pays nothing). The runner is returned (and kept as
-``app.services.hooks``); the application hands it to the sub-agent runtime, which
+:func:`install_hooks` reads the hooks of the settings, reports their warnings
+with the other settings warnings, and returns the main session's
+:class:`HookRunner`; ``catui.app.build`` gives it to the session when any hook is
+configured (none configured: the session keeps ``hooks=None`` and pays nothing),
+keeps it in ``AppServices.hooks`` and hands it to the sub-agent runtime, which
 builds each child's runner from it with :func:`child_hooks`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from catui.config.settings import Settings
 from catui.hooks.config import HooksConfig, hooks_from_agent, hooks_from_settings
 from catui.hooks.lifecycle import HookRunReport
 from catui.hooks.runner import HookRunner
 
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
 
-def install_hooks(app: Any, extra: HooksConfig | None = None, report_runs: HookRunReport | None = None) -> HookRunner:
-    """Create the main session's runner from ``app.settings``; returns it (also in ``app.services.hooks``).
 
-    ``extra`` hooks run after the settings' (those of the ``--agent`` definition). ``report_runs`` is told
-    of every hook run (``include_hook_events``); sub-agents' runners inherit it.
-    Calling it again returns the runner already installed.
+def install_hooks(
+    settings: Settings,
+    *,
+    session_id: str,
+    transcript_path: Path | None,
+    cwd: Path,
+    project_root: Path,
+    env: Mapping[str, str],
+    tool_aliases: Callable[[str], Sequence[str]],
+    extra: HooksConfig | None = None,
+    report_runs: HookRunReport | None = None,
+) -> HookRunner:
+    """The main session's runner, from the hooks of ``settings`` (their warnings join ``settings.warnings``).
+
+    Built before the main session, which takes it when any hook is configured (``runner.config.is_empty``
+    says). ``tool_aliases`` gives a tool's other names among the session's tools (a ``Task`` matcher catches
+    the Agent tool). ``extra`` hooks run after the settings' (those of the ``--agent`` definition).
+    ``report_runs`` is told of every hook run (``include_hook_events``); sub-agents' runners inherit it.
     """
-    existing = app.services.hooks
-    if isinstance(existing, HookRunner):
-        return existing
-    config = hooks_from_settings(app.settings)
+    config = hooks_from_settings(settings)
     if extra is not None:
         config = config.merged_with(extra)
-    warnings = getattr(app.settings, "warnings", None)
-    if isinstance(warnings, list):
-        warnings.extend(config.warnings)
-    session = app.session
-    env = app.services.env
+    settings.warnings.extend(config.warnings)
     runner = HookRunner(
         config,
-        session_id=session.session_id,
-        transcript_path=getattr(app, "transcript_path", None),
-        cwd=Path(session.ctx.cwd),
-        project_dir=Path(getattr(app, "project_root", session.ctx.project_root)),
+        session_id=session_id,
+        transcript_path=transcript_path,
+        cwd=Path(cwd),
+        project_dir=Path(project_root),
         env=env,
         report_runs=report_runs,
     )
-    runner.tool_aliases = lambda name: next((t.aliases for t in session.tools if t.name == name), ())
-    app.services.hooks = runner
-    if not config.is_empty:
-        session.config.hooks = runner
+    runner.tool_aliases = tool_aliases
     return runner
 
 
 def child_hooks(
     parent_runner: HookRunner | None,
-    definition: Any,
+    definition: AgentDefinition,
     agent_id: str,
     agent_type: str,
     *,
@@ -121,12 +128,10 @@ def _child_runner(
     )
 
 
-async def close_hooks(app: Any, reason: str = "other") -> None:
-    """Run ``SessionEnd`` hooks (when the app closes) and wait for ``async`` hooks still running."""
-    runner = app.services.hooks
-    if isinstance(runner, HookRunner):
-        if app.services.session_end_done:
-            return  # SessionEnd runs once, whoever closes first
-        app.services.session_end_done = True
+async def close_hooks(runner: HookRunner | None, reason: str = "other") -> None:
+    """Run ``SessionEnd`` hooks (when the app closes) and wait for ``async`` hooks still running.
+
+    The application calls it once, whoever closes it first."""
+    if runner is not None:
         await runner.session_end(reason)
         await runner.wait_background()

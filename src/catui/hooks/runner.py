@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.hooks.callback import run_callback_hook
 from catui.hooks.config import CallbackHook, CommandHook, HooksConfig
@@ -30,6 +30,9 @@ from catui.hooks.outcome import (
 )
 from catui.hooks.output import HookResponse, interpret
 from catui.messages import Message, blocks_of
+
+if TYPE_CHECKING:
+    from catui.tools.base import ToolContext
 
 _NOTIFICATION_PREFIX = "<task-notification>"
 
@@ -72,7 +75,7 @@ class HookRunner:
         self.pending_warnings: list[str] = []
         """Configuration problems to show the user when the agent starts (a sub-agent's own hooks)."""
         self._background: set[asyncio.Task[Any]] = set()
-        self.payload_extras: Callable[[str, Any], Mapping[str, Any]] | None = None
+        self.payload_extras: Callable[[str, ToolContext | None], Mapping[str, Any]] | None = None
         """Fields every hook input of an event gets (the current contract's ``prompt_id``, ``effort``, …); the
         event's own fields win. Sub-agents' runners copy it."""
 
@@ -82,7 +85,7 @@ class HookRunner:
         """Whether any hook is configured for ``event`` (callers skip building its input otherwise)."""
         return self.config.has(event)
 
-    def _payload(self, event: str, ctx: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+    def _payload(self, event: str, ctx: ToolContext | None, fields: Mapping[str, Any]) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "session_id": self.session_id,
             "transcript_path": self.transcript_path,
@@ -100,12 +103,12 @@ class HookRunner:
         payload.update(fields)
         return payload
 
-    def _cwd(self, ctx: Any) -> Path:
+    def _cwd(self, ctx: ToolContext | None) -> Path:
         cwd = getattr(ctx, "cwd", None)
         return Path(cwd) if cwd is not None else self.cwd
 
     async def run_event(self, event: str, fields: Mapping[str, Any], *, subject: str | None = None,
-                        ctx: Any = None, also: Sequence[str] = ()) -> HookOutcome:
+                        ctx: ToolContext | None = None, also: Sequence[str] = ()) -> HookOutcome:
         """Run every hook of ``event`` whose matcher accepts ``subject`` (or one of ``also``) with ``fields``."""
         hooks = self.config.hooks_for(event, subject, also=also)
         if not hooks:
@@ -146,7 +149,7 @@ class HookRunner:
     # -- one method per event -------------------------------------------------------------------
 
     async def pre_tool_use(self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str,
-                           ctx: Any = None) -> HookOutcome:
+                           ctx: ToolContext | None = None) -> HookOutcome:
         """Before a tool runs: may allow (skip the prompt), deny, ask, or rewrite the input."""
         if not self.config.has("PreToolUse"):
             return no_outcome()
@@ -155,7 +158,7 @@ class HookRunner:
                                     also=self.tool_aliases(tool_name))
 
     async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any], tool_response: Any,
-                            tool_use_id: str, ctx: Any = None) -> HookOutcome:
+                            tool_use_id: str, ctx: ToolContext | None = None) -> HookOutcome:
         """After a tool succeeded: may add context for the model or block with a reason fed to it."""
         if not self.config.has("PostToolUse"):
             return no_outcome()
@@ -165,7 +168,7 @@ class HookRunner:
                                     also=self.tool_aliases(tool_name))
 
     async def post_tool_use_failure(self, tool_name: str, tool_input: Mapping[str, Any], error: str,
-                                    tool_use_id: str, ctx: Any = None) -> HookOutcome:
+                                    tool_use_id: str, ctx: ToolContext | None = None) -> HookOutcome:
         """After a tool failed: may add context for the model."""
         if not self.config.has("PostToolUseFailure"):
             return no_outcome()
@@ -174,7 +177,7 @@ class HookRunner:
         return await self.run_event("PostToolUseFailure", fields, subject=tool_name, ctx=ctx,
                                     also=self.tool_aliases(tool_name))
 
-    async def user_prompt_submit(self, prompt: str, ctx: Any = None) -> HookOutcome:
+    async def user_prompt_submit(self, prompt: str, ctx: ToolContext | None = None) -> HookOutcome:
         """Before a prompt reaches the model: may add context, or block it (the reason is for the user)."""
         if not self.config.has("UserPromptSubmit"):
             return no_outcome()
@@ -185,7 +188,7 @@ class HookRunner:
         return outcome
 
     async def stop(self, *, stop_hook_active: bool = False, last_assistant_message: str = "",
-                   ctx: Any = None) -> HookOutcome:
+                   ctx: ToolContext | None = None) -> HookOutcome:
         """The main agent is about to finish: a block makes it continue with the reason."""
         if not self.config.has("Stop"):
             return no_outcome()
@@ -193,7 +196,7 @@ class HookRunner:
         return await self.run_event("Stop", fields, ctx=ctx)
 
     async def subagent_stop(self, agent_id: str, agent_type: str, *, stop_hook_active: bool = False,
-                            last_assistant_message: str = "", ctx: Any = None) -> HookOutcome:
+                            last_assistant_message: str = "", ctx: ToolContext | None = None) -> HookOutcome:
         """A sub-agent is about to finish: a block makes it continue with the reason."""
         if not self.config.has("SubagentStop"):
             return no_outcome()
@@ -202,7 +205,7 @@ class HookRunner:
                   "last_assistant_message": last_assistant_message}
         return await self.run_event("SubagentStop", fields, subject=agent_type, ctx=ctx)
 
-    async def subagent_start(self, agent_id: str, agent_type: str, ctx: Any = None) -> HookOutcome:
+    async def subagent_start(self, agent_id: str, agent_type: str, ctx: ToolContext | None = None) -> HookOutcome:
         """A sub-agent is starting: may add context to its first message."""
         if not self.config.has("SubagentStart"):
             return no_outcome()
@@ -210,7 +213,7 @@ class HookRunner:
                                     subject=agent_type, ctx=ctx)
 
     async def session_start(self, source: str = "startup", model: str | None = None,
-                            ctx: Any = None) -> HookOutcome:
+                            ctx: ToolContext | None = None) -> HookOutcome:
         """The conversation starts (``startup``) or is resumed (``resume``): may add context."""
         if not self.config.has("SessionStart"):
             return no_outcome()
@@ -219,7 +222,7 @@ class HookRunner:
             fields["model"] = model
         return await self.run_event("SessionStart", fields, subject=source, ctx=ctx)
 
-    async def session_end(self, reason: str = "other", ctx: Any = None) -> HookOutcome:
+    async def session_end(self, reason: str = "other", ctx: ToolContext | None = None) -> HookOutcome:
         """The conversation ends (``prompt_input_exit``, ``clear``, ``logout``, ``other``); cannot block."""
         if not self.config.has("SessionEnd"):
             return no_outcome()
@@ -235,7 +238,7 @@ class HookRunner:
     # -- what the session loop calls ------------------------------------------------------------
 
     async def before_run(self, message: Message, *, has_history: bool, model: str | None = None,
-                         ctx: Any = None) -> tuple[Message, HookOutcome]:
+                         ctx: ToolContext | None = None) -> tuple[Message, HookOutcome]:
         """Hooks for a new run of the session: the message to send, and the combined outcome.
 
         The first run starts the agent (``SessionStart`` for the main agent,
@@ -266,7 +269,7 @@ class HookRunner:
         return message, outcome
 
     async def at_stop(self, last_assistant_message: str, *, stop_hook_active: bool,
-                      ctx: Any = None) -> HookOutcome:
+                      ctx: ToolContext | None = None) -> HookOutcome:
         """``Stop`` (main agent) or ``SubagentStop`` (sub-agent) when the model ends its turn."""
         if self.agent_id is not None:
             return await self.subagent_stop(self.agent_id, self.agent_type or "", stop_hook_active=stop_hook_active,

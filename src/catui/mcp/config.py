@@ -31,10 +31,13 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from catui.config.json_input import JsonInputError, loads_bounded, read_text_file
 from catui.config.settings import json_type_name
+
+if TYPE_CHECKING:
+    from catui.config.settings import Settings
 
 Transport = Literal["stdio", "http", "sse", "sdk"]
 SdkTransport = Callable[[str], AbstractAsyncContextManager[tuple[Any, Any]]]
@@ -183,7 +186,7 @@ def claude_global_config_path(home: Path | None = None) -> Path:
 
 
 def collect_server_configs(
-    settings: Any,
+    settings: Settings,
     cwd: Path,
     *,
     project_root: Path | None = None,

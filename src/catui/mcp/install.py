@@ -2,8 +2,8 @@
 
 ``catui.app.build.build_app`` calls :func:`install_mcp` once the main session
 exists. When no server is configured nothing happens (and ``mcp`` is never
-imported). Otherwise the manager goes in ``app.services.mcp`` (the application
-hands it on to the sub-agent runtime); connections start at once when an event
+imported). Otherwise the manager is returned (the application keeps it in
+``AppServices.mcp`` and hands it on to the sub-agent runtime); connections start at once when an event
 loop is running (else at the first turn), and before the main session's first
 model request it waits for them, at most ``CATUI_MCP_TIMEOUT_MS`` (5 s by
 default), and appends the connected servers' tools to its tool list. The list
@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from catui.config.settings import Settings
 from catui.mcp.config import (
     McpConfigError,
     McpConfigResult,
@@ -29,6 +30,7 @@ from catui.mcp.config import (
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
+    from catui.tools.base import Tool
 
 DEFAULT_MAIN_WAIT_S = 5.0
 
@@ -42,38 +44,50 @@ def main_wait_seconds(env: Mapping[str, str]) -> float:
         return DEFAULT_MAIN_WAIT_S
 
 
+class _TurnSteps(Protocol):
+    before_turn: Callable[[], Awaitable[None]] | None
+
+
+class McpSession(Protocol):
+    """The main session as MCP's wiring uses it (``catui.session.session.Session``)."""
+
+    @property
+    def tools(self) -> list[Tool]: ...
+
+    def set_tools(self, tools: list[Tool]) -> None: ...
+
+    @property
+    def config(self) -> _TurnSteps: ...
+
+
 def install_mcp(
-    app: Any,
+    session: McpSession,
+    settings: Settings,
     *,
+    cwd: Path,
+    project_root: Path,
+    env: Mapping[str, str],
+    sources: Sequence[str] = ("user", "project", "local"),
     extra_servers: Mapping[str, Any] | None = None,
     strict: bool = False,
     sdk_transport: SdkTransport | None = None,
 ) -> McpManager | None:
-    """Set up MCP for ``app`` (a :class:`catui.app.build.AgentApp`); returns the manager, or None without servers.
+    """Set up MCP for the main ``session``; returns the manager, or None without servers.
 
-    ``extra_servers`` are more ``{name: config}`` entries (``--mcp-config``, SDK
+    The servers come from the setting ``sources`` and ``.mcp.json`` files seen from ``cwd`` up to
+    ``project_root``. ``extra_servers`` are more ``{name: config}`` entries (``--mcp-config``, SDK
     options); they win over the files, and with ``strict`` (``--strict-mcp-config``)
     they are the only ones. ``sdk_transport`` reaches servers of type ``sdk``
     (the control protocol's). Configuration problems are appended to
-    ``app.settings.warnings``, where the CLI reports them.
+    ``settings.warnings``, where the CLI reports them.
     """
-    existing = app.services.mcp
-    if existing is not None:
-        return existing
-    env: dict[str, str] = dict(app.services.env or os.environ)
-    options = getattr(app, "options", None)
-    cwd = Path(getattr(options, "cwd", None) or app.project_root).resolve()
+    env = dict(env or os.environ)
+    cwd = Path(cwd).resolve()
     found = McpConfigResult() if strict else collect_server_configs(
-        app.settings,
-        cwd,
-        project_root=Path(app.project_root),
-        sources=tuple(getattr(options, "setting_sources", ("user", "project", "local"))),
-        env=env,
+        settings, cwd, project_root=Path(project_root), sources=tuple(sources), env=env,
     )
     _add_extra(found, extra_servers, env)
-    warnings = getattr(app.settings, "warnings", None)
-    if isinstance(warnings, list):
-        warnings.extend(found.warnings)
+    settings.warnings.extend(found.warnings)
     if not found.servers:
         return None
     # lazy: the manager with its tools and connections (~13 ms in `catui -p`) only when a server is configured
@@ -82,8 +96,6 @@ def install_mcp(
 
     manager = McpManager(found.servers, cwd=cwd, env=env, warnings=found.warnings, sdk_transport=sdk_transport)
     manager.ready_timeout_s = main_wait_seconds(env)
-    session = app.session
-    app.services.mcp = manager
 
     def add_tools(ready: McpManager) -> None:
         present = {t.name for t in session.tools}

@@ -17,12 +17,15 @@ import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.mcp.config import McpConfigError, parse_server_config
 from catui.mcp.connection import McpConnection
 from catui.mcp.manager import McpManager
 from catui.mcp.tools import McpTool
+
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
 
 REQUIRED_SERVERS_WAIT_S = 30.0
 
@@ -125,7 +128,7 @@ class ChildMcpServers:
 
 
 async def child_mcp_tools(
-    manager: McpManager | None, definition: Any, *, timeout_s: float | None = None
+    manager: McpManager | None, definition: AgentDefinition, *, timeout_s: float | None = None
 ) -> ChildMcpServers:
     """The tools of the servers a definition's ``mcp_servers`` lists (names or inline ``{name: config}``).
 

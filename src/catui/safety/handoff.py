@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from catui.errors import CatuiError
 from catui.messages import Message, blocks_of, result_text
@@ -125,6 +125,12 @@ async def classify_handoff(
     return parse_verdict(reply)
 
 
+class EventLog(Protocol):
+    """Where the auto-mode decision is recorded (``catui.telemetry.events.Telemetry``)."""
+
+    def record(self, event: str, fields: Mapping[str, Any]) -> None: ...
+
+
 async def check_handoff_safety(
     agent_messages: Sequence[Message],
     *,
@@ -134,7 +140,7 @@ async def check_handoff_safety(
     subagent_type: str,
     total_tool_use_count: int,
     tool_names: Sequence[str] = (),
-    telemetry: Any = None,
+    telemetry: EventLog | None = None,
 ) -> str | None:
     """The warning to put before a child's result, or None (not auto mode, or nothing flagged)."""
     if permission_mode != "auto":

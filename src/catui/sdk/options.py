@@ -199,6 +199,7 @@ def run_options_from(
             warnings.warn(shadowed, CanUseToolShadowedWarning, stacklevel=3)
     return RunOptions(
         idle_events=idle_events,
+        memory_by_sources=True,
         cwd=cwd,
         model=options.model,
         fallback_model=options.fallback_model,

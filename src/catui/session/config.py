@@ -21,7 +21,7 @@ from catui.session.usage import UsageTracker
 from catui.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from catui.telemetry.hooks import RunTelemetry
+    from catui.telemetry.hooks import RunTelemetry, SpawnContext
 
 PermissionHook = Callable[[Tool, dict[str, Any], PermissionRequest, ToolContext], Awaitable[PermissionDecision]]
 """Asked when the permission decision is ``ask``: the terminal prompt, or the SDK's can_use_tool."""
@@ -83,7 +83,7 @@ class SessionConfig:
     end with its subtype (a turn that crossed it runs no tools)."""
     telemetry: RunTelemetry | None = None
     """OpenTelemetry spans, metrics and events (catui.telemetry.switch); None, the default, records nothing."""
-    spawned_from: object | None = None
+    spawned_from: SpawnContext | None = None
     """A sub-agent's place in the trace: ``telemetry.spawn_context()`` taken by the call that started it."""
 
 

@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ class RewindError(CatuiError):
     """A rewind that cannot be done (unknown prompt, checkpointing off) or could not restore every file."""
 
 
-def checkpointing_enabled(env: Any) -> bool:
+def checkpointing_enabled(env: Mapping[str, str]) -> bool:
     """Whether the environment (or the settings' ``env``) asks for file checkpoints."""
     return any(str(env.get(name, "")).strip().lower() in {"1", "true", "yes", "on"} for name in CHECKPOINT_ENV)
 

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from catui.errors import CatuiError, ProviderError
@@ -60,6 +60,7 @@ class Session:
         """What changes during runs (messages, usage, counters, the current run's notes); the steps take it."""
         self._queue: asyncio.Queue[Any] | None = None
         self._held: list[Event] = []
+        self._idle_sinks: list[Callable[[Event], None]] = []
         self._tools_by_name: dict[str, Tool] = {}
         if config.agent_id is not None:
             # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
@@ -162,8 +163,22 @@ class Session:
         ``config.idle_events``, else nowhere)."""
         if self._queue is not None:
             self._queue.put_nowait(event)
+        elif self._idle_sinks:
+            self._idle_sinks[-1](event)
         elif self.config.idle_events is not None:
             self.config.idle_events(event)
+
+    def deliver_idle_events(self, sink: Callable[[Event], None]) -> Callable[[], None]:
+        """Send the events emitted between runs to ``sink`` (in place of ``config.idle_events``) until the
+        returned undo is called: a front end that shows them between its turns holds one while it serves."""
+        self._idle_sinks.append(sink)
+        self.ctx.emit = self.emit
+
+        def restore() -> None:
+            with contextlib.suppress(ValueError):
+                self._idle_sinks.remove(sink)
+
+        return restore
 
     def emit_or_hold(self, event: Event) -> None:
         """Push an event into the current run's stream or, between runs, into the next run's (first).

@@ -9,7 +9,7 @@ agent registry changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -20,6 +20,9 @@ from catui.permissions.subagent_limits import is_agent_type_denied
 from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import tool_summary
 from catui.tools.base import AgentCatalogue, Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.agents.definition import AgentDefinition
 
 AGENT_TOOL_NAME = "Agent"
 LEGACY_AGENT_TOOL_NAME = "Task"
@@ -154,13 +157,13 @@ carries out the prompt on its own; a fork does not start agents of its own. Use 
 needs what you already know."""
 
 
-def agent_line(definition: Any) -> str:
+def agent_line(definition: AgentDefinition) -> str:
     """One line of the description: ``- <type>: <when to use> (Tools: <tools>)``."""
     return f"- {definition.agent_type}: {definition.get_when_to_use()} (Tools: {tool_summary(definition)})"
 
 
 def build_agent_tool_description(
-    agents: list[Any], *, background_enabled: bool, fork_enabled: bool = False, teams_enabled: bool = False,
+    agents: list[AgentDefinition], *, background_enabled: bool, fork_enabled: bool = False, teams_enabled: bool = False,
     current: bool = False,
 ) -> str:
     """The Agent tool's description for a list of active agent definitions (``fork_enabled``: fork mode is on;

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from catui.config.compat import CompatProfile
 from catui.config.flags import (
@@ -41,11 +41,13 @@ if TYPE_CHECKING:
     from catui.subagents.executors import AgentExecutor
     from catui.subagents.interrupted import InterruptedAgents
     from catui.subagents.live import LiveAgents
-    from catui.subagents.messaging import AgentMessaging
+    from catui.subagents.messaging import AgentMessages, AgentMessaging
+    from catui.subagents.names import AgentNames
+    from catui.subagents.run import SubagentRun
     from catui.subagents.runtime import SubagentRuntime
     from catui.subagents.teams.coordinator import TeamCoordinator
     from catui.tasks.registry import TaskRegistry
-    from catui.tools.base import AgentCatalogue, OutputReviewer, SubagentSpawner
+    from catui.tools.base import AgentCatalogue, ToolContext, ToolResult
 
 
 @dataclass
@@ -163,16 +165,105 @@ class SubagentSystem:
             await self._parts.executor.aclose()
 
 
-class _DeferredPart:
-    """Stands for one part of a :class:`SubagentSystem` where it is handed out before it is built (the main
-    context's ``ToolServices``, SendMessage): the first attribute read builds the system."""
+class SubagentHandle:
+    """The sub-agent system as the main agent's tools reach it (``ToolServices.subagents`` and
+    ``.output_review``), passed in when the main context is built, before the system exists.
 
-    def __init__(self, system: SubagentSystem, part: str) -> None:
+    The main session, its tools and the sub-agent runtime form a circle (the runtime needs the session, the
+    session its context, the context this handle), so the handle takes ``system``: a callable that returns
+    the installed :class:`SubagentSystem`. Each call asks it; the first call that needs the runtime builds
+    it (``catui.lazy``). Nothing is assigned afterwards: the handle stays the same object throughout.
+    """
+
+    def __init__(self, system: Callable[[], SubagentSystem]) -> None:
         self._system = system
-        self._part = part
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(getattr(self._system.parts(), self._part), name)
+    @property
+    def runtime(self) -> SubagentRuntime:
+        """The runtime, built now if it was not yet."""
+        return self._system().runtime
+
+    def built_runtime(self) -> SubagentRuntime | None:
+        """The runtime if something built it already; None before (no sub-agent can be running then)."""
+        system = self._system()
+        return system.runtime if system.built else None
+
+    # -- SubagentSpawner (catui.tools.base) ------------------------------------------------------------
+
+    async def spawn(self, request: Any, parent_ctx: ToolContext) -> ToolResult:
+        return await self.runtime.spawn(request, parent_ctx)
+
+    def running_in_foreground(self, agent_id: str) -> bool:
+        return self.runtime.running_in_foreground(agent_id)
+
+    def live_agent_id(self, name: str) -> str | None:
+        return self.runtime.live_agent_id(name)
+
+    def foreground_ids(self) -> list[str]:
+        return self.runtime.foreground_ids()
+
+    async def stop_foreground(self, agent_id: str) -> SubagentRun | None:
+        return await self.runtime.stop_foreground(agent_id)
+
+    async def background_all_foreground(self) -> list[str]:
+        return await self.runtime.background_all_foreground()
+
+    # -- OutputReviewer (catui.tools.base): only with background agents, whose output can be read ----------
+
+    async def review_task(self, task_id: str, ctx: ToolContext) -> str | None:
+        review = self._review()
+        return await review.review_task(task_id, ctx) if review is not None else None
+
+    async def review_file(self, path: Path, ctx: ToolContext) -> str | None:
+        review = self._review()
+        return await review.review_file(path, ctx) if review is not None else None
+
+    def _review(self) -> DeferredReview | None:
+        system = self._system()
+        return system.parts().review if system.has_background else None
+
+
+class MessagingHandle:
+    """The system's :class:`AgentMessaging` as SendMessage is handed it at install, before the system is built:
+    each call asks the system (the first builds it). Only made when background agents are on, so the messaging
+    exists once built."""
+
+    def __init__(self, system: SubagentSystem) -> None:
+        self._system = system
+
+    def _messaging(self) -> AgentMessaging:
+        messaging = self._system.messaging
+        assert messaging is not None, "messaging exists whenever background agents are on"
+        return messaging
+
+    @property
+    def names(self) -> AgentNames:
+        return self._messaging().names
+
+    @property
+    def tasks(self) -> TaskRegistry:
+        return self._messaging().tasks
+
+    def running_agent(self, agent_id: str) -> bool:
+        return self._messaging().running_agent(agent_id)
+
+    def queue_message(self, agent_id: str, text: str) -> None:
+        self._messaging().queue_message(agent_id, text)
+
+    def holds_finished(self, agent_id: str) -> bool:
+        return self._messaging().holds_finished(agent_id)
+
+    def resume(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
+        return self._messaging().resume(agent_id, text, tool_use_id=tool_use_id)
+
+    def saved_transcript(self, agent_id: str) -> Path | None:
+        return self._messaging().saved_transcript(agent_id)
+
+    async def resume_from_transcript(self, agent_id: str, text: str, transcript: Path) -> str | None:
+        return await self._messaging().resume_from_transcript(agent_id, text, transcript)
+
+    def known_agents(self) -> dict[str, str]:
+        return self._messaging().known_agents()
 
 
 def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = None) -> SubagentSystem:
@@ -306,28 +397,19 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
             gate=TeamRules(parts.registry) if with_background else None, fork=fork, teams=teams,
             fork_type=fork_type, cap=running_cap, names=background.records.names if background is not None else None,
         )
-        # The two the main context's tools reach (TaskStop and the Agent tool; Read/TaskOutput in auto mode)
-        # take the stand-ins' places.
-        services = session.ctx.services
-        services.subagents = runtime
-        services.output_review = review
         return BuiltSubagents(runtime=runtime, live=live, background=background, messaging=messaging,
                               interrupted=interrupted, executor=runner, review=review)
 
     system = SubagentSystem(build, has_background=with_background, parent_resolved=parts.resolved_model)
     holder.append(system)
-    session.ctx.services.subagents = cast("SubagentSpawner", _DeferredPart(system, "runtime"))
-    messaging: AgentMessaging | None = None
-    if with_background:
-        session.ctx.services.output_review = cast("OutputReviewer", _DeferredPart(system, "review"))
-        messaging = cast("AgentMessaging", _DeferredPart(system, "messaging"))
+    messaging = MessagingHandle(system) if with_background else None
     if executor is not None or chosen != "in-process" or with_teams:
         system.parts()
     if compat.current:  # a child without Agent (at the nesting limit) is told so, as 2.1.332 tells it
         session.config.missing_tool_hints.setdefault(
             "Agent", "Agent is not among the tools available here. Continue with the tools you have.")
     _offer_tools(
-        session, parts.registry, env, compat, fork_on, messaging=messaging, teams=system.teams,
+        session, parts.registry, env, compat, fork_on, system, messaging=messaging,
         offer_send_message=with_background and (
             agent_teams_enabled(env) or send_message_enabled(settings, env) or compat.messaging()),
         remote_executor=remote_executor, offer_list_agents=with_background and compat.messaging(),
@@ -336,12 +418,13 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
 
 
 def _offer_tools(
-    session: Session, registry: AgentCatalogue, env: Mapping[str, str], compat: CompatProfile, fork_on: bool, *,
-    messaging: AgentMessaging | None, teams: TeamCoordinator | None, offer_send_message: bool,
+    session: Session, registry: AgentCatalogue, env: Mapping[str, str], compat: CompatProfile, fork_on: bool,
+    system: SubagentSystem, *, messaging: AgentMessages | None, offer_send_message: bool,
     remote_executor: bool = False, offer_list_agents: bool = False,
 ) -> None:
     """Add the Agent tool (SendMessage, ListAgents, TeamCreate, TeamDelete when offered) to the main session,
     sorted by name."""
+    teams = system.teams
     tools = list(session.tools)
     if not any(t.name == AgentTool.name for t in tools):
         tool_class = CurrentAgentTool if compat.current else AgentTool
@@ -363,7 +446,8 @@ def _offer_tools(
         from catui.subagents.messaging_current import ListAgentsTool  # lazy (catui.lazy): off by default
 
         if not any(t.name == ListAgentsTool.name for t in tools):
-            tools.append(ListAgentsTool())
+            tools.append(ListAgentsTool(
+                lambda: system.runtime.foreground.running.values() if system.built else ()))
     if teams is not None:
         from catui.subagents.teams.tools import TeamCreateTool, TeamDeleteTool  # lazy (catui.lazy): teams
 

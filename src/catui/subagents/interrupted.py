@@ -23,6 +23,7 @@ from catui.paths import state_db_file
 from catui.tasks.notifications import NOTIFICATION_POSTED_KEY
 
 if TYPE_CHECKING:
+    from catui.config.settings import Settings
     from catui.subagents.resume import AgentResumer
     from catui.tasks.registry import TaskRegistry
 
@@ -39,7 +40,7 @@ INTERRUPTED_NOTE = (
 )
 
 
-def resume_interrupted_mode(settings: Mapping[str, Any] | Any, *, interactive: bool) -> ResumeMode:
+def resume_interrupted_mode(settings: Settings | Mapping[str, Any] | None, *, interactive: bool) -> ResumeMode:
     """The ``resumeInterruptedAgents`` setting; default ``ask`` in the terminal and ``off`` in print mode."""
     value = settings.get(SETTING) if settings is not None else None
     if value is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from catui.subagents.background import BackgroundAgents
 from catui.subagents.foreground import ForegroundDriver
@@ -22,6 +23,31 @@ def coordinator_reminder(message: str, summary: str | None = None) -> str:
         "Address it before you finish your task.\n"
         "</system-reminder>"
     )
+
+
+class AgentMessages(Protocol):
+    """What SendMessage asks of the agents it reaches (:class:`AgentMessaging`, or the handle that builds it
+    on first use: ``catui.subagents.install.MessagingHandle``)."""
+
+    @property
+    def names(self) -> AgentNames: ...
+
+    @property
+    def tasks(self) -> TaskRegistry: ...
+
+    def running_agent(self, agent_id: str) -> bool: ...
+
+    def queue_message(self, agent_id: str, text: str) -> None: ...
+
+    def holds_finished(self, agent_id: str) -> bool: ...
+
+    def resume(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool: ...
+
+    def saved_transcript(self, agent_id: str) -> Path | None: ...
+
+    async def resume_from_transcript(self, agent_id: str, text: str, transcript: Path) -> str | None: ...
+
+    def known_agents(self) -> dict[str, str]: ...
 
 
 class AgentMessaging:

@@ -23,18 +23,21 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
-from catui.subagents.messaging import AgentMessaging
+from catui.subagents.messaging import AgentMessages
 from catui.subagents.output_scan import scan_report
-from catui.subagents.runtime import SubagentRuntime
 from catui.tasks.notifications import TaskNotification
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from catui.subagents.run import SubagentRun
 
 BROADCAST_REFUSAL = '<tool_use_error>broadcast (to: "*") is no longer supported — send a message per recipient' \
     '</tool_use_error>'
@@ -80,7 +83,7 @@ class CurrentSendMessageTool(Tool):
     input_model: ClassVar[type[ToolInput]] = CurrentSendMessageInput
     read_only: ClassVar[bool] = False
 
-    def __init__(self, messaging: AgentMessaging | None = None) -> None:
+    def __init__(self, messaging: AgentMessages | None = None) -> None:
         self.messaging = messaging
         """The session's messaging (None when background agents are off); built with the runtime on first use."""
 
@@ -157,7 +160,7 @@ class CurrentSendMessageTool(Tool):
             return ToolResult(str(exc), is_error=True)
 
     @staticmethod
-    async def _resume(manager: AgentMessaging, agent_id: str, message: str, tool_use_id: str | None) -> str | None:
+    async def _resume(manager: AgentMessages, agent_id: str, message: str, tool_use_id: str | None) -> str | None:
         """Continue a finished agent with ``message``; None when it resumed, else why not."""
         if manager.holds_finished(agent_id) and manager.resume(agent_id, message, tool_use_id=tool_use_id):
             return None
@@ -194,6 +197,10 @@ class ListAgentsTool(Tool):
     input_model: ClassVar[type[ToolInput]] = ListAgentsInput
     read_only: ClassVar[bool] = True
 
+    def __init__(self, foreground_runs: Callable[[], Iterable[SubagentRun]] = tuple) -> None:
+        self.foreground_runs = foreground_runs
+        """The sub-agents running in the foreground now (none before the runtime is built)."""
+
     @property
     def description(self) -> str:
         return ("List the agents you can message: this session's own name, and the sub-agents started in it "
@@ -229,8 +236,7 @@ class ListAgentsTool(Tool):
             lines += ["", f"Peer sessions ({len(peer_rows)}):", *peer_rows]
         return ToolResult("\n".join(lines))
 
-    @staticmethod
-    def _subagents(ctx: ToolContext, query: str | None) -> list[str]:
+    def _subagents(self, ctx: ToolContext, query: str | None) -> list[str]:
         now = time.time()
         rows: list[tuple[float, str]] = []
         seen: set[str] = set()
@@ -242,9 +248,7 @@ class ListAgentsTool(Tool):
             rows.append((task.started_at, f"  {task.id}  ·  {task.agent_type or 'general-purpose'}  ·  {status}  ·  "
                                           f"started {age_text(task.started_at, now)}"))
             seen.add(task.id)
-        runtime = ctx.services.subagents
-        running = list(runtime.foreground.running.values()) if isinstance(runtime, SubagentRuntime) else []
-        for run in running:
+        for run in list(self.foreground_runs()):
             if run.agent_id in seen:
                 continue
             started = now - (time.monotonic() - run.started)

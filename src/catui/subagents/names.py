@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError
+
+if TYPE_CHECKING:
+    from catui.state.db import StateDB
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +30,8 @@ class AgentNames:
     creates the project's state.db.
     """
 
-    def __init__(self, session_id: str, state: Any = None, *, open_state: Callable[[], Any] | None = None) -> None:
+    def __init__(self, session_id: str, state: StateDB | None = None, *,
+                 open_state: Callable[[], StateDB | None] | None = None) -> None:
         self.session_id = session_id
         self._state = state
         self._open_state = open_state
@@ -35,7 +39,7 @@ class AgentNames:
         self._former: dict[str, str] = {}
 
     @property
-    def state(self) -> Any:
+    def state(self) -> StateDB | None:
         """The StateDB the names are mirrored in (opened on first use), or None."""
         if self._state is None and self._open_state is not None:
             self._state, self._open_state = self._open_state(), None

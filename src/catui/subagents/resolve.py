@@ -7,12 +7,15 @@ are errors the parent sees as the call's result, in the observed wording.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from catui.agents.definition import AgentDefinition
 from catui.errors import CatuiError
 from catui.permissions.context import PermissionContext
 from catui.permissions.subagent_limits import agent_type_denied_message, is_agent_type_denied
+
+if TYPE_CHECKING:
+    from catui.tools.base import AgentCatalogue
 
 DEFAULT_AGENT_TYPE = "general-purpose"
 
@@ -29,12 +32,12 @@ class AgentTypeDeniedError(AgentSpawnError):
     """A permission rule forbids the requested agent type."""
 
 
-def active_agents(registry: Any) -> list[AgentDefinition]:
+def active_agents(registry: AgentCatalogue) -> list[AgentDefinition]:
     """The registry's active definitions, in order (built-ins first, then custom agents in load order)."""
     return list(getattr(registry, "active", []) or [])
 
 
-def find_agent(registry: Any, agent_type: str) -> AgentDefinition | None:
+def find_agent(registry: AgentCatalogue, agent_type: str) -> AgentDefinition | None:
     """The active definition called ``agent_type``, or None."""
     getter = getattr(registry, "get", None)
     if getter is not None:
@@ -45,7 +48,7 @@ def find_agent(registry: Any, agent_type: str) -> AgentDefinition | None:
 
 
 def resolve_agent_type(
-    registry: Any, subagent_type: str | None, permissions: PermissionContext
+    registry: AgentCatalogue, subagent_type: str | None, permissions: PermissionContext
 ) -> AgentDefinition:
     """The definition an Agent call asks for.
 

@@ -36,7 +36,7 @@ from catui.subagents.ids import is_agent_id
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 if TYPE_CHECKING:
-    from catui.subagents.messaging import AgentMessaging
+    from catui.subagents.messaging import AgentMessages
     from catui.subagents.teams.send import TeamRouter
 
 SEND_MESSAGE_TOOL_NAME = "SendMessage"
@@ -126,7 +126,7 @@ class SendMessageTool(Tool):
     input_model: ClassVar[type[ToolInput]] = SendMessageInput
     read_only: ClassVar[bool] = False
 
-    def __init__(self, messaging: AgentMessaging | None, teams: TeamRouter | None = None) -> None:
+    def __init__(self, messaging: AgentMessages | None, teams: TeamRouter | None = None) -> None:
         self.messaging = messaging
         """The agents it reaches (None when background agents are off)."""
         self.teams = teams
@@ -206,7 +206,7 @@ class SendMessageTool(Tool):
         return ToolResult(unknown_recipient(to, manager), is_error=True)
 
     @staticmethod
-    def _queue(manager: AgentMessaging, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
+    def _queue(manager: AgentMessages, agent_id: str, label: str, text: str, summary: str | None) -> ToolResult:
         from catui.subagents.messaging import coordinator_reminder  # lazy (catui.lazy): the runtime
 
         manager.queue_message(agent_id, coordinator_reminder(text, summary))
@@ -221,7 +221,7 @@ def _resumed(agent_id: str) -> ToolResult:
     )
 
 
-def unknown_recipient(to: str, manager: AgentMessaging) -> str:
+def unknown_recipient(to: str, manager: AgentMessages) -> str:
     """The error for a recipient nobody answers to, listing the names and ids that work."""
     known_names = sorted(manager.names.known())
     known_ids = sorted(manager.known_agents())

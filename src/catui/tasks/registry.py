@@ -20,13 +20,16 @@ import contextlib
 import inspect
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError
 from catui.paths import project_runtime_dir
 from catui.tasks.model import FINAL_STATUSES, ID_PREFIXES, Task, TaskStatus, TaskType, new_task_id
 from catui.tasks.notifications import NotificationBox, TaskNotification
 from catui.tasks.store import STOP_POLL_S, open_state, stop_requested_ids, task_row
+
+if TYPE_CHECKING:
+    from catui.state.db import StateDB
 
 # Task and its types moved to catui.tasks.model; importers of catui.tasks.registry keep finding them here.
 __all__ = ["FINAL_STATUSES", "ID_PREFIXES", "Task", "TaskRegistry", "TaskStatus", "TaskType", "new_task_id"]
@@ -62,7 +65,7 @@ class TaskRegistry:
     # -- persistence ----------------------------------------------------------------------------
 
     @property
-    def state(self) -> Any:
+    def state(self) -> StateDB | None:
         """The state database (opened on first use), or ``None`` when persistence is off or broken."""
         if not self.persist_enabled:
             return None

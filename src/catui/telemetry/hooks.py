@@ -14,6 +14,17 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 
+class SpawnContext(Protocol):
+    """Where a child agent hangs in the trace (its parent's span, prompt id and agent), taken by the call that
+    starts it (:meth:`RunTelemetry.spawn_context`). Opaque to the loop, which hands it back to
+    :meth:`RunTelemetry.run`; the implementation reads its own fields."""
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        """Attributes for the child agent's span."""
+        ...
+
+
 class RunObservation(Protocol):
     def finished(self, *, subtype: str, is_error: bool, num_turns: int, duration_ms: int) -> None:
         """How the run ended (its ResultEvent's fields)."""
@@ -42,22 +53,23 @@ class RunTelemetry(Protocol):
     """Spans, metrics and events of a process's runs (see the module docstring)."""
 
     def run(self, *, session_id: str, agent_id: str | None, agent_type: str | None, prompt: Any, model: str,
-            spawned_from: Any) -> AbstractContextManager[RunObservation]:
+            spawned_from: SpawnContext | None) -> AbstractContextManager[RunObservation]:
         """One run of a session: the turn's root span (the main session: ``agent_id`` None) or the agent's
         span (a sub-agent), current while the run lasts. ``spawned_from``: :meth:`spawn_context` of the call
         that started the agent (None for the main session)."""
         ...
 
-    def spawn_context(self, **attributes: Any) -> Any:
+    def spawn_context(self, **attributes: Any) -> SpawnContext:
         """Where a child agent being built now hangs (the current span, prompt id and agent), with
         attributes for its span. Opaque; give it back to :meth:`run` as ``spawned_from``."""
         ...
 
-    def carrier(self, spawned_from: Any) -> dict[str, str]:
-        """A spawn context as strings (W3C ``traceparent`` and catui's ids), for a remote worker."""
+    def carrier(self, spawned_from: SpawnContext | None) -> dict[str, str]:
+        """A spawn context as strings (W3C ``traceparent`` and catui's ids), for a remote worker (None: the
+        current one)."""
         ...
 
-    def from_carrier(self, carrier: Mapping[str, str]) -> Any:
+    def from_carrier(self, carrier: Mapping[str, str]) -> SpawnContext:
         """The spawn context a :meth:`carrier` describes (on the worker)."""
         ...
 

@@ -29,6 +29,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from catui import __version__
 from catui.models.pricing import cost_usd
+from catui.telemetry.hooks import SpawnContext
 from catui.telemetry.otel_config import OtelSettings
 from catui.telemetry.otel_exporters import Providers, build_providers
 from catui.telemetry.otel_metrics import ClaudeCodeMetrics, code_changes, edit_language
@@ -134,7 +135,7 @@ class OtelTelemetry:
 
     @contextlib.contextmanager
     def run(self, *, session_id: str, agent_id: str | None, agent_type: str | None, prompt: Any, model: str,
-            spawned_from: Any) -> Iterator[_Run]:
+            spawned_from: SpawnContext | None) -> Iterator[_Run]:
         if agent_id is None:
             scope = _Scope(session_id, str(uuid.uuid4()), None, agent_type or MAIN_AGENT)
             parent = otel_context.Context()  # a new trace for every turn of the main session
@@ -173,7 +174,7 @@ class OtelTelemetry:
     def spawn_context(self, **attributes: Any) -> _Spawn:
         return _Spawn(otel_context.get_current(), _SCOPE.get(), _clean(attributes))
 
-    def carrier(self, spawned_from: Any) -> dict[str, str]:
+    def carrier(self, spawned_from: SpawnContext | None) -> dict[str, str]:
         spawn = spawned_from if isinstance(spawned_from, _Spawn) else self.spawn_context()
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, context=spawn.context)

@@ -130,6 +130,13 @@ class AgentConversation(Protocol):
         ...
 
 
+class StoppedAgent(Protocol):
+    """A sub-agent run :meth:`SubagentSpawner.stop_foreground` stopped (``catui.subagents.run.SubagentRun``)."""
+
+    @property
+    def description(self) -> str: ...
+
+
 class SubagentSpawner(Protocol):
     """The sub-agent runtime as tools see it (the Agent tool, TaskStop, front ends)."""
 
@@ -149,8 +156,8 @@ class SubagentSpawner(Protocol):
         """The ids of the sub-agents running in the foreground now."""
         ...
 
-    async def stop_foreground(self, agent_id: str) -> Any:
-        """Stop a foreground sub-agent; returns its run (with ``description``), or None when none runs."""
+    async def stop_foreground(self, agent_id: str) -> StoppedAgent | None:
+        """Stop a foreground sub-agent; returns its run, or None when none runs."""
         ...
 
     async def background_all_foreground(self) -> list[str]:

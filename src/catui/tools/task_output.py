@@ -33,7 +33,7 @@ class TaskOutputInput(ToolInput):
     )
 
 
-def no_such_task(task_id: str, registry: Any) -> ToolResult:
+def no_such_task(task_id: str, registry: TaskRegistry) -> ToolResult:
     known = ", ".join(t.id for t in registry.list()) or "none"
     return ToolResult(f"No task found with ID {task_id!r}. Known task ids: {known}.", is_error=True)
 

@@ -83,7 +83,7 @@ def initialize_response(app: AgentApp) -> dict[str, Any]:
     """What catui answers ``initialize`` with (claude-agent-sdk's ``get_server_info()`` returns it)."""
     registry = app.registry
     return {
-        "commands": command_entries(app),
+        "commands": command_entries(app.skills),
         "agents": [{"name": a.agent_type, "description": a.description, "model": a.model}
                    for a in getattr(registry, "active", [])],
         "output_style": reported_style(app.services.output_style)[0],

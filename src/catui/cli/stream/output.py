@@ -94,7 +94,7 @@ def result_json(event: ResultEvent) -> dict[str, Any]:
     return obj
 
 
-def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
+def with_subagent_stats(obj: dict[str, Any], app: AgentApp) -> dict[str, Any]:
     """A result object with ``subagent_stats`` before its uuid, in the current contract (catui.config.compat)."""
     system = app.services.subagents
     if not app.services.compat.current or system is None:
@@ -139,13 +139,13 @@ class StreamJsonWriter:
                 "mcp_servers": mcp.server_statuses() if mcp is not None else [],
                 "model": session.config.model,
                 "permissionMode": session.ctx.permissions.mode,
-                "slash_commands": slash_command_names(self.app),
+                "slash_commands": slash_command_names(self.app.skills),
                 "apiKeySource": api_key_source(self.app.services.env),
                 "claude_code_version": __version__,
                 "output_style": reported_style(self.app.services.output_style)[0],
                 "agents": [a.agent_type for a in self.app.registry.active],
-                "skills": init_skill_names(self.app),
-                "plugins": plugin_entries(session_plugin_dirs(self.app)),
+                "skills": init_skill_names(self.app.skills),
+                "plugins": plugin_entries(session_plugin_dirs(self.app.options.plugin_dirs, self.app.settings.merged)),
                 "unavailable_tools": [
                     {"name": name, "reason": reason} for name, reason in self.app.services.unavailable_tools.items()
                 ],

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from catui.app.build import AgentApp, RunOptions, build_app, first_prompt_content, start_app
 from catui.app.model_swap import on_command_model
@@ -46,6 +46,9 @@ from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
 from catui.session.events import Event, ResultEvent, UsageEvent
+
+if TYPE_CHECKING:
+    from catui.tools.base import ToolContext
 
 
 class StreamSession:
@@ -291,7 +294,7 @@ class StreamSession:
         self.last_result = done
         return new
 
-    def _main_context(self) -> Any:
+    def _main_context(self) -> ToolContext | None:
         return self.app.session.ctx if self.app is not None else None
 
     def _terminate(self) -> None:

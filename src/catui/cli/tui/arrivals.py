@@ -14,6 +14,7 @@ from catui.cli.tui.team import leading_team
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.messages import Block
 
 
 class BetweenTurnArrivals:
@@ -21,9 +22,9 @@ class BetweenTurnArrivals:
 
     def __init__(self) -> None:
         self._scheduled: list[Any] = []
-        self._notifications: list[Any] = []
+        self._notifications: list[str | list[Block] | None] = []
 
-    def keep_notification(self, notification: Any) -> None:
+    def keep_notification(self, notification: str | list[Block] | None) -> None:
         """Hold a notification that came with the user's line: the next waiter hands it out."""
         self._notifications.append(notification)
 

@@ -49,6 +49,7 @@ from catui.commands.prompt import command_prompt, grant_for_run
 from catui.errors import CatuiError
 
 if TYPE_CHECKING:
+    from catui.app.options import RunOptions
     from catui.app.services import AgentApp
     from catui.skills.registry import SkillRegistry
 
@@ -81,7 +82,7 @@ def custom_command_help(skills: SkillRegistry | None) -> list[str]:
     return [f"  {left.ljust(width)}{right}" for left, right in entries]
 
 
-async def interactive_main(run_options: Any, prompt: str | None) -> int:
+async def interactive_main(run_options: RunOptions, prompt: str | None) -> int:
     """Run the interactive session until the user exits; returns the exit status."""
     app = build_app(run_options)
     await start_app(app)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.agents.authoring import NewAgent, split_tools, write_agent_file
 from catui.cli.commands.agents_listing import format_listing
@@ -19,6 +19,9 @@ from catui.cli.commands.project_state import format_age
 from catui.cli.tui.slash_commands import CommandHost, SlashCommand
 from catui.errors import ConfigurationError
 from catui.paths import user_config_dirs
+
+if TYPE_CHECKING:
+    from catui.tasks.model import Task
 
 AGENTS_USAGE = "/agents [list | show NAME | create [NAME]]"
 TASKS_USAGE = "/tasks [show ID | stop ID | resume ID]"
@@ -122,7 +125,7 @@ def _interrupted_rows(host: CommandHost) -> list[dict[str, Any]]:
     return [row for row in finder.find() if row["id"] not in known]
 
 
-def _find_task(tasks: list[Any], ident: str) -> Any:
+def _find_task(tasks: list[Task], ident: str) -> Task:
     exact = [t for t in tasks if t.id == ident]
     if exact:
         return exact[0]
@@ -135,7 +138,7 @@ def _find_task(tasks: list[Any], ident: str) -> Any:
     return found[0]
 
 
-def _show_task(host: CommandHost, task: Any) -> None:
+def _show_task(host: CommandHost, task: Task) -> None:
     fields = [("id", task.id), ("type", task.type), ("agent type", task.agent_type), ("status", task.status),
               ("description", task.description), ("tokens", task.total_tokens), ("tool uses", task.tool_uses),
               ("output file", task.output_file), ("error", task.error)]

@@ -41,7 +41,7 @@ def status_input(app: AgentApp) -> dict[str, Any]:
     """The JSON object a statusLine command receives on stdin."""
 
     session = app.session
-    resolved = app.services.resolved_model
+    resolved = app.resolved_model
     return {
         "hook_event_name": "Status",
         "session_id": session.session_id,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.subagents.teams.coordinator import TeamCoordinator
 
 TEAM_HELP = "/team shows your agent team (members, colour, busy or idle, last message); /msg NAME TEXT writes to a teammate."
 USER_SENDER = "user"
@@ -18,18 +19,17 @@ TERMINAL_COLOURS = {"blue": "blue", "green": "green", "yellow": "yellow", "purpl
 """A member's colour as one of the terminal's styles (catui.cli.tui.screen.STYLES)."""
 
 
-def leading_team(app: AgentApp) -> Any:
+def leading_team(app: AgentApp) -> TeamCoordinator | None:
     """The app's team coordinator when its main agent leads a team, else None."""
-    teams = (app.services.subagents.teams if app.services.subagents is not None else None)
-    return teams if teams is not None and teams.team is not None else None
+    return app.leading_team()
 
 
 def team_view(app: AgentApp, style: Callable[[str, str], str]) -> str:
     """The team as ``/team`` prints it: one line per member."""
     teams = leading_team(app)
-    if teams is None:
+    team = teams.team if teams is not None else None
+    if team is None:
         return "No agent team: ask for one (TeamCreate), with CATUI_AGENT_TEAMS=1."
-    team = teams.team
     lines = [style(f"Team {team.name}", "bold") + style(f" · {team.files.config_path}", "dim")]
     for member in team.snapshot():
         state = "busy" if member["busy"] else ("idle" if member["active"] else "stopped")
@@ -48,9 +48,10 @@ def send_to_teammate(app: AgentApp, command: str) -> str:
         return "Usage: /msg NAME TEXT  (NAME: a teammate shown by /team)"
     _, name, text = parts
     teams = leading_team(app)
-    member = teams.team.member(name) if teams is not None else None
-    if member is None or not member.active or member.exiting:
-        names = ", ".join(m.name for m in teams.team.active_members()) if teams is not None else ""
+    team = teams.team if teams is not None else None
+    member = team.member(name) if team is not None else None
+    if teams is None or member is None or not member.active or member.exiting:
+        names = ", ".join(m.name for m in team.active_members()) if team is not None else ""
         return f"No active teammate called {name!r}" + (f" (teammates: {names})." if names else ".")
     teams.post(name, USER_SENDER, text, summary="from the user")
     return f"Sent to {name}."

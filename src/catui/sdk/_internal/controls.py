@@ -43,9 +43,7 @@ class ClientControls:
     def team(self) -> list[dict[str, Any]]:
         """The members of the team this client's agent leads (name, agentId, color, busy, active,
         lastMessage); empty when it leads none."""
-        system = self.driver.require_app().services.subagents
-        teams = system.teams if system is not None else None
-        return teams.team.snapshot() if teams is not None and teams.team is not None else []
+        return self.driver.require_app().team_members()
 
     async def stop_task(self, task_id: str) -> None:
         """Stop a background task or shell command, or a sub-agent running in the foreground, by id."""

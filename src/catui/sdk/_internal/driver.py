@@ -25,7 +25,7 @@ from catui.sdk._internal.prompts import (
     prompt_from_message,
     require_asyncio,
 )
-from catui.sdk._internal.setup import StderrLines, check_sdk_agents, memory_by_sources
+from catui.sdk._internal.setup import StderrLines, check_sdk_agents
 from catui.sdk.options import CatuiOptions, run_options_from
 from catui.sdk.permissions import apply_sdk_permission_updates
 from catui.sdk.types import Message, MessageOrigin, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
@@ -133,7 +133,6 @@ class ClientDriver:
         except CatuiError:
             await app.aclose()
             raise
-        memory_by_sources(app, run_options)
         try:
             await start_app(app)
         except CatuiError:
@@ -144,7 +143,7 @@ class ClientDriver:
             raise wrap_error(exc) from exc
         # Interrupted background agents of this project: resumed or reported per resumeInterruptedAgents
         # (print mode's default, off); what it says reaches the caller in the init message's warnings.
-        await handle_interrupted_agents(app, interactive=False, say=app.services.startup_warnings.append)
+        await handle_interrupted_agents(app, interactive=False, say=app.startup_warnings.append)
         # A client may be connected again after disconnect(): start from empty queues.
         self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
         self._app = app
@@ -164,7 +163,7 @@ class ClientDriver:
         logger.addHandler(self._stderr_handler)
         app = self._app
         if app is not None:
-            for warning in app.services.startup_warnings:
+            for warning in app.startup_warnings:
                 self._stderr_handler.emit(logging.makeLogRecord({"msg": f"warning: {warning}"}))
 
     def _detach_stderr(self) -> None:
@@ -370,8 +369,8 @@ class ClientDriver:
         if app.tasks is None:
             return None
         waiter = app.tasks.next_notification
-        teams = app.services.subagents.teams if app.services.subagents is not None else None
-        if teams is not None and teams.team is not None:
+        teams = app.leading_team()
+        if teams is not None:
             # A lead: its teammates' messages start its turns too; one-shot query() ends the team when
             # it goes quiet (as print mode does), a client that lives on keeps it.
             return asyncio.create_task(teams.next_lead_input(waiter, end_team=self._ends_team))
@@ -402,9 +401,7 @@ class ClientDriver:
         if self._structured is not None:
             self._structured.start_turn()
         if from_user:
-            mcp = app.services.mcp
-            if mcp is not None:
-                await mcp.ready()  # the tool list is settled before the init message lists it
+            await app.mcp_ready()  # the tool list is settled before the init message lists it
             self._outbox.put_nowait(SystemMessage("init", init_data(app)))
         skip_prompt_echo = from_user and not self._view.replay_user_messages
         self._running = True

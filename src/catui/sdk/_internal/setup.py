@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from catui.errors import ConfigurationError
 
@@ -19,23 +19,6 @@ def check_sdk_agents(app: AgentApp) -> None:
     problems = [f.error for f in app.registry.failed_files if getattr(f, "path", None) == SDK_ORIGIN]
     if problems:
         raise ConfigurationError("CatuiOptions.agents: " + "; ".join(problems))
-
-
-def memory_by_sources(app: AgentApp, run_options: Any) -> None:
-    """CLAUDE.md / CATUI.md come with the user or project setting source, whatever the system prompt.
-
-    build_app ties memory to catui's own prompt; claude-agent-sdk ties it to
-    ``setting_sources`` (a custom or minimal prompt still gets CLAUDE.md when
-    "project" is read, and none without those sources).
-    """
-    if app.session.messages:
-        return  # a resumed conversation carries its context reminder already
-    from catui.config.context import load_project_memory
-    from catui.session.prompt import context_block
-
-    sources = set(run_options.setting_sources)
-    memory = load_project_memory(run_options.cwd, app.project_root) if sources & {"user", "project"} else None
-    app.services.context_block = context_block(memory)
 
 
 class StderrLines(logging.Handler):

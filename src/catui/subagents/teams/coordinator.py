@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from catui.errors import CatuiError
-from catui.messages import Message
+from catui.messages import Block, Message
 from catui.session.events import Event
 from catui.session.session import Session
 from catui.subagents import task_events
-from catui.subagents.messaging import AgentMessaging
+from catui.subagents.messaging import AgentMessages
 from catui.subagents.resolve import AgentSpawnError
 from catui.subagents.run import SpawnRequest
 from catui.subagents.send_message import SendMessageTool
@@ -56,7 +56,7 @@ class TeamCoordinator:
 
     def __init__(
         self, root: Path, planner: TeammatePlanner, backend: TeammateBackend, lead: Session,
-        *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S, messaging: AgentMessaging | None = None,
+        *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S, messaging: AgentMessages | None = None,
     ) -> None:
         self.root = root
         self.messaging = messaging
@@ -279,7 +279,8 @@ class TeamCoordinator:
 
     # -- the end of a print-mode run --------------------------------------------------------------
 
-    async def next_lead_input(self, waiter: Callable[[], Awaitable[Any]], *, end_team: bool = True) -> Any:
+    async def next_lead_input(self, waiter: Callable[[], Awaitable[list[Block] | None]], *,
+                              end_team: bool = True) -> str | list[Block] | None:
         """What starts the lead's next turn: teammates' messages or a background agent's notification.
 
         ``end_team`` (print mode, one-shot SDK ``query``): when the team has gone quiet, the shutdown
@@ -287,7 +288,7 @@ class TeamCoordinator:
         it (a ``CatuiClient`` that lives on), the lead simply waits for its team's next message.
         """
         team = self.team
-        notification: asyncio.Future[Any] | None = asyncio.ensure_future(waiter())
+        notification: asyncio.Future[list[Block] | None] | None = asyncio.ensure_future(waiter())
         try:
             while True:
                 if self.team is not team or team is None:
