@@ -23,7 +23,6 @@ from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
 from catui.app.config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app.deferred import install_deferred_tools
-from catui.app.hook_fields import install_current_hook_fields
 from catui.app.main_agent import (
     agent_model,
     find_main_agent,
@@ -261,6 +260,8 @@ def build_app(options: RunOptions) -> AgentApp:
     hooks = install_hooks(app, _extra_hooks(options, main_agent),
                           report_runs=hook_run_reporter(session) if options.include_hook_events else None)
     if compat.current:
+        from catui.app.hook_fields import install_current_hook_fields  # lazy (catui.lazy): current profile
+
         install_current_hook_fields(app)
     mcp = install_mcp(
         app,

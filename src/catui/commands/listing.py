@@ -25,9 +25,11 @@ def init_skill_names(app: Any) -> list[str]:
 
 def session_plugin_dirs(app: Any) -> list[str]:
     """The session's plugin folders: ``--plugin-dir`` / the SDK's ``plugins``, then the settings' ``plugins``."""
-    from catui.agents.plugins import plugin_paths
-
     merged = getattr(app.settings, "merged", {}) or {}
+    if not merged.get("plugins"):  # the plugin loader (and YAML) loads only when the settings name plugins
+        return list(dict.fromkeys(app.options.plugin_dirs))
+    from catui.agents.plugins import plugin_paths  # lazy (catui.lazy): plugins
+
     return list(dict.fromkeys([*app.options.plugin_dirs, *plugin_paths(merged)]))
 
 
