@@ -155,10 +155,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'catui' has no attribute {name!r}")
-    from catui.lazy import collector_paused
-
-    with collector_paused():  # the SDK's modules load here: no collections meanwhile (catui.lazy)
-        value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

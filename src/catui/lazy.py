@@ -46,10 +46,8 @@ importing one submodule does not import its siblings.
 
 from __future__ import annotations
 
-import gc
 import importlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -69,20 +67,3 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         return value
 
     return __getattr__
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Keep the cyclic garbage collector off while a large part of catui loads; its previous state comes back.
-
-    What an import makes (modules, classes, the built-in agents) lives until the process ends, so the
-    collections the allocations trigger meanwhile find nothing: loading the application from the SDK
-    ran ~60 of them (~8 ms). A program that turned the collector off keeps it off.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import CatuiError, CLIConnectionError, ConfigurationError
-from catui.lazy import collector_paused
 from catui.sdk._internal.client_info import init_data
 from catui.sdk._internal.messages import MessageView, message_from_event
 from catui.sdk._internal.prompts import (
@@ -110,11 +109,9 @@ class ClientDriver:
         """
         if self._app is not None:
             return
-        # Both import pydantic and the rest of the app: only when a client connects (catui.lazy), without
-        # collections meanwhile.
-        with collector_paused():
-            from catui.app.build import build_app, start_app
-            from catui.app.interrupted_agents import handle_interrupted_agents
+        # Both import pydantic and the rest of the app: only when a client connects.
+        from catui.app.build import build_app, start_app
+        from catui.app.interrupted_agents import handle_interrupted_agents
 
         try:
             schema = output_schema_from(getattr(self.options, "output_format", None))
