@@ -211,12 +211,12 @@ def main() -> None:
     cpu = {name: CPU_SECONDS[(*argv, case_env.get("PYTHONPATH", ""))] for name, (argv, case_env) in cases.items()}
     print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores: CPU time is "
           f"the steadier figure on a shared machine)")
-    print(f"{'case':34} {'median ms':>10} {'min ms':>8} {'x baseline':>11} {'- baseline ms':>14} "
+    print(f"{'case':44} {'median ms':>10} {'min ms':>8} {'x baseline':>11} {'- baseline ms':>14} "
           f"{'cpu ms':>7} {'cpu min':>8} {'peak MB':>8}")
     for name, values in samples.items():
         median = statistics.median(values)
         print(
-            f"{name:34} {median * 1000:10.1f} {min(values) * 1000:8.1f} {median / baseline:11.2f} "
+            f"{name:44} {median * 1000:10.1f} {min(values) * 1000:8.1f} {median / baseline:11.2f} "
             f"{(median - baseline) * 1000:14.1f} {statistics.median(cpu[name]) * 1000:7.1f} "
             f"{min(cpu[name]) * 1000:8.1f} {rss[name] or float('nan'):8.1f}"
         )
@@ -225,9 +225,8 @@ def main() -> None:
         print(f"  {'case':32} {'wall':>6} {'cpu':>6}")
         for name in [n for n in samples if f"{n} [against]" in samples]:
             ratio = statistics.median(samples[name]) / statistics.median(samples[f"{name} [against]"])
-            cpu = [statistics.median(CPU_SECONDS[(*argv, case_env.get("PYTHONPATH", ""))])
-                   for argv, case_env in (cases[name], cases[f"{name} [against]"])]
-            print(f"  {name:32} {ratio:6.3f} {cpu[0] / cpu[1]:6.3f}")
+            cpu_pair = [statistics.median(cpu[case]) for case in (name, f"{name} [against]")]
+            print(f"  {name:32} {ratio:6.3f} {cpu_pair[0] / cpu_pair[1]:6.3f}")
     if server is None:
         print(f"(print-mode, SDK and Claude Code cases skipped: {why_not})")
     for name, goal in GOALS_MS.items():
