@@ -27,7 +27,8 @@ the agent definitions, the model provider, the session loop and the tool set. Th
 * **The HTML converter** of WebFetch, **cron expressions** (``cronsim``), the **state database**
   (``catui.state``, SQLite): when the first page is fetched, a prompt scheduled, a task recorded.
 * **The terminal UI**, the **subcommands** and the **stream-json control protocol**: only in the
-  modes that use them (``catui.cli.main``, ``catui.cli.run``).
+  modes that use them (``catui.cli.main``, ``catui.cli.run``); AskUserQuestion
+  (``catui.tools.ask_user_question``) only in interactive sessions, the only ones that offer it.
 
 Large loads are kept out of the cyclic collector's young generations: the CLI freezes what importing
 the application made (``catui.cli.main``), and the SDK loads its modules and the application through
