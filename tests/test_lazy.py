@@ -60,3 +60,38 @@ def test_the_sub_agent_runtime_is_built_on_first_use(tmp_path: Path) -> None:
     assert app.session.ctx.services.output_review is handle and system.parts().review is not None
     assert built == [True], "the hooks run once"
     assert not (tmp_path / ".catui" / "state.db").exists(), "nothing named an agent: no state.db"
+
+
+# long_lived_load changes the collector's state, which is process-wide: each case runs in its own interpreter.
+LONG_LIVED_PROBE = """
+import gc, sys
+from catui.lazy import long_lived_load
+{setup}
+with long_lived_load():
+    assert not gc.isenabled(), "paused inside"
+    made = [[i] for i in range(1000)]
+print(gc.isenabled(), gc.get_freeze_count(), gc.is_tracked(made), sum(gc.get_count()))
+"""
+
+
+def _probe(setup: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", LONG_LIVED_PROBE.format(setup=setup)], capture_output=True,
+                          text=True, check=True)
+    return done.stdout.split()
+
+
+def test_a_long_lived_load_moves_what_it_made_out_of_the_young_generation_and_resumes_the_collector() -> None:
+    enabled, frozen, tracked, young = _probe("")
+    # Nothing stays frozen (the objects went to the oldest generation, still collectable), and the young
+    # generation's count starts again from nothing rather than from the thousand lists.
+    assert (enabled, frozen, tracked) == ("True", "0", "True")
+    assert int(young) < 100
+
+
+def test_a_long_lived_load_keeps_a_disabled_collector_disabled() -> None:
+    assert _probe("gc.disable()")[0] == "False"
+
+
+def test_a_long_lived_load_leaves_a_programs_own_frozen_objects_frozen() -> None:
+    enabled, frozen, _, _ = _probe("kept = [[1]]; gc.freeze(); before = gc.get_freeze_count()")
+    assert enabled == "True" and int(frozen) > 0

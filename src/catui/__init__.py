@@ -155,7 +155,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'catui' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    from catui.lazy import long_lived_load
+
+    with long_lived_load():  # the SDK's modules load here (catui.lazy)
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

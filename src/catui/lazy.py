@@ -16,14 +16,29 @@ the agent definitions, the model provider, the session loop and the tool set. Th
 * **Worktrees and git** (``catui.worktree``): when an agent enters or leaves one, an isolated child
   starts, the opt-in WorktreeMerge tool runs, or the start-up sweep finds recorded worktrees.
 * **Plugins and agent/skill files** (``catui.agents.plugins``, YAML front matter): only when the
-  settings name plugins, ``--plugin-dir`` is given, or such files exist.
+  settings name plugins, ``--plugin-dir`` is given, or such files exist (the SDK's init message too).
 * **MCP** (``catui.mcp``): when servers are configured, or a child asks for its servers.
-* **Agent teams** (``catui.subagents.teams``), **forked children** (``catui.subagents.fork``): only
-  when their flags turn them on.
+* **Agent teams** (``catui.subagents.teams``), **forked children** (``catui.subagents.fork``, and with it
+  the child planner ``catui.subagents.plan``): only when their flags turn them on. The run of a child
+  (``catui.subagents.run``, its limits and models) loads with the first Agent call.
+* **The current profile's parts**: its hook fields (``catui.app.hook_fields``), and ToolSearch with the
+  deferred-tool view (``catui.tools.tool_search``), only under that profile (ToolSearch also with MCP
+  servers); the default 2.1.92 profile without MCP uses neither.
 * **The HTML converter** of WebFetch, **cron expressions** (``cronsim``), the **state database**
   (``catui.state``, SQLite): when the first page is fetched, a prompt scheduled, a task recorded.
 * **The terminal UI**, the **subcommands** and the **stream-json control protocol**: only in the
-  modes that use them (``catui.cli.main``, ``catui.cli.run``).
+  modes that use them (``catui.cli.main``, ``catui.cli.run``); AskUserQuestion
+  (``catui.tools.ask_user_question``) only in interactive sessions, the only ones that offer it.
+
+Large loads are kept out of the cyclic collector's young generations: the CLI freezes what importing
+the application made (``catui.cli.main``), and the SDK loads its modules and the application through
+:func:`long_lived_load`. Those objects live to the end of the process; left young, each collection the
+allocations trigger walks them again (~11 ms of CPU a run; now 1-2 ms).
+
+What stays on the trivial path, with its CPU cost on this machine (docs/decisions.md has the figures): the
+interpreter, asyncio (with ssl and logging), pydantic (the agent definitions and every tool's input model
+subclass it), click, h11 and ~185 of catui's modules. pydantic is the largest part; taking it off needs
+agent definitions and tool input models that are no pydantic classes until first validated (not done yet).
 
 Packages that re-export their submodules' names (``catui.worktree``, ``catui.tasks``,
 ``catui.state``) resolve them on first attribute access through :func:`lazy_exports`, so that
@@ -32,8 +47,10 @@ importing one submodule does not import its siblings.
 
 from __future__ import annotations
 
+import gc
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -53,3 +70,27 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         return value
 
     return __getattr__
+
+
+@contextmanager
+def long_lived_load() -> Iterator[None]:
+    """Load a large part of catui (the SDK's modules, the application) as long-lived objects.
+
+    What an import makes (modules, classes, the built-in agents) lives until the process ends. Left to
+    the cyclic collector, it is walked by every young collection the allocations trigger meanwhile
+    (~80 when the SDK loads the application) and then again by the older ones. So the collector is
+    paused while the block runs, and what exists afterwards is moved to the oldest generation
+    (``gc.freeze`` then ``gc.unfreeze``: where survivors of those collections would have ended up),
+    which young collections skip. A program that froze objects itself (``gc.get_freeze_count()``) keeps
+    them frozen: then only the pause applies. The collector's enabled state comes back as it was.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()

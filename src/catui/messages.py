@@ -45,6 +45,13 @@ def blocks_of(message: Message) -> list[Block]:
     return list(content)
 
 
+def is_real_prompt(message: Message) -> bool:
+    """A user message that starts a turn: one that is not a round of tool results."""
+    if message.get("role") != "user":
+        return False
+    return not any(block.get("type") == "tool_result" for block in blocks_of(message))
+
+
 def text_of(message: Message) -> str:
     """The concatenated text blocks of a message."""
     return "".join(b.get("text", "") for b in blocks_of(message) if b.get("type") == "text")

@@ -24,7 +24,6 @@ from catui.agents.definition import AgentDefinition
 from catui.agents.registry import load_agent_registry
 from catui.app.config import bash_sandbox, model_origin, session_effort, session_thinking
 from catui.app.deferred import install_deferred_tools
-from catui.app.hook_fields import install_current_hook_fields
 from catui.app.main_agent import (
     agent_model,
     find_main_agent,
@@ -241,6 +240,8 @@ def build_app(options: RunOptions) -> AgentApp:
     if window.warning is not None:
         warnings.append(window.warning)
     if compat.current:
+        from catui.app.hook_fields import install_current_hook_fields  # lazy (catui.lazy): current profile
+
         install_current_hook_fields(hooks, session, tasks, schedule)
     mcp = install_mcp(
         session, settings, cwd=options.cwd, project_root=project_root, env=env, sources=options.setting_sources,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from catui.session.context_window import table_context_window
-from catui.tools.tool_search import DeferredToolView, Mode, ToolSearchTool, auto_share
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.tools.tool_search import Mode
 
 
 def install_deferred_tools(app: AgentApp) -> None:
@@ -26,6 +26,9 @@ def install_deferred_tools(app: AgentApp) -> None:
         mode = "auto"
     else:
         return
+    # lazy (catui.lazy): the 2.1.92 profile without MCP servers (the default) defers no tool
+    from catui.tools.tool_search import DeferredToolView, ToolSearchTool, auto_share
+
     policy = session.config.context_policy
 
     def window() -> int:

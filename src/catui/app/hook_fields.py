@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from catui.subagents.fork import is_real_prompt
+from catui.messages import is_real_prompt
 
 if TYPE_CHECKING:
     from catui.hooks.runner import HookRunner

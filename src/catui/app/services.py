@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
     from catui.subagents.install import SubagentSystem
     from catui.subagents.runtime import SubagentRuntime
-    from catui.workflows.live import LiveWorkflows
     from catui.subagents.teams.coordinator import TeamCoordinator
+    from catui.workflows.live import LiveWorkflows
 
 
 @dataclass

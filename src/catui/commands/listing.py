@@ -28,7 +28,9 @@ def init_skill_names(skills: SkillRegistry | None) -> list[str]:
 def session_plugin_dirs(given: Sequence[str], settings: Mapping[str, Any]) -> list[str]:
     """The session's plugin folders: the ``given`` ones (``--plugin-dir`` / the SDK's ``plugins``), then the
     merged ``settings``' ``plugins``."""
-    from catui.agents.plugins import plugin_paths
+    if not settings.get("plugins"):  # the plugin loader (and YAML) loads only when the settings name plugins
+        return list(dict.fromkeys(given))
+    from catui.agents.plugins import plugin_paths  # lazy (catui.lazy): plugins
 
     return list(dict.fromkeys([*given, *plugin_paths(settings)]))
 

@@ -17,12 +17,12 @@ from catui.config.compat import CompatProfile
 from catui.config.flags import agent_teams_enabled, background_tasks_disabled
 from catui.permissions.context import PermissionContext, PermissionRequest
 from catui.permissions.subagent_limits import is_agent_type_denied
-from catui.subagents.run import SpawnRequest
 from catui.subagents.tool_filter import tool_summary
 from catui.tools.base import AgentCatalogue, Tool, ToolContext, ToolInput, ToolResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the request's module loads with the first Agent call (catui.lazy)
     from catui.agents.definition import AgentDefinition
+    from catui.subagents.run import SpawnRequest
 
 AGENT_TOOL_NAME = "Agent"
 LEGACY_AGENT_TOOL_NAME = "Task"
@@ -273,6 +273,8 @@ class AgentTool(Tool):
             return ToolResult("Sub-agents are not available in this session.", is_error=True)
         if self.compat.current:
             return await runtime.spawn(self._current_request(args, ctx), ctx)
+        from catui.subagents.run import SpawnRequest  # lazy (catui.lazy): the first Agent call
+
         request = SpawnRequest(
             description=args.description,
             prompt=args.prompt,
@@ -300,6 +302,8 @@ class AgentTool(Tool):
             # each its own copy of the repository); in this process it is a background agent in a worktree.
             background = self.background_enabled
             isolation = None if self.remote_executor else "worktree"
+        from catui.subagents.run import SpawnRequest  # lazy (catui.lazy): the first Agent call
+
         return SpawnRequest(
             description=args.description, prompt=args.prompt, subagent_type=args.subagent_type,
             model=args.model, run_in_background=background, name=args.name, isolation=isolation, cwd=args.cwd,

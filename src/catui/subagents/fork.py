@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Literal
 
 from catui.agents.definition import AgentDefinition
-from catui.messages import Block, Message, blocks_of, text_block, tool_result_block, user_message
+from catui.messages import (
+    Block,
+    Message,
+    blocks_of,
+    is_real_prompt,
+    text_block,
+    tool_result_block,
+    user_message,
+)
 from catui.permissions.subagent_limits import agent_type_denied_message, is_agent_type_denied
 from catui.session.session import Session
 from catui.subagents.deps import RuntimeDeps
@@ -96,13 +104,6 @@ def worktree_note(parent_cwd: Path, worktree: Path) -> str:
         "relative to your worktree instead, and read files again before changing them, since they may "
         "differ. Your changes stay in the worktree and do not touch the parent's files."
     )
-
-
-def is_real_prompt(message: Message) -> bool:
-    """A user message that starts a turn: one that is not a round of tool results."""
-    if message.get("role") != "user":
-        return False
-    return not any(block.get("type") == "tool_result" for block in blocks_of(message))
 
 
 def current_turn_start(messages: list[Message]) -> int:

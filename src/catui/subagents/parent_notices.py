@@ -14,12 +14,15 @@ the start of the parent's next turn (its ``before_turn`` hook), so that print mo
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from catui.session.events import SystemEvent
 from catui.session.session import Session
 from catui.subagents import task_events
-from catui.subagents.run import SubagentRun
 from catui.tasks.registry import TaskRegistry
+
+if TYPE_CHECKING:  # the run's module loads with the sub-agent runtime (catui.lazy)
+    from catui.subagents.run import SubagentRun
 
 
 class ParentNotices:

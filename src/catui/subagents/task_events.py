@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.session.events import SystemEvent
-from catui.subagents.run import SubagentRun
+
+if TYPE_CHECKING:  # the run's module loads with the sub-agent runtime (catui.lazy)
+    from catui.subagents.run import SubagentRun
 
 
 def _event(run: SubagentRun, subtype: str, data: dict[str, Any]) -> SystemEvent:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from catui.tools.ask_user_question import AskUserQuestionTool, ask_user_question_enabled
 from catui.tools.base import Tool
 from catui.tools.bash import BashTool
 from catui.tools.cron import CronCreateTool, CronDeleteTool, CronListTool
@@ -47,8 +46,12 @@ def builtin_tools(*, interactive: bool = False, extra: Iterable[Tool] = ()) -> l
         WebFetchTool(),
         WriteTool(),
     ]
-    if ask_user_question_enabled(interactive=interactive):
-        tools.append(AskUserQuestionTool(enabled=True))
+    if interactive:  # a person can answer: print mode and the SDK never offer it
+        # lazy (catui.lazy): interactive sessions only
+        from catui.tools.ask_user_question import AskUserQuestionTool, ask_user_question_enabled
+
+        if ask_user_question_enabled(interactive=interactive):
+            tools.append(AskUserQuestionTool(enabled=True))
     tools.extend(extra)
     return sorted((t for t in tools if t.is_enabled()), key=lambda t: t.name)
 

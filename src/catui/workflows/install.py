@@ -39,7 +39,6 @@ def install_workflows(session: Session, options: RunOptions, merged: Any, env: d
     if system is None or tasks is None or not workflows_enabled(compat.current, merged, env):
         return None
     from catui.agents.plugins import plugin_paths  # lazy (catui.lazy): plugins and YAML
-    from catui.skills.registry import SkillRegistry
     from catui.skills.tool import SkillTool
     from catui.workflows.skill import WORKFLOW_AUTHORING_SKILL
     from catui.workflows.tool import WorkflowTool

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from catui.app.output_format import StructuredResult, output_schema_from
 from catui.errors import CatuiError, CLIConnectionError, ConfigurationError
+from catui.lazy import long_lived_load
 from catui.sdk._internal.client_info import init_data
 from catui.sdk._internal.messages import MessageView, message_from_event
 from catui.sdk._internal.prompts import (
@@ -109,9 +110,10 @@ class ClientDriver:
         """
         if self._app is not None:
             return
-        # Both import pydantic and the rest of the app: only when a client connects.
-        from catui.app.build import build_app, start_app
-        from catui.app.interrupted_agents import handle_interrupted_agents
+        # Both import pydantic and the rest of the app: only when a client connects (catui.lazy).
+        with long_lived_load():
+            from catui.app.build import build_app, start_app
+            from catui.app.interrupted_agents import handle_interrupted_agents
 
         try:
             schema = output_schema_from(getattr(self.options, "output_format", None))

@@ -11,10 +11,12 @@ implements the same protocol without touching planning, driving or concluding.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from catui.session.events import Event
-from catui.subagents.run import SubagentRun
+
+if TYPE_CHECKING:  # the run's module loads with the sub-agent runtime (catui.lazy)
+    from catui.subagents.run import SubagentRun
 
 
 class AgentExecutor(Protocol):
