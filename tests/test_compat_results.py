@@ -287,6 +287,6 @@ def test_task_events_of_a_background_agent(tmp_path: Path, repo: Path, extra: di
         return
     assert started["subagent_type"] == "general-purpose" and started["is_backgrounded"] is True
     assert started["spawn_depth"] == 1 and isinstance(ended[0]["patch"]["end_time"], int)
-    assert changed[0] == [{"task_id": started["task_id"], "task_type": "local_agent",
+    assert changed[0] == [{"task_id": started["task_id"], "run_id": started["run_id"], "task_type": "local_agent",
                            "subagent_type": "general-purpose", "description": "job toolu_a"}]
     assert changed[-1] == []

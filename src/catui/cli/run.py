@@ -32,7 +32,12 @@ from catui.cli.sdk_flags import (
     system_prompt,
     thinking,
 )
-from catui.cli.stream.output import StreamJsonWriter, result_json, with_subagent_stats
+from catui.cli.stream.output import (
+    StreamJsonWriter,
+    notification_turn_origin,
+    result_json,
+    with_subagent_stats,
+)
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
@@ -253,7 +258,16 @@ async def print_mode_main(
     final: ResultEvent | None = None
     try:
         instructions = compact_instructions(prompt)
-        events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None)
+        turn_origin: list[dict[str, Any] | None] = [None]
+        results = 0
+
+        def notification_turn() -> None:
+            turn_origin[0] = notification_turn_origin(app) if app.services.compat.current else None
+            if writer:
+                writer.notification_turn()
+
+        events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None,
+                                      on_notification_turn=notification_turn)
                   if instructions is None else compact_events(app.session, instructions))
         async for event in events:
             if isinstance(event, ResultEvent) and event.agent_id is None and structured is not None:
@@ -264,6 +278,7 @@ async def print_mode_main(
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
                 final = event
+                results += 1
     finally:
         await app.aclose()
     teams = (app.services.subagents.teams if app.services.subagents is not None else None)
@@ -278,7 +293,12 @@ async def print_mode_main(
         else:
             click.echo(final.result)
     elif output_format == "json":
-        click.echo(json.dumps(with_subagent_stats(result_json(final), app)))
+        shown = with_subagent_stats(result_json(final), app)
+        if app.services.compat.current:  # the last turn's result, numbered as stream-json numbers it
+            extra = {"origin": turn_origin[0]} if turn_origin[0] is not None else {}
+            shown = {**{k: v for k, v in shown.items() if k != "uuid"}, **extra, "result_index": results - 1,
+                     "uuid": shown.get("uuid")}
+        click.echo(json.dumps(shown))
     return EXIT_ERROR if final.is_error else 0
 
 
@@ -307,14 +327,16 @@ async def stream_input_main(
 
 
 async def conversation_events(
-    app: AgentApp, prompt: str, *, on_team_turn: Callable[[], None] | None = None
+    app: AgentApp, prompt: str, *, on_team_turn: Callable[[], None] | None = None,
+    on_notification_turn: Callable[[], None] | None = None,
 ) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
     Print mode does not exit while background agents run: after the parent's turn ends it waits for
     their notifications and gives each to the parent as a new turn, as Claude Code does. A lead's
     teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
-    turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
+    turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed), and a
+    notification's through ``on_notification_turn`` (its result's ``origin``).
     """
     command = await command_prompt(app, prompt)
     if command is not None and command.error is not None:  # an unknown command, or a shell line that may not run
@@ -375,6 +397,8 @@ async def conversation_events(
                 return
             if teams is not None and on_team_turn is not None:
                 on_team_turn()
+            elif teams is None and on_notification_turn is not None:
+                on_notification_turn()
             content = notification
     finally:
         restore()

@@ -32,6 +32,7 @@ from catui.subagents.background_tasks import AgentTaskRecords, launched_result
 from catui.subagents.child_session import hang_under_current_call, record_agent_selected
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.foreground import Handoff
+from catui.subagents.hand_back import tools_used
 from catui.subagents.handoff_notes import record_review, with_warning
 from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, answer_text
@@ -46,6 +47,7 @@ from catui.tasks.notifications import (
     current_task_notification,
     format_task_notification,
     notification_summary,
+    tools_used_reminder,
 )
 from catui.tasks.registry import Task, TaskRegistry, TaskStatus
 from catui.tools.base import ToolResult
@@ -296,6 +298,7 @@ class BackgroundAgents:
         if note is not None:
             result = f"{note}\n\n{result}" if result else note
         summary = notification_summary(run.description, status, error)
+        report = result
         if result and self.compat.scans_output():
             result = scanned_notification_result(result)
         if self.compat.hand_back_framing():
@@ -310,7 +313,19 @@ class BackgroundAgents:
                 status=status, summary=summary, result=result, usage=usage,
                 worktree_path=worktree[0], worktree_branch=worktree[1],
             )
-        event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary)
+        lead: str | None = None
+        if self.compat.hand_back_framing():
+            # The current contract's event summary is the report itself, the error, or the description.
+            if status == "completed":
+                summary = report or run.description
+            elif status == "failed":
+                summary = error or summary
+            elif status == "stopped":
+                summary = run.description
+            lead = tools_used_reminder(tools_used(run.own_messages()))
+        event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary,
+                                              summary_is_report=bool(report) and status == "completed"
+                                              and self.compat.hand_back_framing())
         if status == "completed" and run.parent_ctx.permissions.mode == "auto":
             # The review ran (spec 12.1): its verdict is the output file's last line, which also tells the
             # deferred review (on read) that it is done. Empty content: nothing was flagged.
@@ -326,7 +341,8 @@ class BackgroundAgents:
         task.metadata[NOTIFICATION_POSTED_KEY] = True
         task.changed()
         if not self._deliver_to_parent_agent(run, text):
-            self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status}))
+            self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status, "run_id": run.run_id},
+                                                           lead=lead))
         self.notices.announce(run, event)
         if unread and (status == "completed" or woken):
             # Messages queued during its last model request were never read (no tool round followed): it

@@ -47,7 +47,7 @@ class ParentNotices:
             self._unannounced.extend(events)
 
     def notifications_for_round(self) -> list[str]:
-        return [n.text for n in self.tasks.drain_notifications()]
+        return [text for n in self.tasks.drain_notifications() for text in n.texts()]
 
     async def before_parent_turn(self) -> None:
         events, self._unannounced = self._unannounced, []

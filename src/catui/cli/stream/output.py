@@ -103,6 +103,23 @@ def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
     return {**{k: v for k, v in obj.items() if k != "uuid"}, "subagent_stats": stats, "uuid": obj.get("uuid")}
 
 
+def notification_turn_origin(app: Any) -> dict[str, Any]:
+    """The ``origin`` of a turn a background task's notification started.
+
+    The current contract names the producer and the run whose notification it was (``runId``, as in its
+    task events); the 2.1.92 profile says only the kind.
+    """
+    if not app.services.compat.current:
+        return {"kind": "task-notification"}
+    origin: dict[str, Any] = {"kind": "task-notification", "producer": "session-task"}
+    tasks = app.tasks
+    notification = tasks.notifications.last_started_turn if tasks is not None else None
+    run_id = notification.data.get("run_id") if notification is not None else None
+    if isinstance(run_id, str):
+        origin["runId"] = run_id
+    return origin
+
+
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
@@ -112,12 +129,20 @@ class StreamJsonWriter:
         self.stream = stream
         self.replay_user_messages = replay_user_messages
         self.forward_subagent_text = forward_subagent_text
+        self.results_written = 0
+        """The main agent's result objects so far: the next one's ``result_index`` (current contract)."""
         self.origin: dict[str, Any] | None = None
         """What started the running turn (the prompt line's ``origin``, or a task notification); the main
         agent's result carries it, as Claude Code's."""
         """Show a sub-agent's text and thinking too; by default, as Claude Code, its assistant messages carry
         only their tool calls (its prompt and tool results are always shown)."""
         """Echo the main agent's own input too (``--replay-user-messages``): the SDK reads prompts' uuids there."""
+
+    def notification_turn(self) -> None:
+        """Print mode starts a turn with a background task's notification: the current contract's result
+        says so (``origin``); the 2.1.92 profile's print mode shows none."""
+        if self.app.services.compat.current:
+            self.origin = notification_turn_origin(self.app)
 
     def _emit(self, obj: dict[str, Any]) -> None:
         self.stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -169,6 +194,11 @@ class StreamJsonWriter:
             obj = with_subagent_stats(obj, self.app)
             if self.origin is not None:
                 obj["origin"] = self.origin
+            if self.app.services.compat.current:
+                # One result per turn, numbered (observed-cc-now.md §9).
+                obj = {**{k: v for k, v in obj.items() if k != "uuid"}, "result_index": self.results_written,
+                       "uuid": obj.get("uuid")}
+            self.results_written += 1
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(
