@@ -191,3 +191,22 @@ def test_a_notification_that_joins_a_running_turn_has_the_reminder_too(tmp_path:
     blocks = notification_turn_message(bodies)
     assert blocks[0]["type"] == "tool_result"
     assert len(blocks) == 3 and blocks[1]["text"] == REMINDER and "<task-notification>" in blocks[2]["text"]
+
+
+def test_the_hand_back_names_a_foreground_grandchilds_tools(tmp_path: Path, repo: Path) -> None:
+    """Tools used, in order of use, include those of a foreground grandchild (after the child's Agent call)."""
+    call = agent_call("toolu_a", "Child one", subagent_type="general-purpose", run_in_background=False)
+    nested = agent_call("toolu_g", "Grand one", subagent_type="general-purpose", run_in_background=False)
+    family = [
+        {"match": {"first_user_contains": "Grand one", "last_is_tool_result": False}, "content": [CHILD_BASH]},
+        {"match": {"first_user_contains": "Grand one"}, "content": text("grand done"), "repeat": True},
+        {"match": {"first_user_contains": "Child one", "last_is_tool_result": False}, "content": [nested]},
+        {"match": {"first_user_contains": "Child one"}, "content": text("All good"), "repeat": True},
+    ]
+    lines, _ = run(tmp_path, repo, script(call, family), **CURRENT)
+    (block, data), = tool_results(lines)
+    assert result_text(block).startswith("  <tools-used-before-summary>Agent, Bash</tools-used-before-summary>\n  \n")
+    assert data["content"] == [{"type": "text", "text": "All good"}]
+    inner = next(b for line in lines if line.get("type") == "user" and line.get("parent_tool_use_id") == "toolu_a"
+                 for b in line["message"]["content"] if b.get("type") == "tool_result" and b["tool_use_id"] == "toolu_g")
+    assert result_text(inner).startswith("  <tools-used-before-summary>Bash</tools-used-before-summary>\n")

@@ -29,7 +29,7 @@ from catui.config.concurrency import DEFAULT_MAX_CONCURRENT_SUBAGENTS
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
 from catui.subagents.background_tasks import AgentTaskRecords, launched_result
-from catui.subagents.child_session import hang_under_current_call, record_agent_selected
+from catui.subagents.child_session import hang_under_current_call, mark_meta_finished, record_agent_selected
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.foreground import Handoff
 from catui.subagents.hand_back import tools_used
@@ -292,6 +292,7 @@ class BackgroundAgents:
         status: TaskStatus = limit_status or (
             "stopped" if stopped else ("failed" if error is not None else "completed"))
         run.end_status = status
+        mark_meta_finished(run.transcript_path)
         usage = run.progress_usage()  # the notification reports this run; the task, the agent's whole life
         self.records.finish_counts(run, task)
         note = self._notes.pop(run.agent_id, None)

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
+from catui.subagents.child_session import mark_meta_finished
 from catui.subagents.event_pump import INTERRUPTED, EventPump
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.live import LiveAgents
@@ -114,6 +115,7 @@ class ForegroundDriver:
             raise
         except Exception as exc:  # a bug in a child must not take the parent down
             result = await self.concluder.crashed(run, exc)
+            mark_meta_finished(run.transcript_path)
             task_events.emit(run, task_events.foreground_finished(run, end_status(run, result), answer_text(result)))
             return result
         if entry is not None and entry.handoff is not None and self.handover is not None:
@@ -123,6 +125,7 @@ class ForegroundDriver:
                 entry.outcome.set_result(True)
             return result
         result = await self.concluder.finish(run)
+        mark_meta_finished(run.transcript_path)
         # A child that finished just as the stop came is reported as it ended.
         status = end_status(run, result)
         task_events.emit(run, task_events.foreground_finished(run, status, answer_text(result)))
