@@ -109,6 +109,15 @@ def test_background_agent_events_turns_and_the_tools_used_reminder(tmp_path: Pat
     assert first["result"] == "parent done" and second["result"] == "noted"
     assert second["origin"] == {"kind": "task-notification", "producer": "session-task", "runId": run_id}
     assert all("subagent_stats" in r for r in (first, second))
+    for shown in (first, second):
+        assert shown["api_error_status"] is None and shown["safety_stops"] == 0 and shown["queued_turn_count"] == 0
+    # model_usage_since_last_result: the first result's is all of it; the two add up to the second's modelUsage.
+    assert first["model_usage_since_last_result"] == first["modelUsage"]
+    since = second["model_usage_since_last_result"]
+    assert since and all(entry["outputTokens"] > 0 for entry in since.values())
+    for model, total in second["modelUsage"].items():
+        earlier = first["model_usage_since_last_result"].get(model, {}).get("outputTokens", 0)
+        assert earlier + since.get(model, {}).get("outputTokens", 0) == total["outputTokens"]
     # The notification turn: the tools-used reminder, then the notification, as two text blocks.
     blocks = notification_turn_message(bodies)
     assert [b["type"] for b in blocks] == ["text", "text"] and blocks[0]["text"] == REMINDER
@@ -125,7 +134,9 @@ def test_the_old_profile_keeps_its_event_and_result_shapes(tmp_path: Path, repo:
     assert ended == ["task_notification", "task_updated"]
     note = system(lines, "task_notification")[0]
     assert note["summary"] == 'Agent "job toolu_a" completed' and "summary_is_report" not in note
-    assert all("result_index" not in r and "origin" not in r for r in results(lines)) and len(results(lines)) == 2
+    assert len(results(lines)) == 2
+    assert all(not {"result_index", "origin", "safety_stops", "model_usage_since_last_result", "api_error_status"} & {*r}
+               for r in results(lines))
     blocks = notification_turn_message(bodies)
     assert len(blocks) == 1 and blocks[0]["text"].startswith("<task-notification>")
 
@@ -163,7 +174,8 @@ def test_json_output_prints_the_last_turns_numbered_result(tmp_path: Path, repo:
                          "--permission-mode", "bypassPermissions", timeout=GUARD_S)
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert shown["result"] == "noted" and shown["result_index"] == 1
+    assert shown["result"] == "noted" and shown["result_index"] == 1 and shown["safety_stops"] == 0
+    assert list(shown)[-1] == "uuid" and shown["model_usage_since_last_result"]
     assert shown["origin"]["kind"] == "task-notification" and RUN_ID.match(shown["origin"]["runId"])
     assert shown["subagent_stats"]["completed"] == 1
 

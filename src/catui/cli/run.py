@@ -32,12 +32,7 @@ from catui.cli.sdk_flags import (
     system_prompt,
     thinking,
 )
-from catui.cli.stream.output import (
-    StreamJsonWriter,
-    notification_turn_origin,
-    result_json,
-    with_subagent_stats,
-)
+from catui.cli.stream.output import StreamJsonWriter, result_json, with_subagent_stats
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.models.reasoning import parse_effort, thinking_from_budget
@@ -48,6 +43,7 @@ from catui.session.resume import check_new_session_id
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.cli.stream.turn_results import TurnResults
 
 EXIT_ERROR = 1
 
@@ -259,10 +255,19 @@ async def print_mode_main(
     try:
         instructions = compact_instructions(prompt)
         turn_origin: list[dict[str, Any] | None] = [None]
-        results = 0
+        numbered: TurnResults | None = None
+        if output_format == "json" and app.services.compat.current:
+            # lazy: only the current contract's json output numbers results here (stream-json's writer does its own)
+            from catui.cli.stream.turn_results import TurnResults
+
+            numbered = TurnResults(app)  # the last turn's result, numbered as stream-json numbers it
+        shown: dict[str, Any] | None = None
 
         def notification_turn() -> None:
-            turn_origin[0] = notification_turn_origin(app) if app.services.compat.current else None
+            if app.services.compat.current:
+                from catui.cli.stream.turn_results import notification_turn_origin
+
+                turn_origin[0] = notification_turn_origin(app)
             if writer:
                 writer.notification_turn()
 
@@ -278,7 +283,11 @@ async def print_mode_main(
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
                 final = event
-                results += 1
+                if numbered is not None:
+                    shown = with_subagent_stats(result_json(event), app)
+                    if turn_origin[0] is not None:
+                        shown = {**shown, "origin": turn_origin[0]}
+                    shown = numbered.stamp(shown)
     finally:
         await app.aclose()
     teams = (app.services.subagents.teams if app.services.subagents is not None else None)
@@ -293,12 +302,7 @@ async def print_mode_main(
         else:
             click.echo(final.result)
     elif output_format == "json":
-        shown = with_subagent_stats(result_json(final), app)
-        if app.services.compat.current:  # the last turn's result, numbered as stream-json numbers it
-            extra = {"origin": turn_origin[0]} if turn_origin[0] is not None else {}
-            shown = {**{k: v for k, v in shown.items() if k != "uuid"}, **extra, "result_index": results - 1,
-                     "uuid": shown.get("uuid")}
-        click.echo(json.dumps(shown))
+        click.echo(json.dumps(shown if shown is not None else with_subagent_stats(result_json(final), app)))
     return EXIT_ERROR if final.is_error else 0
 
 

@@ -25,6 +25,7 @@ from catui.styles.active import reported_style
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.cli.stream.turn_results import TurnResults
 
 
 def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
@@ -103,23 +104,6 @@ def with_subagent_stats(obj: dict[str, Any], app: Any) -> dict[str, Any]:
     return {**{k: v for k, v in obj.items() if k != "uuid"}, "subagent_stats": stats, "uuid": obj.get("uuid")}
 
 
-def notification_turn_origin(app: Any) -> dict[str, Any]:
-    """The ``origin`` of a turn a background task's notification started.
-
-    The current contract names the producer and the run whose notification it was (``runId``, as in its
-    task events); the 2.1.92 profile says only the kind.
-    """
-    if not app.services.compat.current:
-        return {"kind": "task-notification"}
-    origin: dict[str, Any] = {"kind": "task-notification", "producer": "session-task"}
-    tasks = app.tasks
-    notification = tasks.notifications.last_started_turn if tasks is not None else None
-    run_id = notification.data.get("run_id") if notification is not None else None
-    if isinstance(run_id, str):
-        origin["runId"] = run_id
-    return origin
-
-
 class StreamJsonWriter:
     """Writes events of an app's run to a text stream as JSON lines, flushing each."""
 
@@ -129,8 +113,12 @@ class StreamJsonWriter:
         self.stream = stream
         self.replay_user_messages = replay_user_messages
         self.forward_subagent_text = forward_subagent_text
-        self.results_written = 0
-        """The main agent's result objects so far: the next one's ``result_index`` (current contract)."""
+        self.turn_results: TurnResults | None = None
+        """Numbers the main agent's results (current contract: ``result_index`` and the other per-turn keys)."""
+        if app.services.compat.current:
+            from catui.cli.stream.turn_results import TurnResults  # lazy: the 2.1.92 profile numbers none
+
+            self.turn_results = TurnResults(app)
         self.origin: dict[str, Any] | None = None
         """What started the running turn (the prompt line's ``origin``, or a task notification); the main
         agent's result carries it, as Claude Code's."""
@@ -142,6 +130,8 @@ class StreamJsonWriter:
         """Print mode starts a turn with a background task's notification: the current contract's result
         says so (``origin``); the 2.1.92 profile's print mode shows none."""
         if self.app.services.compat.current:
+            from catui.cli.stream.turn_results import notification_turn_origin
+
             self.origin = notification_turn_origin(self.app)
 
     def _emit(self, obj: dict[str, Any]) -> None:
@@ -194,11 +184,8 @@ class StreamJsonWriter:
             obj = with_subagent_stats(obj, self.app)
             if self.origin is not None:
                 obj["origin"] = self.origin
-            if self.app.services.compat.current:
-                # One result per turn, numbered (observed-cc-now.md §9).
-                obj = {**{k: v for k, v in obj.items() if k != "uuid"}, "result_index": self.results_written,
-                       "uuid": obj.get("uuid")}
-            self.results_written += 1
+            if self.turn_results is not None:
+                obj = self.turn_results.stamp(obj)
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(

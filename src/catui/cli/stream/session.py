@@ -40,8 +40,9 @@ from catui.cli.stream.control_channel import ControlChannel
 from catui.cli.stream.control_requests import ControlRequestHandler, initialize_response
 from catui.cli.stream.initialize_request import apply_initialize
 from catui.cli.stream.input import StreamInputError, UserInput, read_messages, user_input_from
-from catui.cli.stream.output import StreamJsonWriter, notification_turn_origin
+from catui.cli.stream.output import StreamJsonWriter
 from catui.cli.stream.session_state import SessionStateReporter
+from catui.cli.stream.turn_results import notification_turn_origin
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
