@@ -94,6 +94,9 @@ def test_background_agent_events_turns_and_the_tools_used_reminder(tmp_path: Pat
     assert list(events[0])[:3] == ["type", "subtype", "task_id"] and list(events[0])[3] == "run_id"
     changed = system(lines, "background_tasks_changed")
     assert changed[0]["tasks"][0]["run_id"] == run_id and changed[-1]["tasks"] == []
+    # The set changes before the task's start is announced, and after its notification (as observed).
+    assert lines.index(changed[0]) < lines.index(system(lines, "task_started")[0])
+    assert lines.index(changed[-1]) > lines.index(system(lines, "task_notification")[0])
     progress = system(lines, "task_progress")
     assert progress and all(p["description"] == "Running Say hi" and p["subagent_type"] == "general-purpose"
                             for p in progress)

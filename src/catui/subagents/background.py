@@ -88,10 +88,11 @@ class BackgroundAgents:
         run.stop_event = asyncio.Event()
         task = self._start_task(run, copy_existing=False)
         placed = self._place_or_queue(task)
-        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
+        # The current contract announces the new set of background agents first, then the task's start.
         self._announce_set(run)
+        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         return launched_result(run, task, current=self.compat.hand_back_framing())
 
     def adopt(self, run: SubagentRun, handoff: Handoff) -> ToolResult:
@@ -111,9 +112,10 @@ class BackgroundAgents:
         if note is not None:
             self._notes[run.agent_id] = note
         placed = self._place_or_queue(task)
-        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
+        self._announce_set(run)
+        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
 
     def resume_held(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
         """Continue a finished agent this process still holds, with ``text``; False when it is not held.
@@ -218,7 +220,8 @@ class BackgroundAgents:
         """The current contract's ``background_tasks_changed``: the background agents running now."""
         if origin.current_contract and origin.parent_ctx.emit is not None:
             running = [r for r in self._active.values() if r.agent_id in self._runners]
-            origin.parent_ctx.emit(task_events.background_tasks_changed(running, origin))
+            # An idle parent hears it with its next turn, after the ended task's notification events.
+            self.notices.announce_events(origin, [task_events.background_tasks_changed(running, origin)])
 
     # -- driving ----------------------------------------------------------------------------------
 
