@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +227,22 @@ def test_the_hand_back_names_a_foreground_grandchilds_tools(tmp_path: Path, repo
     inner = next(b for line in lines if line.get("type") == "user" and line.get("parent_tool_use_id") == "toolu_a"
                  for b in line["message"]["content"] if b.get("type") == "tool_result" and b["tool_use_id"] == "toolu_g")
     assert result_text(inner).startswith("  <tools-used-before-summary>Bash</tools-used-before-summary>\n")
+
+
+def test_a_driven_session_numbers_its_results_and_names_the_notification_run(tmp_path: Path, repo: Path) -> None:
+    """``--input-format stream-json`` (the SDKs' transport): the same per-turn results as print mode."""
+    call = agent_call("toolu_a", "Child one", subagent_type="general-purpose")
+    prompt = json.dumps({"type": "user", "message": {"role": "user", "content": "Go"}, "session_id": "",
+                         "parent_tool_use_id": None})
+    with AnthropicTestServer(script(call, child_with_bash())) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "catui", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+             "--verbose", "--permission-mode", "bypassPermissions"],
+            cwd=repo, env=cli_env(tmp_path, server, **CURRENT), input=prompt + "\n", capture_output=True, text=True,
+            timeout=GUARD_S)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    first, second = results(lines)
+    run_id = system(lines, "task_started")[0]["run_id"]
+    assert (first["result_index"], second["result_index"]) == (0, 1) and "origin" not in first
+    assert second["origin"] == {"kind": "task-notification", "producer": "session-task", "runId": run_id}
