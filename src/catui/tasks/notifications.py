@@ -142,6 +142,21 @@ def current_task_notification(
     return f"<system-reminder>\n{NOTIFICATION_HEADER}\n\n" + "\n".join(lines) + "\n</system-reminder>"
 
 
+def notification_turn_origin(last: TaskNotification | None, *, current: bool) -> dict[str, Any]:
+    """The ``origin`` of a turn that ``last`` (the notification that started it) started.
+
+    The current contract names the producer and the run whose notification it was (``runId``, as in its
+    task events); the 2.1.92 profile says only the kind.
+    """
+    if not current:
+        return {"kind": "task-notification"}
+    origin: dict[str, Any] = {"kind": "task-notification", "producer": "session-task"}
+    run_id = last.data.get("run_id") if last is not None else None
+    if isinstance(run_id, str):
+        origin["runId"] = run_id
+    return origin
+
+
 @dataclass
 class TaskNotification:
     """One finished task's message for the parent; ``on_delivered`` runs when it is handed out."""

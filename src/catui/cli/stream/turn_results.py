@@ -13,22 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from catui.tasks.notifications import notification_turn_origin as turn_origin
+
 
 def notification_turn_origin(app: Any) -> dict[str, Any]:
-    """The ``origin`` of a turn a background task's notification started.
-
-    The current contract names the producer and the run whose notification it was (``runId``, as in its
-    task events); the 2.1.92 profile says only the kind.
-    """
-    if not app.services.compat.current:
-        return {"kind": "task-notification"}
-    origin: dict[str, Any] = {"kind": "task-notification", "producer": "session-task"}
+    """The ``origin`` of a turn a background task's notification started (catui.tasks.notifications)."""
     tasks = app.tasks
-    notification = tasks.notifications.last_started_turn if tasks is not None else None
-    run_id = notification.data.get("run_id") if notification is not None else None
-    if isinstance(run_id, str):
-        origin["runId"] = run_id
-    return origin
+    last = tasks.notifications.last_started_turn if tasks is not None else None
+    return turn_origin(last, current=app.services.compat.current)
 
 
 def usage_since(now: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
