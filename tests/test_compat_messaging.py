@@ -143,6 +143,20 @@ def test_task_stop_by_name(tmp_path: Path, repo: Path) -> None:
     assert block.get("is_error") is not True and "job toolu_a" in result_text(block)
     note = next(last(b) for b in bodies_with_first(bodies, "Go") if "<task-notification>" in last(b))
     assert "<status>killed</status>" in note and 'Agent "job toolu_a" was stopped by Claude' in note
+    assert "<usage>" not in note
+    # stream-json: task_updated (killed, with its run_id) before the task_notification (stopped, no usage).
+    ended = [line for line in lines if line.get("type") == "system"
+             and line.get("subtype") in ("task_updated", "task_notification") and line.get("task_id") == agent_id(lines)]
+    ended = [e for e in ended if e["subtype"] == "task_notification" or e["patch"]["status"] != "running"]
+    assert [e["subtype"] for e in ended] == ["task_updated", "task_notification"]
+    assert ended[0]["patch"]["status"] == "killed" and "error" not in ended[0]["patch"]
+    assert ended[1]["status"] == "stopped" and ended[1]["summary"] == "job toolu_a" and "usage" not in ended[1]
+    assert ended[0]["run_id"] == ended[1]["run_id"]
+
+
+def agent_id(lines: list[dict[str, Any]]) -> str:
+    """The task id of the run's first task_started."""
+    return str(next(line["task_id"] for line in lines if line.get("subtype") == "task_started"))
 
 
 # -- SendMessage to finished agents, "main", "*", unknown -----------------------------------------------------------

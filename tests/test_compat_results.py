@@ -161,9 +161,32 @@ def test_meta_json_fields(tmp_path: Path, repo: Path) -> None:
     meta_path, = (tmp_path / "catui-home").rglob(f"agent-{data['agentId']}.meta.json")
     meta = json.loads(meta_path.read_text())
     assert meta["agentType"] == "general-purpose" and meta["toolUseId"] == "toolu_a"
-    assert meta["isFork"] is False and meta["isBuiltIn"] is True and meta["spawnDepth"] == 1
+    assert "isFork" not in meta and meta["isBuiltIn"] is True and meta["spawnDepth"] == 1
     assert meta["requestShape"] == "background" and meta["launchedWithDefaults"] is True
     assert meta["requestNonInteractive"] is True
+    # Neither the call nor general-purpose named a model; the run has ended (print mode waited for it).
+    assert meta["modelNotNamed"] is True and meta["pickedEffortModel"] == meta["model"] == data["resolvedModel"]
+    assert meta["finished"] is True
+
+
+def test_meta_json_of_a_fork_and_a_named_model(tmp_path: Path, repo: Path) -> None:
+    call = agent_call("toolu_a", "Child one", subagent_type="fork", run_in_background=False)
+    fork_turn = {"match": {"last_user_contains": "Child one"}, "content": text("fork done"), "repeat": True}
+    turns = script(call, [])
+    turns["turns"].insert(0, fork_turn)  # the fork's request starts with the parent's own messages
+    with AnthropicTestServer(turns) as server:
+        done, lines = stream_run(repo, cli_env(tmp_path, server, **CURRENT), "Go")
+        assert done.returncode == 0, done.stderr
+    (_, data), = tool_results(lines)
+    meta = json.loads(next((tmp_path / "catui-home").rglob(f"agent-{data['agentId']}.meta.json")).read_text())
+    assert meta["isFork"] is True and meta["model"] == "inherit" and meta["finished"] is True
+    call = agent_call("toolu_a", "Child one", subagent_type="general-purpose", model="haiku", run_in_background=False)
+    lines, _ = run(tmp_path / "second", repo, call, child_turns("ok"), **CURRENT)
+    (_, data), = tool_results(lines)
+    meta = json.loads(next((tmp_path / "second" / "catui-home").rglob(f"agent-{data['agentId']}.meta.json"))
+                      .read_text())
+    assert "modelNotNamed" not in meta and meta["pickedEffortModel"] == "claude-haiku-5-5"
+    assert meta["requestShape"] == "foreground" and "launchedWithDefaults" not in meta
 
 
 # -- point 7: output scanning ------------------------------------------------------------------------------------
@@ -287,6 +310,6 @@ def test_task_events_of_a_background_agent(tmp_path: Path, repo: Path, extra: di
         return
     assert started["subagent_type"] == "general-purpose" and started["is_backgrounded"] is True
     assert started["spawn_depth"] == 1 and isinstance(ended[0]["patch"]["end_time"], int)
-    assert changed[0] == [{"task_id": started["task_id"], "task_type": "local_agent",
+    assert changed[0] == [{"task_id": started["task_id"], "run_id": started["run_id"], "task_type": "local_agent",
                            "subagent_type": "general-purpose", "description": "job toolu_a"}]
     assert changed[-1] == []

@@ -25,10 +25,13 @@ class ProviderError(CatuiError):
     are exhausted, so the caller knows the error was transient in nature).
     """
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
+                 api_message: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.api_message = api_message
+        """The API's own error message (its error body's ``message``), when it sent one."""
 
 
 class ToolError(CatuiError):

@@ -35,6 +35,8 @@ def install_current_hook_fields(runner: HookRunner, session: Session, tasks: Tas
         out: dict[str, Any] = {}
         if event != "SessionStart":
             prompts = sum(1 for m in session.messages if is_real_prompt(m))
+            if event == "UserPromptSubmit":
+                prompts += 1  # the prompt it submits is not in the conversation yet: its turn's id
             out["prompt_id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"catui:{session.session_id}:{prompts}"))
         if event in EFFORT_EVENTS:
             out["effort"] = {"level": session.config.effort or "medium"}
@@ -51,3 +53,4 @@ def install_current_hook_fields(runner: HookRunner, session: Session, tasks: Tas
         return out
 
     runner.payload_extras = fields
+    runner.current_contract = True

@@ -43,6 +43,7 @@ from catui.session.resume import check_new_session_id
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.cli.stream.turn_results import TurnResults
 
 EXIT_ERROR = 1
 
@@ -253,7 +254,25 @@ async def print_mode_main(
     final: ResultEvent | None = None
     try:
         instructions = compact_instructions(prompt)
-        events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None)
+        turn_origin: list[dict[str, Any] | None] = [None]
+        numbered: TurnResults | None = None
+        if output_format == "json" and app.services.compat.current:
+            # lazy: only the current contract's json output numbers results here (stream-json's writer does its own)
+            from catui.cli.stream.turn_results import TurnResults
+
+            numbered = TurnResults(app)  # the last turn's result, numbered as stream-json numbers it
+        shown: dict[str, Any] | None = None
+
+        def notification_turn() -> None:
+            if app.services.compat.current:
+                from catui.cli.stream.turn_results import notification_turn_origin
+
+                turn_origin[0] = notification_turn_origin(app)
+            if writer:
+                writer.notification_turn()
+
+        events = (conversation_events(app, prompt, on_team_turn=writer.init if writer else None,
+                                      on_notification_turn=notification_turn)
                   if instructions is None else compact_events(app.session, instructions))
         async for event in events:
             if isinstance(event, ResultEvent) and event.agent_id is None and structured is not None:
@@ -264,6 +283,11 @@ async def print_mode_main(
                 writer.write(event)
             if isinstance(event, ResultEvent) and event.agent_id is None:
                 final = event
+                if numbered is not None:
+                    shown = with_subagent_stats(result_json(event), app)
+                    if turn_origin[0] is not None:
+                        shown = {**shown, "origin": turn_origin[0]}
+                    shown = numbered.stamp(shown)
     finally:
         await app.aclose()
     teams = (app.services.subagents.teams if app.services.subagents is not None else None)
@@ -278,7 +302,7 @@ async def print_mode_main(
         else:
             click.echo(final.result)
     elif output_format == "json":
-        click.echo(json.dumps(with_subagent_stats(result_json(final), app)))
+        click.echo(json.dumps(shown if shown is not None else with_subagent_stats(result_json(final), app)))
     return EXIT_ERROR if final.is_error else 0
 
 
@@ -307,14 +331,16 @@ async def stream_input_main(
 
 
 async def conversation_events(
-    app: AgentApp, prompt: str, *, on_team_turn: Callable[[], None] | None = None
+    app: AgentApp, prompt: str, *, on_team_turn: Callable[[], None] | None = None,
+    on_notification_turn: Callable[[], None] | None = None,
 ) -> AsyncIterator[Event]:
     """The main session's events for one prompt, then for each background-agent notification that follows.
 
     Print mode does not exit while background agents run: after the parent's turn ends it waits for
     their notifications and gives each to the parent as a new turn, as Claude Code does. A lead's
     teammates' messages start new turns the same way (``TeamCoordinator.next_lead_input``); each such
-    turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed).
+    turn is announced through ``on_team_turn`` (stream-json: its own init event, as observed), and a
+    notification's through ``on_notification_turn`` (its result's ``origin``).
     """
     command = await command_prompt(app, prompt)
     if command is not None and command.error is not None:  # an unknown command, or a shell line that may not run
@@ -375,6 +401,8 @@ async def conversation_events(
                 return
             if teams is not None and on_team_turn is not None:
                 on_team_turn()
+            elif teams is None and on_notification_turn is not None:
+                on_notification_turn()
             content = notification
     finally:
         restore()

@@ -87,6 +87,7 @@ def child_hooks(
     if parent_runner is not None:
         runner.tool_aliases = parent_runner.tool_aliases
         runner.payload_extras = parent_runner.payload_extras
+        runner.current_contract = parent_runner.current_contract
     return runner
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,10 @@ class HookRunner:
         self.payload_extras: Callable[[str, ToolContext | None], Mapping[str, Any]] | None = None
         """Fields every hook input of an event gets (the current contract's ``prompt_id``, ``effort``, …); the
         event's own fields win. Sub-agents' runners copy it."""
+        self.current_contract = False
+        """The current Claude Code contract's hook behaviour (set with ``payload_extras``, copied to
+        sub-agents): PostToolUse reports the tool's ``duration_ms``, and a turn a background task's
+        notification starts runs UserPromptSubmit with the notification as its prompt."""
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -158,12 +163,17 @@ class HookRunner:
                                     also=self.tool_aliases(tool_name))
 
     async def post_tool_use(self, tool_name: str, tool_input: Mapping[str, Any], tool_response: Any,
-                            tool_use_id: str, ctx: ToolContext | None = None) -> HookOutcome:
-        """After a tool succeeded: may add context for the model or block with a reason fed to it."""
+                            tool_use_id: str, ctx: ToolContext | None = None, *,
+                            duration_ms: int | None = None) -> HookOutcome:
+        """After a tool succeeded: may add context for the model or block with a reason fed to it.
+
+        ``duration_ms`` (how long the call ran) is reported in the current contract."""
         if not self.config.has("PostToolUse"):
             return no_outcome()
         fields = {"tool_name": tool_name, "tool_input": dict(tool_input), "tool_response": tool_response,
                   "tool_use_id": tool_use_id}
+        if self.current_contract and duration_ms is not None:
+            fields["duration_ms"] = duration_ms
         return await self.run_event("PostToolUse", fields, subject=tool_name, ctx=ctx,
                                     also=self.tool_aliases(tool_name))
 
@@ -260,6 +270,8 @@ class HookRunner:
                 outcomes.append(await self.session_start("resume" if has_history else "startup", model, ctx=ctx))
         if self.agent_id is None:
             prompt = prompt_text(message)
+            if prompt is None and self.current_contract:
+                prompt = notification_prompt(message)
             if prompt is not None:
                 outcomes.append(await self.user_prompt_submit(prompt, ctx=ctx))
         outcome = merge_outcomes(outcomes)
@@ -297,6 +309,21 @@ async def _unless_aborted(work: asyncio.Future[list[Any]], abort: asyncio.Event 
             await work
         raise asyncio.CancelledError
     return work.result()
+
+
+_NOTIFICATION_ELEMENT = re.compile(r"<task-notification>.*?</task-notification>", re.DOTALL)
+
+
+def notification_prompt(message: Message) -> str | None:
+    """The ``<task-notification>`` elements of a turn a background task's notification starts (the current
+    contract's UserPromptSubmit ``prompt``), or None for any other message."""
+    found: list[str] = []
+    for block in blocks_of(message):
+        if block.get("type") == "tool_result":
+            return None
+        if block.get("type") == "text":
+            found += _NOTIFICATION_ELEMENT.findall(str(block.get("text", "")))
+    return "\n".join(found) if found else None
 
 
 def prompt_text(message: Message) -> str | None:

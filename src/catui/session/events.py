@@ -117,5 +117,7 @@ class ResultEvent(Event):
     error (claude-agent-sdk's ResultMessage.terminal_reason)."""
     api_error_status: int | None = None
     """The HTTP status of the API call whose failure ended the run, if one did."""
+    api_error_message: str | None = None
+    """That failure's message as the API sent it (a sub-agent's failure text quotes it in the current contract)."""
     structured_output: Any = None
     """The object the main agent handed back through StructuredOutput (``--json-schema``, ``output_format``)."""

@@ -27,15 +27,18 @@ def emit_hook_notices(state: LoopState, session: LoopDeps, notices: list[HookNot
 
 async def post_tool_hooks(
     state: LoopState, session: LoopDeps, hooks: HookRunner, tool_name: str, tool_input: dict[str, Any], result: ToolResult,
-    tool_use_id: str,
+    tool_use_id: str, duration_ms: int | None = None,
 ) -> ToolResult:
-    """PostToolUse (or PostToolUseFailure for an error result); the result with the hooks' feedback added."""
+    """PostToolUse (or PostToolUseFailure for an error result); the result with the hooks' feedback added.
+
+    ``duration_ms``: how long the tool ran (PostToolUse reports it in the current contract)."""
     if result.is_error:
         post = await hooks.post_tool_use_failure(tool_name, tool_input, content_text(result.content),
                                                  tool_use_id, session.ctx)
     else:
         response = claude_tool_response(tool_name, tool_input, result.data, content_text(result.content))
-        post = await hooks.post_tool_use(tool_name, tool_input, response, tool_use_id, session.ctx)
+        post = await hooks.post_tool_use(tool_name, tool_input, response, tool_use_id, session.ctx,
+                                         duration_ms=duration_ms)
     emit_hook_notices(state, session, post.notices)
     if post.halt:
         state.run_state.halt(post.stop_reason or f"A {post.event} hook stopped the agent.")

@@ -259,6 +259,7 @@ class Session:
         message = prompt if isinstance(prompt, dict) else user_message(prompt)
         subtype, is_error, result_text = "success", False, ""
         terminal_reason, api_error_status, in_tools = "completed", None, False
+        api_error_message: str | None = None
         hooks, refused, stop_continuations = self.config.hooks, False, 0
         self.run_state.start_run()
         turns_this_run = 0
@@ -337,6 +338,7 @@ class Session:
             subtype, is_error = "error_during_execution", True
             result_text = str(exc)
             api_error_status = exc.status if isinstance(exc, ProviderError) else None
+            api_error_message = exc.api_message if isinstance(exc, ProviderError) else None
             terminal_reason = "api_error" if isinstance(exc, ProviderError) else "error"
             self.emit(ErrorEvent(message=str(exc), **self.event_fields()))
         run_rules = self.run_state.take_run_rules()
@@ -344,6 +346,7 @@ class Session:
             self.ctx.permissions = self.ctx.permissions.without_rules(run_rules)
         result = self.result_event(subtype, is_error, result_text, started=started, terminal_reason=terminal_reason,
                                    api_error_status=api_error_status)
+        result.api_error_message = api_error_message
         self.emit(result)
         return result
 

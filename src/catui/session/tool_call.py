@@ -7,6 +7,7 @@ error :class:`ToolResult` the model sees; only cancellation propagates.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -56,6 +57,7 @@ async def execute_tool(state: LoopState, session: LoopDeps, name: str, raw_input
     history = session.config.file_history
     if history is not None:  # the file's state before this prompt's first change to it, for rewind_files
         history.before_tool(tool.name, raw_input, session.ctx.cwd)
+    called = time.monotonic()
     try:
         result = await tool.call(args, session.ctx)
     except asyncio.CancelledError:
@@ -65,7 +67,8 @@ async def execute_tool(state: LoopState, session: LoopDeps, name: str, raw_input
     except Exception as exc:  # a tool bug must not end the session; the model sees what failed
         result = ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if hooks is not None:
-        result = await post_tool_hooks(state, session, hooks, tool.name, raw_input, result, tool_use_id)
+        result = await post_tool_hooks(state, session, hooks, tool.name, raw_input, result, tool_use_id,
+                                       duration_ms=int((time.monotonic() - called) * 1000))
     return result
 
 

@@ -29,9 +29,10 @@ from catui.config.concurrency import DEFAULT_MAX_CONCURRENT_SUBAGENTS
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
 from catui.subagents.background_tasks import AgentTaskRecords, launched_result
-from catui.subagents.child_session import hang_under_current_call, record_agent_selected
+from catui.subagents.child_session import hang_under_current_call, mark_meta_finished, record_agent_selected
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.foreground import Handoff
+from catui.subagents.hand_back import tools_used
 from catui.subagents.handoff_notes import record_review, with_warning
 from catui.subagents.live import LiveAgents
 from catui.subagents.outcome import RunConcluder, answer_text
@@ -46,6 +47,7 @@ from catui.tasks.notifications import (
     current_task_notification,
     format_task_notification,
     notification_summary,
+    tools_used_reminder,
 )
 from catui.tasks.registry import Task, TaskRegistry, TaskStatus
 from catui.tools.base import ToolResult
@@ -86,10 +88,11 @@ class BackgroundAgents:
         run.stop_event = asyncio.Event()
         task = self._start_task(run, copy_existing=False)
         placed = self._place_or_queue(task)
-        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
+        # The current contract announces the new set of background agents first, then the task's start.
         self._announce_set(run)
+        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         return launched_result(run, task, current=self.compat.hand_back_framing())
 
     def adopt(self, run: SubagentRun, handoff: Handoff) -> ToolResult:
@@ -109,9 +112,10 @@ class BackgroundAgents:
         if note is not None:
             self._notes[run.agent_id] = note
         placed = self._place_or_queue(task)
-        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
         self.live.attach_inbox(run)
         self._start_driver(run, task, None, placed=placed)
+        self._announce_set(run)
+        task_events.emit(run, task_events.task_started(run, status=None if placed else "queued"))
 
     def resume_held(self, agent_id: str, text: str, *, tool_use_id: str | None = None) -> bool:
         """Continue a finished agent this process still holds, with ``text``; False when it is not held.
@@ -216,7 +220,8 @@ class BackgroundAgents:
         """The current contract's ``background_tasks_changed``: the background agents running now."""
         if origin.current_contract and origin.parent_ctx.emit is not None:
             running = [r for r in self._active.values() if r.agent_id in self._runners]
-            origin.parent_ctx.emit(task_events.background_tasks_changed(running, origin))
+            # An idle parent hears it with its next turn, after the ended task's notification events.
+            self.notices.announce_events(origin, [task_events.background_tasks_changed(running, origin)])
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -290,12 +295,14 @@ class BackgroundAgents:
         status: TaskStatus = limit_status or (
             "stopped" if stopped else ("failed" if error is not None else "completed"))
         run.end_status = status
+        mark_meta_finished(run.transcript_path)
         usage = run.progress_usage()  # the notification reports this run; the task, the agent's whole life
         self.records.finish_counts(run, task)
         note = self._notes.pop(run.agent_id, None)
         if note is not None:
             result = f"{note}\n\n{result}" if result else note
         summary = notification_summary(run.description, status, error)
+        report = result
         if result and self.compat.scans_output():
             result = scanned_notification_result(result)
         if self.compat.hand_back_framing():
@@ -310,7 +317,19 @@ class BackgroundAgents:
                 status=status, summary=summary, result=result, usage=usage,
                 worktree_path=worktree[0], worktree_branch=worktree[1],
             )
-        event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary)
+        lead: str | None = None
+        if self.compat.hand_back_framing():
+            # The current contract's event summary is the report itself, the error, or the description.
+            if status == "completed":
+                summary = report or run.description
+            elif status == "failed":
+                summary = error or summary
+            elif status == "stopped":
+                summary = run.description
+            lead = tools_used_reminder(tools_used(run.own_messages()))
+        event = task_events.task_notification(run, status=status, output_file=str(task.output_file), summary=summary,
+                                              summary_is_report=bool(report) and status == "completed"
+                                              and self.compat.hand_back_framing())
         if status == "completed" and run.parent_ctx.permissions.mode == "auto":
             # The review ran (spec 12.1): its verdict is the output file's last line, which also tells the
             # deferred review (on read) that it is done. Empty content: nothing was flagged.
@@ -326,7 +345,8 @@ class BackgroundAgents:
         task.metadata[NOTIFICATION_POSTED_KEY] = True
         task.changed()
         if not self._deliver_to_parent_agent(run, text):
-            self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status}))
+            self.tasks.post_notification(TaskNotification(run.agent_id, text, data={"status": status, "run_id": run.run_id},
+                                                           lead=lead))
         self.notices.announce(run, event)
         if unread and (status == "completed" or woken):
             # Messages queued during its last model request were never read (no tool round followed): it

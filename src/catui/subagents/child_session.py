@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,10 @@ class ChildTranscripts:
         # still be resumed, from its task (see SubagentResumer.resume_from_transcript).
         meta["prompt"] = plan.request.prompt
         # The current contract's keys (observed-cc-now.md §9), additive for readers of the older shape.
+        if plan.is_fork:
+            meta["isFork"] = True
         meta.update({
-            "isFork": plan.is_fork, "isBuiltIn": plan.definition.is_built_in, "spawnDepth": plan.depth,
+            "isBuiltIn": plan.definition.is_built_in, "spawnDepth": plan.depth,
             "requestShape": "background" if plan.is_async else "foreground",
             "requestNonInteractive": not parent.ctx.interactive,
         })
@@ -67,9 +70,33 @@ class ChildTranscripts:
                 meta["worktreeBranch"] = plan.worktree.branch
         if plan.is_fork:
             meta["model"] = "inherit"
+        if plan.request.model is None and plan.model.reason != "environment" and (
+                plan.definition.model in (None, "", "inherit")):
+            meta["modelNotNamed"] = True  # neither the call nor the definition named one: the parent's
+        meta["pickedEffortModel"] = plan.model.model_id
+        meta["finished"] = False  # set when the run ends (mark_meta_finished)
         meta.update(plan.request.extra_meta)
-        write_json_atomic(folder / f"agent-{plan.agent_id}.meta.json", meta)
+        write_json_atomic(meta_path(path), meta)
         return writer, path
+
+
+def meta_path(transcript: Path) -> Path:
+    """The ``.meta.json`` beside a child's transcript ``agent-<id>.jsonl``."""
+    return transcript.with_name(f"{transcript.stem}.meta.json")
+
+
+def mark_meta_finished(transcript: Path | None) -> None:
+    """Record in the child's ``.meta.json`` that its run has ended (``finished: true``, observed-cc-now.md §9)."""
+    if transcript is None:
+        return
+    path = meta_path(transcript)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no meta to update (a hook-made transcript folder, a removed session): nothing to record
+    if isinstance(meta, dict) and meta.get("finished") is not True:
+        meta["finished"] = True
+        write_json_atomic(path, meta)
 
 
 def build_child_session(

@@ -19,10 +19,11 @@ from typing import Protocol
 
 from catui.session.events import AssistantMessageEvent, Event
 from catui.subagents import task_events
+from catui.subagents.child_session import mark_meta_finished
 from catui.subagents.event_pump import INTERRUPTED, EventPump
 from catui.subagents.executors import AgentExecutor
 from catui.subagents.live import LiveAgents
-from catui.subagents.outcome import RunConcluder, end_status
+from catui.subagents.outcome import RunConcluder, answer_text, end_status
 from catui.subagents.result import ONE_SHOT_AGENT_TYPES
 from catui.subagents.run import SubagentRun
 from catui.tools.base import ToolResult
@@ -114,7 +115,8 @@ class ForegroundDriver:
             raise
         except Exception as exc:  # a bug in a child must not take the parent down
             result = await self.concluder.crashed(run, exc)
-            task_events.emit(run, task_events.foreground_finished(run, end_status(run, result)))
+            mark_meta_finished(run.transcript_path)
+            task_events.emit(run, task_events.foreground_finished(run, end_status(run, result), answer_text(result)))
             return result
         if entry is not None and entry.handoff is not None and self.handover is not None:
             # Now a background task, which reports its own end.
@@ -123,9 +125,10 @@ class ForegroundDriver:
                 entry.outcome.set_result(True)
             return result
         result = await self.concluder.finish(run)
+        mark_meta_finished(run.transcript_path)
         # A child that finished just as the stop came is reported as it ended.
         status = end_status(run, result)
-        task_events.emit(run, task_events.foreground_finished(run, status))
+        task_events.emit(run, task_events.foreground_finished(run, status, answer_text(result)))
         return result
 
     async def _movable_events(self, entry: _Movable) -> AsyncIterator[Event]:

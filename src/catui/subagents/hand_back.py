@@ -17,6 +17,7 @@ the frame), so a program can tell harness text from the report.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 
 from catui.messages import Message, blocks_of
@@ -37,17 +38,42 @@ def indent(text: str, prefix: str = "  ") -> str:
     return "\n".join(prefix + line for line in text.split("\n"))
 
 
+_NESTED_TOOLS = re.compile(r"\A  <tools-used-before-summary>([^<\n]*)</tools-used-before-summary>\n")
+
+
 def tools_used(messages: Sequence[Message]) -> list[str]:
-    """The distinct tool names a child called, in order of first use."""
+    """The distinct tool names a child called, in order of first use, a foreground grandchild's included.
+
+    A grandchild's names come from its own hand-back, whose first line (harness text, above the frame, so a
+    report cannot forge it) names them; they follow the child's Agent call, as observed ("Agent, Bash").
+    """
     seen: list[str] = []
+    spawns: set[str] = set()  # the child's Agent calls: only their results are hand-backs
+
+    def add(name: object) -> None:
+        if isinstance(name, str) and name and name not in seen:
+            seen.append(name)
+
     for message in messages:
-        if message.get("role") != "assistant":
-            continue
         for block in blocks_of(message):
-            name = block.get("name") if block.get("type") == "tool_use" else None
-            if isinstance(name, str) and name not in seen:
-                seen.append(name)
+            if message.get("role") == "assistant" and block.get("type") == "tool_use":
+                add(block.get("name"))
+                if block.get("name") in ("Agent", "Task"):
+                    spawns.add(str(block.get("id")))
+            elif (message.get("role") == "user" and block.get("type") == "tool_result"
+                  and block.get("tool_use_id") in spawns):
+                nested = _NESTED_TOOLS.match(_first_text(block.get("content")))
+                for name in nested.group(1).split(", ") if nested else ():
+                    add(name)
     return seen
+
+
+def _first_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        return str(content[0].get("text", ""))
+    return ""
 
 
 def tools_used_line(names: Sequence[str]) -> str:

@@ -87,7 +87,7 @@ class RunConcluder:
         formatted = format_agent_tool_result(result, worktree_path=kept_path, worktree_branch=kept_branch,
                                              warning=warning, depth=run.depth, merge_hint=hint,
                                              current=compat.hand_back_framing(), scan=compat.scans_output(),
-                                             tools=tools_used(run.messages), resolved_model=run.model.model_id)
+                                             tools=tools_used(run.own_messages()), resolved_model=run.model.model_id)
         return formatted, warning
 
     async def crashed(self, run: SubagentRun, exc: BaseException) -> ToolResult:
@@ -262,4 +262,16 @@ def failure_text(run: SubagentRun, end: ResultEvent | None) -> str | None:
         )
     if run.session.last_stop_reason == "aborted" or run.parent_ctx.abort.is_set():
         return f"{who} was interrupted before it finished."
+    if run.current_contract and end.terminal_reason == "api_error":
+        return api_error_text(end, run.model.model_id)
     return f"{who} failed: {end.result}"
+
+
+def api_error_text(end: ResultEvent, model: str) -> str:
+    """The current contract's text for a child ended by a failed API call (observed-cc-now.md §4)."""
+    status = end.api_error_status
+    message = end.api_error_message or end.result
+    shown = f"{status} {message}" if status is not None else message
+    http = f"HTTP {status}, " if status is not None else ""
+    return (f"Agent terminated early due to an API error: API Error: {shown} (error type unknown, {http}"
+            f"model sent to the API: {model})")

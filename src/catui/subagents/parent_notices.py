@@ -42,7 +42,11 @@ class ParentNotices:
     def announce(self, run: SubagentRun, event: SystemEvent) -> None:
         """Emit ``event`` (and the ``task_updated`` it implies) now if the parent is mid-turn, else at the
         start of its next turn."""
-        events = task_events.with_status_update(run, event)
+        self.announce_events(run, task_events.with_status_update(run, event))
+
+    def announce_events(self, run: SubagentRun, events: list[SystemEvent]) -> None:
+        """Emit ``events`` now if the parent is mid-turn, else at the start of its next turn (after any
+        announced before them, so their order holds)."""
         if self.session.is_running() and run.parent_ctx.emit is not None:
             for each in events:
                 run.parent_ctx.emit(each)
@@ -50,7 +54,7 @@ class ParentNotices:
             self._unannounced.extend(events)
 
     def notifications_for_round(self) -> list[str]:
-        return [n.text for n in self.tasks.drain_notifications()]
+        return [text for n in self.tasks.drain_notifications() for text in n.texts()]
 
     async def before_parent_turn(self) -> None:
         events, self._unannounced = self._unannounced, []

@@ -20,6 +20,7 @@ from catui.messages import Message, blocks_of, last_assistant_text
 from catui.session.events import AssistantMessageEvent, Event, ResultEvent, UsageEvent
 from catui.session.session import Session
 from catui.session.usage import total_tokens
+from catui.subagents.ids import new_run_id
 from catui.subagents.limits import LimitHit, LimitWatcher, RunLimits
 from catui.subagents.models import ChildModel
 from catui.tools.base import ToolContext
@@ -91,11 +92,15 @@ class SubagentRun:
     started: float = field(default_factory=time.monotonic)
     tool_use_count: int = 0
     last_tool_name: str | None = None
+    last_call_description: str | None = None
+    """The ``description`` argument of the child's latest tool call that had one (Bash, Agent), for progress."""
     last_usage: dict[str, Any] = field(default_factory=dict)
     result_event: ResultEvent | None = None
     aborted: bool = False
     current_contract: bool = False
     """The session follows the current Claude Code contract (its task events carry the current fields)."""
+    run_id: str = field(default_factory=new_run_id)
+    """This run's id in the current contract's task events and a notification turn's ``origin``."""
     end_status: str | None = None
     """How a background run ended (``completed``, ``failed``, ``stopped``, a limit), set before ``on_end`` runs."""
     on_end: list[Callable[[], None]] = field(default_factory=list)
@@ -118,8 +123,13 @@ class SubagentRun:
     placement_listeners: list[Callable[[dict[str, Any]], None]] = field(default_factory=list, repr=False)
     """Called with ``placement`` when an executor reports it (the task record writes it to its meta)."""
     _limit_hook_installed: bool = field(default=False, repr=False)
+    history_before: int = field(default=-1, repr=False)
+    """How many messages the child's session held before this run (a fork's inherited conversation, a resumed
+    agent's past); set when the run is built."""
 
     def __post_init__(self) -> None:
+        if self.history_before < 0:
+            self.history_before = len(self.session.messages)
         limits = RunLimits.of(self.definition)
         if limits is not None and self.limits is None:
             self.limits = LimitWatcher(limits, self._stop_at_limit)
@@ -168,6 +178,10 @@ class SubagentRun:
     @property
     def messages(self) -> list[Message]:
         return self.session.messages
+
+    def own_messages(self) -> list[Message]:
+        """The messages of this run: without a fork's inherited conversation or a resumed agent's past."""
+        return self.session.messages[self.history_before:]
 
     @property
     def duration_ms(self) -> int:
@@ -232,6 +246,10 @@ class SubagentRun:
                 if block.get("type") == "tool_use":
                     self.tool_use_count += 1
                     self.last_tool_name = str(block.get("name", ""))
+                    arguments = block.get("input")
+                    described = arguments.get("description") if isinstance(arguments, dict) else None
+                    if isinstance(described, str) and described.strip():
+                        self.last_call_description = described.strip()
         elif isinstance(event, UsageEvent):
             self.last_usage = dict(event.usage)
         elif isinstance(event, ResultEvent):

@@ -85,6 +85,15 @@ CURRENT_NOTE = (
 CURRENT_STATUS = {"stopped": "killed"}
 
 
+def tools_used_reminder(tool_names: list[str]) -> str | None:
+    """The system reminder naming the tools a background agent used, sent before its notification in the
+    current contract (observed-cc-now.md §4); None when it used none."""
+    if not tool_names:
+        return None
+    return f"<system-reminder>\n<tools-used-before-summary>{', '.join(tool_names)}</tools-used-before-summary>\n" \
+        "</system-reminder>\n"
+
+
 def current_task_notification(
     *,
     task_id: str,
@@ -133,6 +142,21 @@ def current_task_notification(
     return f"<system-reminder>\n{NOTIFICATION_HEADER}\n\n" + "\n".join(lines) + "\n</system-reminder>"
 
 
+def notification_turn_origin(last: TaskNotification | None, *, current: bool) -> dict[str, Any]:
+    """The ``origin`` of a turn that ``last`` (the notification that started it) started.
+
+    The current contract names the producer and the run whose notification it was (``runId``, as in its
+    task events); the 2.1.92 profile says only the kind.
+    """
+    if not current:
+        return {"kind": "task-notification"}
+    origin: dict[str, Any] = {"kind": "task-notification", "producer": "session-task"}
+    run_id = last.data.get("run_id") if last is not None else None
+    if isinstance(run_id, str):
+        origin["runId"] = run_id
+    return origin
+
+
 @dataclass
 class TaskNotification:
     """One finished task's message for the parent; ``on_delivered`` runs when it is handed out."""
@@ -141,10 +165,16 @@ class TaskNotification:
     text: str
     on_delivered: Callable[[TaskNotification], None] | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    lead: str | None = None
+    """A text block sent just before the notification (the current contract's tools-used reminder)."""
+
+    def texts(self) -> list[str]:
+        """The notification's text blocks, in order: the lead (when there is one), then the notification."""
+        return [self.lead, self.text] if self.lead else [self.text]
 
     def content(self) -> list[dict[str, Any]]:
-        """The notification as user-message content (one text block)."""
-        return [{"type": "text", "text": self.text}]
+        """The notification as user-message content (one text block, after the lead's)."""
+        return [{"type": "text", "text": text} for text in self.texts()]
 
 
 class NotificationBox:
@@ -161,6 +191,8 @@ class NotificationBox:
         self._waiters: set[asyncio.Future[None]] = set()
         self._is_busy = is_busy
         self.delivered: list[str] = []
+        self.last_started_turn: TaskNotification | None = None
+        """The notification :meth:`next` handed out last (it starts a parent turn: its ``origin``)."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -195,7 +227,8 @@ class NotificationBox:
         """The next notification, waiting while background agents run; ``None`` when none can come."""
         while True:
             if self._items:
-                return self._take()
+                self.last_started_turn = self._take()
+                return self.last_started_turn
             if not self._is_busy():
                 return None
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -25,6 +25,7 @@ from catui.styles.active import reported_style
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.cli.stream.turn_results import TurnResults
 
 
 def event_to_json(event: Event, session_id: str) -> dict[str, Any] | None:
@@ -112,12 +113,26 @@ class StreamJsonWriter:
         self.stream = stream
         self.replay_user_messages = replay_user_messages
         self.forward_subagent_text = forward_subagent_text
+        self.turn_results: TurnResults | None = None
+        """Numbers the main agent's results (current contract: ``result_index`` and the other per-turn keys)."""
+        if app.services.compat.current:
+            from catui.cli.stream.turn_results import TurnResults  # lazy: the 2.1.92 profile numbers none
+
+            self.turn_results = TurnResults(app)
         self.origin: dict[str, Any] | None = None
         """What started the running turn (the prompt line's ``origin``, or a task notification); the main
         agent's result carries it, as Claude Code's."""
         """Show a sub-agent's text and thinking too; by default, as Claude Code, its assistant messages carry
         only their tool calls (its prompt and tool results are always shown)."""
         """Echo the main agent's own input too (``--replay-user-messages``): the SDK reads prompts' uuids there."""
+
+    def notification_turn(self) -> None:
+        """Print mode starts a turn with a background task's notification: the current contract's result
+        says so (``origin``); the 2.1.92 profile's print mode shows none."""
+        if self.app.services.compat.current:
+            from catui.cli.stream.turn_results import notification_turn_origin
+
+            self.origin = notification_turn_origin(self.app)
 
     def _emit(self, obj: dict[str, Any]) -> None:
         self.stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -169,6 +184,8 @@ class StreamJsonWriter:
             obj = with_subagent_stats(obj, self.app)
             if self.origin is not None:
                 obj["origin"] = self.origin
+            if self.turn_results is not None:
+                obj = self.turn_results.stamp(obj)
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(

@@ -42,6 +42,7 @@ from catui.cli.stream.initialize_request import apply_initialize
 from catui.cli.stream.input import StreamInputError, UserInput, read_messages, user_input_from
 from catui.cli.stream.output import StreamJsonWriter
 from catui.cli.stream.session_state import SessionStateReporter
+from catui.cli.stream.turn_results import notification_turn_origin
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
@@ -384,7 +385,7 @@ class StreamSession:
     async def _turn(self, app: AgentApp, prompt: UserInput | Any) -> None:
         """One turn: a user prompt (after the init line), or a background notification's content."""
         assert self.writer is not None
-        self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else {"kind": "task-notification"}
+        self.writer.origin = prompt.origin if isinstance(prompt, UserInput) else notification_turn_origin(app)
         if isinstance(prompt, UserInput) and prompt.refused is not None:
             self.writer.init()
             refusal = app.session.result_event("error_during_execution", True, prompt.refused,

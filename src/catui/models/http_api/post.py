@@ -112,7 +112,7 @@ def status_error(
         return RetryableFailure(
             f"{service} at {url} answered {what}", status=status, retry_after=parse_retry_after(headers)
         )
-    return ProviderError(f"{service} at {url} answered {what}", status=status)
+    return ProviderError(f"{service} at {url} answered {what}", status=status, api_message=message)
 
 
 def post_sse(

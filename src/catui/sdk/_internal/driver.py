@@ -32,6 +32,7 @@ from catui.sdk.permissions import apply_sdk_permission_updates
 from catui.sdk.types import Message, MessageOrigin, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent, UsageEvent, UserMessageEvent
+from catui.tasks.notifications import notification_turn_origin
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
@@ -82,6 +83,7 @@ class ClientDriver:
         self._structured: StructuredResult | None = None
         self._stderr_handler: StderrLines | None = None
         self._turn_origin: MessageOrigin | None = None
+        self._notification_turn = False
         self._main_usage: dict[str, Any] | None = None
         self._ends_team = ends_team
 
@@ -313,11 +315,11 @@ class ClientDriver:
             message = dataclasses.replace(message, origin=self._turn_origin)
             if self._structured is not None:
                 # A notification turn answers a background task, not the caller: it owes no object.
-                required = self._turn_origin is not TASK_NOTIFICATION_ORIGIN
+                required = not self._notification_turn
                 message = self._structured.finish(message, required=required)
         if (
             isinstance(message, UserMessage)
-            and self._turn_origin is TASK_NOTIFICATION_ORIGIN
+            and self._notification_turn
             and message.parent_tool_use_id is None
             and not any(isinstance(b, ToolResultBlock) for b in message.content)
         ):
@@ -378,6 +380,13 @@ class ClientDriver:
             return asyncio.create_task(teams.next_lead_input(waiter, end_team=self._ends_team))
         return asyncio.create_task(waiter())
 
+    @staticmethod
+    def _notification_origin(app: Any) -> MessageOrigin:
+        """A notification turn's origin: its kind, and in the current contract its producer and run."""
+        if not app.services.compat.current or app.tasks is None:
+            return TASK_NOTIFICATION_ORIGIN
+        return notification_turn_origin(app.tasks.notifications.last_started_turn, current=True)
+
     async def _run_turn(self, prompt: Any, *, from_user: bool, origin: MessageOrigin | None = None) -> None:
         from catui.app.build import first_prompt_content
 
@@ -399,7 +408,8 @@ class ClientDriver:
         if command is not None and command.error is None:
             content = [*opening_blocks(app), *command.blocks]
             grant_for_run(session, command.rules)
-        self._turn_origin = origin if from_user else TASK_NOTIFICATION_ORIGIN
+        self._notification_turn = not from_user
+        self._turn_origin = origin if from_user else self._notification_origin(app)
         if self._structured is not None:
             self._structured.start_turn()
         if from_user:

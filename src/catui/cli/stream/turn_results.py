@@ -1,0 +1,76 @@
+"""The current contract's keys of a turn's result object (observed-cc-now.md §9; catui.config.compat).
+
+Claude Code 2.1.332 writes one ``result`` per turn of the main conversation and numbers them
+(``result_index`` 0, 1, …); a turn a background task's notification started carries ``origin``
+(``{"kind": "task-notification", "producer": "session-task", "runId"}``). Each result also has
+``subagent_stats``, ``safety_stops``, ``api_error_status`` (null when no API call failed),
+``queued_turn_count`` and ``model_usage_since_last_result`` (the ``modelUsage`` counted since the previous
+result). The 2.1.92 profile's result objects stay as recorded: :class:`TurnResults` leaves them alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from catui.tasks.notifications import notification_turn_origin as turn_origin
+
+
+def notification_turn_origin(app: Any) -> dict[str, Any]:
+    """The ``origin`` of a turn a background task's notification started (catui.tasks.notifications)."""
+    tasks = app.tasks
+    last = tasks.notifications.last_started_turn if tasks is not None else None
+    return turn_origin(last, current=app.services.compat.current)
+
+
+def usage_since(now: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+    """Per model, what ``now`` (a ``modelUsage`` object) counted beyond ``before``; models with nothing new left
+    out. Counters are subtracted; other values (``contextWindow``, ``maxOutputTokens``) are kept as they are."""
+    out: dict[str, Any] = {}
+    for model, entry in now.items():
+        if not isinstance(entry, Mapping):
+            continue
+        earlier = before.get(model) if isinstance(before.get(model), Mapping) else {}
+        changed = False
+        delta: dict[str, Any] = {}
+        for key, value in entry.items():
+            previous = earlier.get(key) if isinstance(earlier, Mapping) else None
+            if key in _KEPT or isinstance(value, bool) or not isinstance(value, (int, float)):
+                delta[key] = value
+                continue
+            difference = value - (previous if isinstance(previous, (int, float)) else 0)
+            if isinstance(value, float):
+                difference = round(difference, 6)
+            changed = changed or difference != 0
+            delta[key] = difference
+        if changed:
+            out[model] = delta
+    return out
+
+
+_KEPT = frozenset({"contextWindow", "maxOutputTokens"})
+
+
+class TurnResults:
+    """Numbers the main agent's result objects of one run and adds the current contract's keys to them."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.written = 0
+        self._usage_before: Mapping[str, Any] = {}
+
+    def stamp(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` (a main-agent result object, ``subagent_stats`` already in) with the current keys before its
+        ``uuid``; unchanged in the 2.1.92 profile. Call it once per result, in order."""
+        index = self.written
+        self.written += 1
+        found = obj.get("modelUsage")
+        usage: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        since = usage_since(usage, self._usage_before)
+        self._usage_before = dict(usage)
+        if not self.app.services.compat.current:
+            return obj
+        rest = {k: v for k, v in obj.items() if k != "uuid"}
+        rest.setdefault("api_error_status", None)
+        return {**rest, "safety_stops": 0, "queued_turn_count": 0, "result_index": index,
+                "model_usage_since_last_result": since, "uuid": obj.get("uuid")}
