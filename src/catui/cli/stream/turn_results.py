@@ -11,16 +11,19 @@ result). The 2.1.92 profile's result objects stay as recorded: :class:`TurnResul
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.tasks.notifications import notification_turn_origin as turn_origin
 
+if TYPE_CHECKING:
+    from catui.app.services import AgentApp
 
-def notification_turn_origin(app: Any) -> dict[str, Any]:
+
+def notification_turn_origin(app: AgentApp) -> dict[str, Any]:
     """The ``origin`` of a turn a background task's notification started (catui.tasks.notifications)."""
     tasks = app.tasks
     last = tasks.notifications.last_started_turn if tasks is not None else None
-    return turn_origin(last, current=app.services.compat.current)
+    return turn_origin(last, current=app.compat.current)
 
 
 def usage_since(now: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,7 +57,7 @@ _KEPT = frozenset({"contextWindow", "maxOutputTokens"})
 class TurnResults:
     """Numbers the main agent's result objects of one run and adds the current contract's keys to them."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: AgentApp) -> None:
         self.app = app
         self.written = 0
         self._usage_before: Mapping[str, Any] = {}
@@ -68,7 +71,7 @@ class TurnResults:
         usage: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         since = usage_since(usage, self._usage_before)
         self._usage_before = dict(usage)
-        if not self.app.services.compat.current:
+        if not self.app.compat.current:
             return obj
         rest = {k: v for k, v in obj.items() if k != "uuid"}
         rest.setdefault("api_error_status", None)
