@@ -55,6 +55,9 @@ class SpawnRequest:
     """Tools this child must not have whatever its definition says (a workflow's agents: no Agent)."""
     shown_type: str | None = None
     """The agent type the child is recorded as (``workflow-subagent``), when not its definition's name."""
+    remote: bool = False
+    """Run on the distributed executor when one is configured (Ray), though the caller waits for it: a
+    workflow's agents. The in-process executor ignores it."""
 
 
 @dataclass

@@ -1,4 +1,8 @@
-"""A workflow's agents as sub-agent runs of a host app (the executor seam: in-process or Ray)."""
+"""A workflow's agents as sub-agent runs of a host app (the executor seam: in-process or Ray).
+
+Each agent asks for the distributed executor (``SpawnRequest.remote``): with Ray it runs on the cluster,
+while its result comes back here, where the runner journals it before the script sees it.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +37,8 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
                                effort=opts.get("effort"), isolation=opts.get("isolation"),
                                tool_use_id=f"{run_id}_{counter}", output_schema=schema,
                                withheld_tools=WITHHELD_TOOLS,
-                               shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE)
+                               shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE,
+                               remote=True)  # with the Ray executor on the cluster; the journal stays here
         try:
             run = await runtime.prepare(request, parent_ctx)
         except CatuiError as exc:
@@ -50,6 +55,7 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
         tokens = sum(int(usage.get(k, 0) or 0) for k in ("input_tokens", "output_tokens",
                                                           "cache_creation_input_tokens", "cache_read_input_tokens"))
         return result, {"agentId": run.agent_id, "tokens": tokens, "toolUses": run.tool_use_count,
-                        "costUsd": cost_usd(run.model.model_id, usage), "toolsUsed": tools_used(run.messages)}
+                        "costUsd": cost_usd(run.model.model_id, usage), "toolsUsed": tools_used(run.messages),
+                        "placement": dict(run.placement)}
 
     return run_agent

@@ -112,7 +112,7 @@ class Counts:
 
 
 AgentRunner = Callable[[str, dict[str, Any], str], Awaitable[tuple[Any, dict[str, Any]]]]
-"""(framed prompt, options, label) → (result, stats with agentId/tokens/toolUses/costUsd/toolsUsed)."""
+"""(framed prompt, options, label) → (result, stats with agentId/tokens/toolUses/costUsd/toolsUsed/placement)."""
 
 
 @dataclass
@@ -200,6 +200,8 @@ class WorkflowRunner:
         entry: dict[str, Any] = {"type": "result", "key": key, "agentId": stats.get("agentId"), "result": result}
         if stats.get("toolsUsed"):
             entry["toolsUsed"] = stats["toolsUsed"]
+        if stats.get("placement"):
+            entry["placement"] = stats["placement"]  # where it ran (Ray: node, pid); the journal is the caller's
         self.journal.append(entry)  # before the script sees it: a kill from here on never repeats the agent
         self._progress({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"),
                               "state": "done"})

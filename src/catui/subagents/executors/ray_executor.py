@@ -104,11 +104,12 @@ class RayExecutor:
         self._gates: dict[str, HandoffGate] = {}
 
     def execute(self, run: SubagentRun) -> AsyncIterator[Event]:
-        """Run ``run`` on the cluster when it is a background run (or every run with ``remote_foreground``).
+        """Run ``run`` on the cluster when it is a background run, asks for it (``SpawnRequest.remote``: a
+        workflow's agents), or every run with ``remote_foreground``.
 
         A foreground run starts in process and moves to the cluster if it is moved to the background.
         """
-        if run.is_async or self.remote_foreground:
+        if run.is_async or run.request.remote or self.remote_foreground:
             return self._execute_remote(run)
         return self._local_until_moved(run)
 
