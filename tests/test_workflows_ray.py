@@ -27,6 +27,7 @@ from ray.cluster_utils import Cluster
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env, run_catui
 from tests.support.compat_cli import first_user_text, stream_run, text
+from tests.support.git_repos import git, isolate_git, make_repo
 from tests.support.otlp_receiver import OtlpReceiver
 
 GUARD_S = 600  # a broken scenario fails here instead of hanging (not a timing assertion)
@@ -149,15 +150,17 @@ def test_a_ray_workflow_killed_midway_resumes_without_repeating_finished_agents(
     assert sorted(int(e["result"]) // 7 for e in results) == list(range(agents))
 
 
-TOOL_SCRIPT = """export const meta = { name: "two-asks", description: "Ask twice" }
-const first = await agent("Question alpha")
-const [second] = await parallel([() => agent("Question beta", {label: "beta"})])
+TOOL_SCRIPT = """export const meta = { name: "two-reads", description: "Read twice" }
+const [first, second] = await parallel([() => agent("Question alpha"), () => agent("Question beta", {label: "beta"})])
 return {first, second}
 """
+READ_NOTES = {"type": "tool_use", "name": "Bash", "input": {"command": "cat notes.txt", "description": "read"}}
 TOOL_TURNS: dict[str, Any] = {"turns": [
     {"match": {"last_user_contains": "<task-notification>"}, "content": text("workflow noted"), "repeat": True},
-    {"match": {"first_user_contains": "Question alpha"}, "content": text("alpha answer"), "repeat": True},
-    {"match": {"first_user_contains": "Question beta"}, "content": text("beta answer"), "repeat": True},
+    *({"match": {"first_user_contains": f"Question {name}", "last_is_tool_result": False},
+       "content": [{**READ_NOTES, "id": f"toolu_{name}"}], "repeat": True} for name in ("alpha", "beta")),
+    *({"match": {"first_user_contains": f"Question {name}", "last_is_tool_result": True},
+       "content": text(f"{name} answer"), "repeat": True} for name in ("alpha", "beta")),
     {"match": {"first_user_contains": "Run it", "last_is_tool_result": False},
      "content": [{"type": "tool_use", "id": "toolu_wf", "name": "Workflow", "input": {"script": TOOL_SCRIPT}}],
      "repeat": True},
@@ -166,13 +169,16 @@ TOOL_TURNS: dict[str, Any] = {"turns": [
 ]}
 
 
-def test_the_workflow_tools_agents_run_on_the_cluster_under_the_callers_trace(tmp_path: Path,
-                                                                               cluster: Cluster) -> None:
-    """The Workflow tool of a session with the Ray executor: its (foreground) agents go to the cluster, the
-    journal stays in the session's folder here, and each agent's span, exported by the worker, hangs under
-    the Workflow call in the caller's trace."""
-    project = tmp_path / "project"
-    (project / ".claude").mkdir(parents=True)
+def test_the_workflow_tools_agents_run_on_the_cluster_under_the_callers_trace(
+        tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Workflow tool of a session with the Ray executor: its (foreground) agents go to the cluster, each
+    in a checkout of the caller's repository (uncommitted work included), the journal stays in the session's
+    folder here, and each agent's span, exported by the worker, hangs under the Workflow call in the caller's
+    trace."""
+    isolate_git(monkeypatch, tmp_path / "git-home")
+    project = make_repo(tmp_path / "project", {"notes.txt": "committed line\n"})
+    (project / "notes.txt").write_text("committed line\nuncommitted line\n", encoding="utf-8")
+    (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(json.dumps({"workflows": True, "executor": "ray"}))
     with OtlpReceiver() as receiver, AnthropicTestServer(TOOL_TURNS) as server:
         env = {**env_for(tmp_path, server, cluster), **receiver.env()}
@@ -180,6 +186,7 @@ def test_the_workflow_tools_agents_run_on_the_cluster_under_the_callers_trace(tm
         assert done.returncode == 0, done.stderr[-2000:]
         receiver.wait_for(lambda rx: sum(s["name"] == "catui.agent" for s in rx.spans) >= 2, "two agent spans")
         spans = list(receiver.spans)
+        bodies = [r.body for r in list(server.requests) if isinstance(r.body, dict)]
 
     [launch] = [x for x in lines if x.get("type") == "user" and "toolu_wf" in json.dumps(x)]
     run_id, task_id = launch["tool_use_result"]["runId"], launch["tool_use_result"]["taskId"]
@@ -189,6 +196,13 @@ def test_the_workflow_tools_agents_run_on_the_cluster_under_the_callers_trace(tm
     assert sorted(e["result"] for e in results) == ["alpha answer", "beta answer"]
     assert {e["placement"]["executor"] for e in results} == {"ray"}
     assert {e["placement"]["node"] for e in results} <= node_ids(cluster)
+    # each agent read the caller's uncommitted line in its checkout on the worker
+    for name in ("alpha", "beta"):
+        read = [b for b in bodies if f"Question {name}" in first_user_text(b) and f"toolu_{name}" in json.dumps(b)]
+        assert read and "uncommitted line" in json.dumps(read[-1]["messages"][-1])
+    assert git(project, "for-each-ref", "refs/catui").strip() == ""  # the run's snapshot ref is dropped
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "committed line\nuncommitted line\n"
+    assert git(project, "log", "--format=%s").split("\n")[0] == "initial"  # the caller's branch is untouched
 
     [call] = [s for s in spans if s["name"] == "claude_code.tool" and s["attributes"].get("tool_use_id") == "toolu_wf"]
     agents = [s for s in spans if s["name"] == "catui.agent"]

@@ -38,7 +38,7 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
                                tool_use_id=f"{run_id}_{counter}", output_schema=schema,
                                withheld_tools=WITHHELD_TOOLS,
                                shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE,
-                               remote=True)  # with the Ray executor on the cluster; the journal stays here
+                               remote=True, repository_share=run_id)  # on Ray: the cluster; the journal stays here
         try:
             run = await runtime.prepare(request, parent_ctx)
         except CatuiError as exc:
