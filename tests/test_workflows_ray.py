@@ -60,9 +60,10 @@ def fan_script(agents: int) -> str:
             "first: answers[0], last: answers[answers.length - 1]}\n")
 
 
-def answers(agents: int, delay_ms: int = 0) -> dict[str, Any]:
-    """Agent ``i`` answers ``7 * i``."""
-    return {"turns": [{"match": {"first_user_contains": f"FAN-{i}-END"}, "repeat": True, "delay_ms": delay_ms,
+def answers(agents: int, *, slow_from: int | None = None) -> dict[str, Any]:
+    """Agent ``i`` answers ``7 * i``: at once, or after 3 s from agent ``slow_from`` on."""
+    return {"turns": [{"match": {"first_user_contains": f"FAN-{i}-END"}, "repeat": True,
+                       "delay_ms": 3000 if slow_from is not None and i >= slow_from else 0,
                        "content": [{"type": "text", "text": str(7 * i)}]} for i in range(agents)]}
 
 
@@ -118,7 +119,8 @@ def test_a_ray_workflow_killed_midway_resumes_without_repeating_finished_agents(
                                                                                   cluster: Cluster) -> None:
     agents = 120
     (tmp_path / "fan.js").write_text(fan_script(agents), encoding="utf-8")
-    with AnthropicTestServer(answers(agents, delay_ms=20), ping=False) as server:
+    # The first 60 answer at once, the rest after 3 s: the kill lands after 40 results and before the end.
+    with AnthropicTestServer(answers(agents, slow_from=60), ping=False) as server:
         env = env_for(tmp_path, server, cluster)
         process = subprocess.Popen([sys.executable, "-m", "catui", "workflow", "run", "fan.js", "--executor", "ray",
                                     "--permission-mode", "bypassPermissions"], cwd=tmp_path, env=env,
