@@ -64,6 +64,12 @@ class SpawnRequest:
     movable: bool = True
     """Whether the foreground child may move to the background (auto-background, Ctrl-B). A workflow's
     agents may not: the program awaits their results, not a launch text."""
+    remote: bool = False
+    """Run on the distributed executor when one is configured (Ray), though the caller waits for it: a
+    workflow's agents. The in-process executor ignores it."""
+    repository_share: str | None = None
+    """Remote agents with the same value that run at the same time share one snapshot of the repository
+    (a workflow's run id; catui.subagents.executors.shared_snapshots); None: a snapshot of its own."""
 
 
 @dataclass

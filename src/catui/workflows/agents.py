@@ -1,4 +1,8 @@
-"""A workflow's agents as sub-agent runs of a host app (the executor seam: in-process or Ray)."""
+"""A workflow's agents as sub-agent runs of a host app (the executor seam: in-process or Ray).
+
+Each agent asks for the distributed executor (``SpawnRequest.remote``): with Ray it runs on the cluster,
+while its result comes back here, where the runner journals it before the script sees it.
+"""
 
 from __future__ import annotations
 
@@ -57,7 +61,8 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
                                withheld_tools=WITHHELD_TOOLS,
                                shown_type=None if opts.get("agentType") else WORKFLOW_AGENT_TYPE,
                                transcript_dir=transcript_dir, movable=False,
-                               extra_meta={"workflowPhase": opts.get("phase"), "inWorkflowRun": True})
+                               extra_meta={"workflowPhase": opts.get("phase"), "inWorkflowRun": True},
+                               remote=True, repository_share=run_id)  # on Ray: the cluster; the journal stays here
         try:
             run = await runtime.prepare(request, parent_ctx)
         except CatuiError as exc:
@@ -76,6 +81,6 @@ def runtime_agent_runner(runtime: SubagentRuntime, parent_ctx: ToolContext, run_
                                                           "cache_creation_input_tokens", "cache_read_input_tokens"))
         return result, {"agentId": run.agent_id, "tokens": tokens, "toolUses": run.tool_use_count,
                         "costUsd": cost_usd(run.model.model_id, usage), "toolsUsed": tools_used(run.messages),
-                        "sessionId": run.session.session_id}
+                        "sessionId": run.session.session_id, "placement": dict(run.placement)}
 
     return run_agent

@@ -112,7 +112,8 @@ class Counts:
 
 
 AgentRunner = Callable[[str, dict[str, Any], str, Callable[[str], None]], Awaitable[tuple[Any, dict[str, Any]]]]
-"""(framed prompt, options, label, started) → (result, stats with agentId/tokens/toolUses/costUsd/toolsUsed).
+"""(framed prompt, options, label, started) → (result, stats: agentId, tokens, toolUses, costUsd, toolsUsed,
+sessionId, placement).
 
 The options carry the call's phase (its own, else the current one). ``started(agent_id)`` is called once the
 agent has its id, before it runs (its journal ``started`` line and its progress entry name it).
@@ -223,6 +224,8 @@ class WorkflowRunner:
             entry["toolsUsed"] = stats["toolsUsed"]
         if stats.get("sessionId"):
             entry["sessionId"] = stats["sessionId"]
+        if stats.get("placement"):
+            entry["placement"] = stats["placement"]  # where it ran (Ray: node, pid); the journal is the caller's
         self.journal.append(entry)  # before the script sees it: a kill from here on never repeats the agent
         self._progress({"type": "workflow_agent", "label": label, "agentId": stats.get("agentId"), "phase": phase,
                         "state": "done", "tokens": int(stats.get("tokens", 0))})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import importlib.util
 import inspect
 import sys
@@ -98,7 +97,7 @@ async def _run(*, source: str | None, kind: str, script_path: Path | None, args:
         function = load_python_workflow(script_path)
     run_id = resume_run_id or new_run_id()
     files = (locate_run(options.cwd, run_id) if resume_run_id else None) or WorkflowFiles.for_project(options.cwd, run_id)
-    app = build_app(dataclasses.replace(options, remote_foreground=True))
+    app = build_app(options)  # its agents ask for the distributed executor themselves (SpawnRequest.remote)
     try:
         runner = WorkflowRunner(files=files, run_agent=app_agent_runner(app, run_id, transcript_dir=files.run_dir),
                                 concurrency=max_concurrent_agents(), budget_usd=budget)

@@ -51,6 +51,7 @@ from catui.subagents.executors.repo_bundle import (
     drop_snapshot_ref,
     snapshot_repository,
 )
+from catui.subagents.executors.shared_snapshots import SharedSnapshots
 from catui.subagents.run import SubagentRun
 from catui.subagents.worktrees import WorktreeLeases
 
@@ -102,13 +103,16 @@ class RayExecutor:
         self.cpus_per_host = cpus_per_host
         self._pool: HostPool | None = None
         self._gates: dict[str, HandoffGate] = {}
+        self._snapshots = SharedSnapshots(ray.put)
+        """Repository snapshots shared by agents that ask for it (a workflow's, ``SpawnRequest.repository_share``)."""
 
     def execute(self, run: SubagentRun) -> AsyncIterator[Event]:
-        """Run ``run`` on the cluster when it is a background run (or every run with ``remote_foreground``).
+        """Run ``run`` on the cluster when it is a background run, asks for it (``SpawnRequest.remote``: a
+        workflow's agents), or every run with ``remote_foreground``.
 
         A foreground run starts in process and moves to the cluster if it is moved to the background.
         """
-        if run.is_async or self.remote_foreground:
+        if run.is_async or run.request.remote or self.remote_foreground:
             return self._execute_remote(run)
         return self._local_until_moved(run)
 
@@ -166,14 +170,19 @@ class RayExecutor:
             # The agent gets its own checkout on the worker; the local worktree made for it is unused.
             await self.worktrees.settle(run.worktree)
             run.worktree = None
-        snapshot = await asyncio.to_thread(snapshot_repository, source, run.agent_id)
+        share = run.request.repository_share if source == self.worktrees.project_root else None
+        bundle: Any = None
+        if share is not None:
+            snapshot, bundle = await self._snapshots.take(share, source)
+        else:
+            snapshot = await asyncio.to_thread(snapshot_repository, source, run.agent_id)
+            bundle = snapshot.bundle if snapshot is not None else None
         caller_root = snapshot.git_root if snapshot is not None else source
-        job = job_from_run(run, caller_root=caller_root, parent_resolved=self.parent_resolved,
-                           settings=self.settings, turns_done=turns_done, mcp=self.mcp)
-        start_args = (job, snapshot.bundle if snapshot else None, snapshot.ref if snapshot else None,
-                      snapshot.commit if snapshot else None)
         run.start_limits()
         try:
+            job = job_from_run(run, caller_root=caller_root, parent_resolved=self.parent_resolved,
+                               settings=self.settings, turns_done=turns_done, mcp=self.mcp)
+            start_args = (job, bundle, snapshot.ref if snapshot else None, snapshot.commit if snapshot else None)
             attempt = 0
             while True:
                 attempt += 1
@@ -205,7 +214,9 @@ class RayExecutor:
                 return
         finally:
             run.stop_limits()
-            if snapshot is not None:
+            if share is not None:
+                await self._snapshots.give_back(share, source)
+            elif snapshot is not None:
                 await asyncio.to_thread(drop_snapshot_ref, snapshot)
 
     async def _attempt(self, run: SubagentRun, host: Any, start_args: tuple[Any, ...], attempt: int, *,

@@ -114,6 +114,10 @@ def open_checkout(bundle: bytes, ref: str, folder: Path) -> Path:
 
 def bundle_changes(checkout: Path, base: str, message: str) -> bytes | None:
     """Worker side: commit what the agent changed; the new commits as a bundle, or None when nothing changed."""
+    # Most agents change nothing: one status call settles it (a workflow's thousand agents each end here).
+    status = git("status", "--porcelain=v2", "--branch", cwd=checkout, step="status").splitlines()
+    if f"# branch.oid {base}" in status and all(line.startswith("#") for line in status):
+        return None
     git("add", "-A", cwd=checkout, step="add")
     staged = subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=checkout, check=False)
     if staged.returncode != 0:
