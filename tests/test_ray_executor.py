@@ -465,7 +465,7 @@ async def test_sandbox_and_hooks_of_the_settings_apply_on_the_worker(tmp_path: P
     payloads = [json.loads(line) for line in hook_log.read_text(encoding="utf-8").splitlines() if line.strip()]
     events = sorted(p["hook_event_name"] for p in payloads if p.get("agent_id") == row["id"])
     assert events == ["PreToolUse", "SubagentStart"]
-    assert all("catui-agent-" in p["cwd"] for p in payloads if p.get("agent_id") == row["id"])
+    assert all("catui-agents" in p["cwd"] for p in payloads if p.get("agent_id") == row["id"])
 
 
 MCP_SERVER = Path(__file__).parent / "support" / "mcp_servers" / "tools_server.py"

@@ -58,7 +58,7 @@ class AgentWorker:
         self._session: Session | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._error: str | None = None
-        self._scratch = Path(tempfile.mkdtemp(prefix=f"catui-agent-{job.agent_id}-"))
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"agent-{job.agent_id}-", dir=host_scratch_dir()))
         self._checkout = self._scratch / "checkout"
         self._mcp: McpManager | None = None
 
@@ -204,6 +204,44 @@ def _rewrite_paths(blocks: list[dict[str, Any]], old: str, new: str) -> list[dic
     return out
 
 
+SCRATCH_FOLDER = "catui-agents"
+"""Under the worker machine's temporary folder: one ``host-<pid>`` folder per host process, holding its
+children's checkouts."""
+
+
+def host_scratch_dir() -> Path:
+    """This process's folder for its children's checkouts (made on first use)."""
+    folder = Path(tempfile.gettempdir()) / SCRATCH_FOLDER / f"host-{os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def sweep_scratch() -> None:
+    """Remove the checkouts a host left behind when its process died without finishing its children (the caller
+    killed with -9 ends its Ray job, and Ray kills the hosts), and this process's own leftovers from a dead host
+    that had the same pid. Called when a host starts, before it has children."""
+    root = Path(tempfile.gettempdir()) / SCRATCH_FOLDER
+    if not root.is_dir():
+        return
+    for folder in root.glob("host-*"):
+        try:
+            pid = int(folder.name.removeprefix("host-"))
+        except ValueError:
+            continue
+        if pid == os.getpid() or not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 def _node_id() -> str | None:
     """The Ray node this worker is on (None outside Ray)."""
     try:
@@ -224,6 +262,7 @@ class AgentHost:
 
     def __init__(self) -> None:
         self.workers: dict[str, AgentWorker] = {}
+        sweep_scratch()
 
     async def start(self, job: RemoteJob, bundle: bytes | None, ref: str | None, base: str | None) -> dict[str, Any]:
         """Start ``job`` here; returns where it runs (``pid``, ``host``, ``node``)."""
