@@ -97,6 +97,9 @@ def test_an_endless_loop_of_awaits_is_stopped_by_the_cpu_ceiling() -> None:
     assert "interrupted" in failure_of("async function f() { while (true) await null }\nawait f()", time_limit_s=1)
     assert "interrupted" in failure_of("for (;;) { await Promise.resolve(1) }", time_limit_s=1)
     assert "CPU seconds" in failure_of("while (true) {}", time_limit_s=1)
+    # Slow jobs, each well within QuickJS's own limit: the count is checked after every one.
+    assert "interrupted" in failure_of("for (;;) { const t = Date.now(); while (Date.now() - t < 200) {}\n"
+                                       "await null }", time_limit_s=1)
 
 
 def test_deep_recursion_and_a_promise_nothing_settles_end_the_run() -> None:
