@@ -340,7 +340,7 @@ field_values = {
     "description": odd_text | st.just("d" * 200_000) | json_values,
     "title": odd_text | json_values,
     "args": json_values,
-    "scriptPath": st.sampled_from(["/dev/zero", "/dev/stdin", "/", "/etc/shadow", "missing.js", "~/x.js",
+    "scriptPath": st.sampled_from(["/dev/zero", "/dev/stdin", "/", "/proc/self/status", "missing.js", "~/x.js",
                                    "fifo.js", "latin1.js", "\x00"]) | odd_text | json_values,
     "resumeFromRunId": st.sampled_from(["wf_00000000-000", "wf_" + "a" * 500]) | odd_text | json_values,
 }
