@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -255,7 +255,8 @@ def test_script_files_must_be_regular_bounded_utf8_files(tmp_path: Path) -> None
     for path, message in ((Path("/dev/zero"), "not a regular file"), (fifo, "not a regular file"),
                           (tmp_path, "not a regular file"), (tmp_path / "big.js", "at most 524,288 characters"),
                           (tmp_path / "latin1.js", "not UTF-8 text (byte 8)"),
-                          (tmp_path / "missing.js", "No such file or directory")):
+                          (tmp_path / "missing.js", "No such file or directory"),
+                          (tmp_path / "nul\x00.js", "a file name cannot hold a NUL character")):
         with pytest.raises(CatuiError, match=re.escape(message)):
             read_script_file(path)
     assert read_script_file(tmp_path / "ok.js") == "return 1"
@@ -413,6 +414,9 @@ def fuzz_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(raw=tool_inputs)
+@example(raw={"scriptPath": "\x00"})  # found by the fuzzing: a NUL in the name raised ValueError
+@example(raw={"scriptPath": "~nosuchuser/x.js"})  # expanduser raised RuntimeError
+@example(raw={"script": "export const meta = {name: '\\u0000../x'}\nreturn 1"})
 def test_fuzzed_workflow_tool_input_gets_an_error_tool_result_or_a_run_that_ends(fuzz_project: Path,
                                                                                    raw: Any) -> None:
     event(asyncio.run(call_the_tool(fuzz_project, raw)))

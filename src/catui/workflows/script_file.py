@@ -22,6 +22,8 @@ def read_script_file(path: Path, max_chars: int = SCRIPT_FILE_MAX_CHARS) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise CatuiError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL in the name
+        raise CatuiError(f"cannot read {str(path)!r}: a file name cannot hold a NUL character") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise CatuiError(f"cannot read {path}: not a regular file")

@@ -102,7 +102,10 @@ class WorkflowTool(Tool):
         if args.script is not None:
             source, script_path = args.script, None
         elif args.scriptPath is not None:
-            script_path = Path(args.scriptPath).expanduser()
+            try:
+                script_path = Path(args.scriptPath).expanduser()
+            except RuntimeError:  # "~someone/x.js" for a user this machine does not know
+                return tool_use_error(f"scriptPath: cannot read {args.scriptPath}: no such user's home folder")
             script_path = script_path if script_path.is_absolute() else self.cwd / script_path
             try:
                 source = read_script_file(script_path, SCRIPT_MAX_CHARS)
