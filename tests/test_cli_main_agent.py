@@ -10,6 +10,7 @@ from typing import Any
 
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
+from tests.support.mcp_wait import MCP_WAIT_ENV
 
 HAIKU = "claude-haiku-4-5-20251001"
 DONE = {"turns": [{"content": [{"type": "text", "text": "done"}], "repeat": True}]}
@@ -140,8 +141,8 @@ def test_the_agents_inline_mcp_server_joins_and_its_tools_list_selects_them(tmp_
     ]}
     repo = project(tmp_path)
     with AnthropicTestServer(script) as server:
-        env = {**cli_env(tmp_path, server), "PYTHONPATH": f"{cli_env(tmp_path, server)['PYTHONPATH']}:"
-               f"{Path(__file__).resolve().parents[1]}"}
+        env = {**cli_env(tmp_path, server, **MCP_WAIT_ENV),
+               "PYTHONPATH": f"{cli_env(tmp_path, server)['PYTHONPATH']}:{Path(__file__).resolve().parents[1]}"}
         done = subprocess.run(
             [sys.executable, "-m", "catui", "-p", "echo it", "--agents", json.dumps(agents), "--agent", "echoer",
              "--allowedTools", "mcp__tools"],

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.mcp_wait import MCP_WAIT_ENV
 
 SCRIPT = {
     "turns": [
@@ -226,7 +227,7 @@ def test_mcp_servers_of_the_project_in_print_mode(tmp_path: Path) -> None:
         {"match": {"last_user_contains": "over mcp"}, "content": [{"type": "text", "text": "echoed"}]},
     ]}
     with AnthropicTestServer(script) as api:
-        env = clean_env(tmp_path, **api.env(), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        env = clean_env(tmp_path, **api.env(), PYTHONPATH=str(Path(__file__).resolve().parents[1]), **MCP_WAIT_ENV)
         out = catui(tmp_path, "-p", "echo it", "--output-format", "stream-json", env=env)
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]

@@ -21,6 +21,7 @@ claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
 from claude_agent_sdk import ClaudeSDKClient, HookEventMessage, HookMatcher, ResultMessage, UserMessage  # noqa: E402
 from claude_agent_sdk import ToolResultBlock as SdkToolResultBlock  # noqa: E402
 
+from tests.support.mcp_wait import MCP_WAIT_ENV  # noqa: E402
 from tests.test_cli_sdk_protocol import (  # noqa: E402
     GUARD_S,
     ServerFactory,
@@ -36,9 +37,11 @@ __all__ = ["isolated_home", "loopback"]  # fixtures used by name
 
 
 def mcp_options(server: Any, tmp_path: Path) -> Any:
-    return options_for(server, tmp_path, allowed_tools=["mcp__tools"], mcp_servers={
+    options = options_for(server, tmp_path, allowed_tools=["mcp__tools"], mcp_servers={
         "tools": {"type": "stdio", "command": sys.executable, "args": [str(TOOLS_SERVER)],
                   "env": {"PYTHONPATH": str(Path(__file__).parent.parent)}}})
+    options.env = {**options.env, **MCP_WAIT_ENV}
+    return options
 
 
 async def ask_pid(client: Any) -> tuple[str | None, str | None]:

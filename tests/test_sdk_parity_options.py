@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import catui
+from tests.support.mcp_wait import MCP_WAIT_ENV
 from tests.support.sdk_backend import (  # noqa: F401 - backend_fixture and isolated_sdk_home are fixtures
     Backend,
     backend_fixture,
@@ -309,7 +310,7 @@ async def test_server_info_mcp_status_and_context_usage(project: Path, tmp_path:
                                              "usage": {"input_tokens": 1200, "output_tokens": 30}}]}))
     options = catui.CatuiOptions(model=f"scripted:{script}", cwd=project, setting_sources=["project", "local"],
                                  mcp_servers={"local": catui.create_sdk_mcp_server("local", tools=[ping])},
-                                 env={"PYTHONPATH": os.pathsep.join(sys.path)})
+                                 env={"PYTHONPATH": os.pathsep.join(sys.path), **MCP_WAIT_ENV})
     async with catui.CatuiClient(options) as client:
         before = await client.get_context_usage()
         await client.query("hi")
@@ -339,7 +340,7 @@ async def test_toggle_and_reconnect_an_mcp_server(project: Path, tmp_path: Path)
          "repeat": True},
     ]}))
     options = catui.CatuiOptions(model=f"scripted:{script}", cwd=project, setting_sources=["project", "local"],
-                                 env={"PYTHONPATH": os.pathsep.join(sys.path)})
+                                 env={"PYTHONPATH": os.pathsep.join(sys.path), **MCP_WAIT_ENV})
 
     async def ask(client: catui.CatuiClient) -> tuple[str | None, str | None]:
         await client.query("pid?")
@@ -419,7 +420,7 @@ async def test_an_external_mcp_server_given_in_options_is_used(project: Path, tm
     server = {"command": sys.executable, "args": [str(TOOLS_SERVER)],
               "env": {"PYTHONPATH": os.pathsep.join(sys.path)}}
     options = catui.CatuiOptions(model=f"scripted:{script}", cwd=project, setting_sources=[],
-                                 mcp_servers={"ext": server}, permission_mode="bypassPermissions")
+                                 mcp_servers={"ext": server}, permission_mode="bypassPermissions", env=MCP_WAIT_ENV)
     async with catui.CatuiClient(options) as client:
         await client.query("add 2 and 3")
         received = [m async for m in client.receive_response()]

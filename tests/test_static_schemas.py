@@ -39,3 +39,41 @@ def test_schemas_are_fresh_copies() -> None:
     first = schema_from_model(model)
     first["properties"].clear()
     assert schema_from_model(model)["properties"], "a caller's change must not reach the stored schema"
+
+
+GENERATE_AFTER_PERMUTED_LITERALS = r"""
+import json, sys, typing
+stored = json.loads(open(sys.argv[1], encoding="utf-8").read())
+
+def enums(node):
+    if isinstance(node, dict):
+        if isinstance(node.get("enum"), list) and len(node["enum"]) > 1:
+            yield tuple(node["enum"])
+        for value in node.values():
+            yield from enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from enums(value)
+
+# typing caches `X | None` by equality and Literals compare as sets: made first, these reversed unions are
+# what a later `Literal[...] | None` annotation gets unless the model keeps its type distinct.
+made = [typing.Literal[values[::-1]] | None for values in enums(stored)]
+import claude_agent_sdk  # noqa: F401  (its PermissionMode | None is one such union, made on import)
+from catui.tools.schema_store import generated_schemas
+generated = generated_schemas()
+print(json.dumps(sorted(key for key in generated if generated[key] != stored.get(key))))
+"""
+
+
+def test_the_generated_schemas_do_not_depend_on_what_the_process_typed_first(tmp_path) -> None:
+    # Found as an order-dependent failure: after test_cli_sdk_protocol imported claude_agent_sdk, the Agent
+    # tool's `mode` enum came out in the SDK's PermissionMode order. A fresh process makes it deterministic.
+    import subprocess
+    import sys
+
+    script = tmp_path / "generate.py"
+    script.write_text(GENERATE_AFTER_PERMUTED_LITERALS, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), str(SCHEMAS_FILE)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []

@@ -224,15 +224,27 @@ def test_kill_9_of_the_real_cli_at_random_moments_leaves_a_resumable_transcript(
         {"repeat": True, "match": {"last_is_tool_result": True}, "content": [read_notes]},
     ]}
     rng = random.Random(2026)
+    folder = tmp_path / "catui-home" / "projects" / project_slug(project)
+
+    def lines_written(known: set[Path]) -> int:
+        """Lines in the transcripts begun since ``known`` was listed (this trial's run)."""
+        fresh = [path for path in folder.glob("*.jsonl") if path not in known]
+        return max((path.read_bytes().count(b"\n") for path in fresh), default=0)
+
     with AnthropicTestServer(script) as server:
         env = cli_env(tmp_path, server)
         for trial in range(5):
+            known = set(folder.glob("*.jsonl"))
             child = subprocess.Popen([sys.executable, "-m", "catui", "-p", f"loop {trial}", "--max-turns", "40"],
                                      cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(0.8, 2.5))
+            # Kill once the run is appending lines (a loaded machine can take seconds to start one), at a
+            # random moment after that; the guard only stops a broken run from hanging the test.
+            guard = time.monotonic() + 120
+            while lines_written(known) <= 3 and child.poll() is None and time.monotonic() < guard:
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 0.8))
             child.send_signal(signal.SIGKILL)
             child.wait()
-        folder = tmp_path / "catui-home" / "projects" / project_slug(project)
         written = [len(read_records(path).records) for path in folder.glob("*.jsonl")]
         assert max(written) > 3, written  # the kills came mid-run, between appended lines
         for transcript in folder.glob("*.jsonl"):

@@ -9,7 +9,7 @@ agent registry changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -26,6 +26,14 @@ if TYPE_CHECKING:  # the request's module loads with the first Agent call (catui
 
 AGENT_TOOL_NAME = "Agent"
 LEGACY_AGENT_TOOL_NAME = "Task"
+
+
+# typing caches ``X | None`` by equality and compares Literals as sets, so a ``Literal[same values in another
+# order] | None`` made first in the process (claude_agent_sdk's ``PermissionMode | None``, on import) would be
+# the type pydantic gets here, and its order would reach the schema and the error messages. The marker makes
+# this type equal to no other one.
+AgentMode = Annotated[Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"], "Agent.mode"]
+"""The Agent tool's ``mode`` values, in the observed (alphabetical) order."""
 
 
 class AgentInput(ToolInput):
@@ -49,7 +57,7 @@ class AgentInput(ToolInput):
     team_name: str | None = Field(
         default=None, description="The team to start the agent in; the current team when left out."
     )
-    mode: Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"] | None = Field(
+    mode: AgentMode | None = Field(
         default=None, description='Permission mode for the new teammate (e.g. "plan" to require plan approval).'
     )
     isolation: Literal["worktree"] | None = Field(
@@ -92,7 +100,7 @@ class CurrentAgentInput(ToolInput):
         description="A name for the agent; SendMessage({to: name}) reaches it.",
     )
     team_name: str | None = Field(default=None, description="Deprecated; ignored.")
-    mode: Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"] | None = Field(
+    mode: AgentMode | None = Field(
         default=None, description="Deprecated; ignored."
     )
     isolation: Literal["worktree", "remote"] | None = Field(

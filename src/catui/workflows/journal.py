@@ -53,7 +53,8 @@ class Journal:
             self._checked = True
         line = ("\n" if self._torn else "") + json.dumps(entry, ensure_ascii=False) + "\n"
         self._torn = False
-        with self.path.open("a", encoding="utf-8") as sink:
+        # errors: a lone surrogate (a script's string) is written as its JSON escape, which reads back the same
+        with self.path.open("a", encoding="utf-8", errors="backslashreplace") as sink:
             sink.write(line)
             sink.flush()
             if durable:

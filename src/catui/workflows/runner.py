@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,7 @@ from catui.workflows.journal import Journal, call_key
 DEFAULT_AGENT_TYPE = "general-purpose"
 MAX_CONCURRENT_ENV = "CLAUDE_CODE_WORKFLOW_MAX_CONCURRENT_AGENTS"
 AGENT_OPTION_KEYS = frozenset({"label", "phase", "schema", "model", "effort", "isolation", "agentType"})
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
 class AgentFailed(CatuiError):
@@ -88,7 +90,10 @@ class WorkflowFiles:
         return self.run_dir / "journal.jsonl"
 
     def script_copy(self, name: str, suffix: str) -> Path:
-        return self.root / "scripts" / f"{name}-{self.run_id}{suffix}"
+        # The name is the script's meta.name: only a plain file name part of it, so "../x", "/", NUL or a
+        # thousand characters can neither leave the scripts folder nor make the copy fail.
+        safe = _UNSAFE_NAME.sub("_", name).lstrip(".")[:64] or "workflow"
+        return self.root / "scripts" / f"{safe}-{self.run_id}{suffix}"
 
 
 def frame_prompt(prompt: str) -> str:
@@ -237,7 +242,9 @@ class WorkflowRunner:
         path = self.files.record
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+        # errors: a lone surrogate (a script's string) is written as its JSON escape, which reads back the same
+        temporary.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8",
+                             errors="backslashreplace")
         os.replace(temporary, path)  # atomic: a kill leaves the old record or the new one
 
     def record_fields(self) -> dict[str, Any]:

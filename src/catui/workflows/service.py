@@ -53,10 +53,9 @@ async def run_file(path: Path, *, args: Any = None, options: RunOptions | None =
     suffix = path.suffix.lower()
     if suffix not in (".js", ".mjs", ".py"):
         raise CatuiError(f"{path}: a workflow is a .js or .py file")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatuiError(f"cannot read {path}: {exc.strerror or exc}") from None
+    from catui.workflows.script_file import read_script_file
+
+    source = read_script_file(path)
     return await _run(source=source, kind="python" if suffix == ".py" else "js", script_path=path.resolve(),
                       args=args, options=base, budget=budget, resume_run_id=resume_run_id, on_start=on_start)
 

@@ -94,6 +94,7 @@ class WorkflowTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         from catui.workflows.engine import ScriptParseError, check_syntax
+        from catui.workflows.script_file import read_script_file
 
         assert isinstance(args, WorkflowInput)
         available = named_workflows(self.cwd, self.plugin_dirs())
@@ -105,12 +106,15 @@ class WorkflowTool(Tool):
         if args.script is not None:
             source, script_path = args.script, None
         elif args.scriptPath is not None:
-            script_path = Path(args.scriptPath).expanduser()
+            try:
+                script_path = Path(args.scriptPath).expanduser()
+            except RuntimeError:  # "~someone/x.js" for a user this machine does not know
+                return tool_use_error(f"scriptPath: cannot read {args.scriptPath}: no such user's home folder")
             script_path = script_path if script_path.is_absolute() else self.cwd / script_path
             try:
-                source = script_path.read_text(encoding="utf-8")
-            except OSError as exc:
-                return tool_use_error(f"Cannot read scriptPath {script_path}: {exc.strerror or exc}")
+                source = read_script_file(script_path, SCRIPT_MAX_CHARS)
+            except CatuiError as exc:
+                return tool_use_error(f"scriptPath: {exc}")
         elif args.name is not None:
             found = available.get(args.name)
             if found is None:
@@ -196,7 +200,8 @@ class WorkflowTool(Tool):
             output_file.write_text(json.dumps(
                 {"summary": summary, "agentCount": runner.counts.agent_count, "logs": runner.logs, "result": result,
                  "workflowProgress": runner.progress, "totalTokens": runner.counts.subagent_tokens,
-                 "totalToolCalls": runner.counts.tool_uses}, ensure_ascii=False), encoding="utf-8")
+                 "totalToolCalls": runner.counts.tool_uses}, ensure_ascii=False), encoding="utf-8",
+                errors="backslashreplace")
             task.finish("completed" if status == "completed" else ("stopped" if status == "stopped" else "failed"),
                         json.dumps(result, ensure_ascii=False, separators=(",", ":")), error=error)
             text = self._notification(task_id=task_id, tool_use_id=tool_use_id, output_file=output_file, status=status,

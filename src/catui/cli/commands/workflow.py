@@ -32,7 +32,7 @@ def _announce(run_id: str) -> None:
 
 def _finish(outcome: Any) -> None:
     if outcome.status == "completed":
-        click.echo(json.dumps(outcome.result, ensure_ascii=False))
+        click.echo(_json_text(outcome.result))
         return
     click.echo(f"workflow {outcome.run_id} failed: {outcome.error}", err=True)
     sys.exit(EXIT_FAILED)
@@ -137,7 +137,7 @@ def show_command(run_id: str) -> None:
     if record.get("error"):
         click.echo(f"error: {record['error']}")
     if record.get("status") == "completed":
-        click.echo(json.dumps(record.get("result"), ensure_ascii=False))
+        click.echo(_json_text(record.get("result")))
 
 
 @group.command("logs")
@@ -159,6 +159,11 @@ def logs_command(run_id: str) -> None:
         if kind == "started":
             click.echo(f"started: {entry.get('label')}")
         elif kind == "result":
-            click.echo(f"result: {entry.get('agentId')} {json.dumps(entry.get('result'), ensure_ascii=False)[:200]}")
+            click.echo(f"result: {entry.get('agentId')} {_json_text(entry.get('result'))[:200]}")
         elif kind == "error":
             click.echo(f"error: {entry.get('label')}: {entry.get('error')}")
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON for the terminal; a lone surrogate (a script's string) as its JSON escape."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
