@@ -72,6 +72,9 @@ class ClientDriver:
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._running = False
+        self._held_in_turn: list[Event] = []
+        """Events the session sent between its runs while this client's turn was still under way (before the
+        session's run started its stream, or after it ended): delivered when the turn ends."""
         self._interrupt_pending = False
         self._usage_by_agent: dict[str | None, dict[str, Any]] = {}
         self._parent_of_agent: dict[str, str] = {}
@@ -286,9 +289,12 @@ class ClientDriver:
     # -- delivery -------------------------------------------------------------------------------
 
     def _deliver_between_runs(self, event: Event) -> None:
-        """The session's events between runs (background agents' task messages); dropped while a turn
-        of this client is under way but its session's run has ended."""
-        if not self._running:
+        """The session's events between runs (background agents' task messages, a workflow's progress); held
+        while a turn of this client is under way outside its session's run (a hook before the run, the
+        result after it), so they come after that turn's messages, never lost."""
+        if self._running:
+            self._held_in_turn.append(event)
+        else:
             self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
@@ -435,3 +441,6 @@ class ClientDriver:
         finally:
             self._running = False
             self._interrupt_pending = False
+            held, self._held_in_turn = self._held_in_turn, []
+            for event in held:
+                self._deliver(event)
