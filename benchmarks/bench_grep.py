@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catui.tools.base import ToolContext
-from catui.tools.grep import GrepInput, GrepTool
+from catui.tools.grep import GrepTool
+from catui.tools.grep_input import GrepInput
 from catui.tools.search_engine import find_rg
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda", "sigma", "omega"]

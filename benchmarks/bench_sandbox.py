@@ -27,7 +27,8 @@ from catui.sandbox.config import SandboxSettings
 from catui.sandbox.policy import AgentFolders, BashSandbox
 from catui.sandbox.probe import probe_bwrap
 from catui.tools.base import ToolContext, ToolServices
-from catui.tools.bash import BashInput, BashTool
+from catui.tools.bash import BashTool
+from catui.tools.bash_input import BashInput
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@catui.invalid",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@catui.invalid"}

@@ -251,3 +251,16 @@ def test_guide_enabled_only_interactively_unless_forced() -> None:
     assert not guide_enabled(interactive=False, env={})
     assert guide_enabled(interactive=False, env={"CATUI_GUIDE_AGENT": "1"})
     assert not guide_enabled(interactive=True, env={"CATUI_GUIDE_AGENT": "0"})
+
+
+def test_the_plain_definition_and_its_validator_have_the_same_fields_and_defaults() -> None:
+    # AgentDefinition is a plain class (no pydantic on the trivial path); definition_fields validates for it.
+    from catui.agents import definition_fields
+    from catui.agents.definition import FIELD_DEFAULTS, FIELD_FACTORIES
+
+    defaults = definition_fields.field_defaults()
+    assert defaults == {**FIELD_DEFAULTS, **{name: {} for name in FIELD_FACTORIES}}
+    plain = {k: v for k, v in AgentDefinition.__annotations__.items() if not k.startswith("_")}
+    validated = definition_fields.AgentDefinitionFields.__annotations__
+    assert list(plain) == list(defaults)
+    assert {k: v.replace("SystemPromptContext", "Any") for k, v in plain.items()} == validated

@@ -570,7 +570,7 @@ def test_tool_string_split_equals_the_separator_regex_for_every_character() -> N
         assert split_tool_specs(text) == [item for item in separators.split(text) if item], hex(code)
 
 
-def test_a_loaded_definition_is_a_normal_pydantic_model(tmp_path: Path) -> None:
+def test_a_loaded_definition_copies_dumps_and_compares_like_a_validated_one(tmp_path: Path) -> None:
     """Definitions built without validation still copy, dump and compare like validated ones."""
     from catui.agents.definition import AgentDefinition
 

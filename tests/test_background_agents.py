@@ -24,7 +24,8 @@ from catui.messages import blocks_of
 from catui.models.resolve import clear_provider_cache
 from catui.session.events import Event, ResultEvent, SystemEvent, ToolEndEvent
 from catui.state.db import StateDB
-from catui.subagents.send_message import SendMessageInput, SendMessageTool
+from catui.subagents.send_message import SendMessageTool
+from catui.subagents.send_message_input import SendMessageInput
 from catui.tools.base import TeamMembership, Tool, ToolContext, ToolInput, ToolResult
 
 GUARD_S = 20  # a broken scenario fails here instead of hanging (not a timing assertion)
@@ -397,7 +398,8 @@ async def test_task_stop_mid_run_keeps_the_partial_transcript(tmp_path: Path, pr
     await gates.wait_entered("long")
     [end] = launched(driver.events)
     task_id = end.data["agentId"]
-    from catui.tools.task_stop import TaskStopInput, TaskStopTool
+    from catui.tools.task_stop import TaskStopTool
+    from catui.tools.task_stop_input import TaskStopInput
 
     result = await TaskStopTool().call(TaskStopInput(task_id=task_id), app.session.ctx)
     assert not result.is_error and "status: stopped" in str(result.content)
@@ -573,7 +575,8 @@ async def test_two_hundred_background_agents_each_notify_once(tmp_path: Path, pr
 
 
 async def test_task_output_reports_status_and_result_so_far(tmp_path: Path, project: Path) -> None:
-    from catui.tools.task_output import TaskOutputInput, TaskOutputTool
+    from catui.tools.task_output import TaskOutputTool
+    from catui.tools.task_output_input import TaskOutputInput
 
     gates = Gates()
     turns = [NOTED, *parent_turns([agent_call("peek")]),

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from catui.tools.task_output import TaskOutputInput, TaskOutputTool
+from catui.tools.task_output import TaskOutputTool
+from catui.tools.task_output_input import TaskOutputInput
 from tests.test_background_agents import (  # noqa: F401  (_isolated: the module's autouse fixture, used here too)
     NOTED,
     Driver,

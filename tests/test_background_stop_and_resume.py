@@ -16,9 +16,11 @@ import pytest
 
 from catui.session.events import ToolEndEvent
 from catui.state.db import StateDB
-from catui.subagents.send_message import SendMessageInput, SendMessageTool
+from catui.subagents.send_message import SendMessageTool
+from catui.subagents.send_message_input import SendMessageInput
 from catui.tools.base import CURRENT_TOOL_USE_ID
-from catui.tools.task_stop import TaskStopInput, TaskStopTool
+from catui.tools.task_stop import TaskStopTool
+from catui.tools.task_stop_input import TaskStopInput
 from tests.test_background_agents import (
     GUARD_S,
     NOTED,

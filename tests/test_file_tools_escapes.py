@@ -29,9 +29,12 @@ from catui.permissions.context import PermissionContext
 from catui.sandbox.probe import probe_bwrap
 from catui.session.events import Event, UserMessageEvent
 from catui.tools.base import Tool, ToolContext, ToolResult
-from catui.tools.edit import EditInput, EditTool
-from catui.tools.read import ReadInput, ReadTool
-from catui.tools.write import WriteInput, WriteTool
+from catui.tools.edit import EditTool
+from catui.tools.edit_input import EditInput
+from catui.tools.read import ReadTool
+from catui.tools.read_input import ReadInput
+from catui.tools.write import WriteTool
+from catui.tools.write_input import WriteInput
 from tests.support.git_repos import git, isolate_git, make_repo
 
 AGENT_ID = "a1234567890abcdef"

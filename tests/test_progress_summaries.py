@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from catui.tools.task_output import TaskOutputInput, TaskOutputTool
+from catui.tools.task_output import TaskOutputTool
+from catui.tools.task_output_input import TaskOutputInput
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cli_env import cli_env
 from tests.test_background_agents import (

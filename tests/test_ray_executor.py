@@ -32,7 +32,8 @@ from catui.sandbox.probe import probe_bwrap
 from catui.session.events import ErrorEvent, Event
 from catui.state.db import StateDB
 from catui.subagents.executors.choice import RayOptions, executor_name, ray_options
-from catui.subagents.send_message import SendMessageInput, SendMessageTool
+from catui.subagents.send_message import SendMessageTool
+from catui.subagents.send_message_input import SendMessageInput
 from tests.support.cli_env import SRC
 from tests.support.git_repos import branches, git, isolate_git, make_repo, worktree_paths
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from catui.tools.read import ReadInput, ReadTool
-from catui.tools.task_output import TaskOutputInput, TaskOutputTool
+from catui.tools.read import ReadTool
+from catui.tools.read_input import ReadInput
+from catui.tools.task_output import TaskOutputTool
+from catui.tools.task_output_input import TaskOutputInput
 from tests.test_background_agents import (
     NOTED,
     Driver,

@@ -30,7 +30,8 @@ from catui.sandbox.probe import probe_bwrap
 from catui.session.events import Event, UserMessageEvent
 from catui.tasks.registry import TaskRegistry
 from catui.tools.base import ToolContext, ToolServices
-from catui.tools.bash import BashInput, BashTool
+from catui.tools.bash import BashTool
+from catui.tools.bash_input import BashInput
 from tests.support.git_repos import branches, git, isolate_git, make_repo
 
 AVAILABILITY = probe_bwrap()

@@ -12,7 +12,8 @@ from catui.sandbox.config import SandboxSettings
 from catui.sandbox.policy import AgentFolders, BashSandbox
 from catui.sandbox.probe import probe_bwrap
 from catui.tools.base import ToolContext, ToolServices
-from catui.tools.bash import BashInput, BashTool
+from catui.tools.bash import BashTool
+from catui.tools.bash_input import BashInput
 from tests.support.git_repos import isolate_git, make_repo
 
 AVAILABILITY = probe_bwrap()

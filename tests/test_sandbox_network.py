@@ -30,7 +30,8 @@ from catui.sandbox.probe import probe_bwrap
 from catui.sandbox.proxy import DomainProxy
 from catui.tasks.registry import TaskRegistry
 from catui.tools.base import ToolContext, ToolResult, ToolServices
-from catui.tools.bash import BashInput, BashTool
+from catui.tools.bash import BashTool
+from catui.tools.bash_input import BashInput
 from tests.support.cli_env import SRC
 
 AVAILABILITY = probe_bwrap()

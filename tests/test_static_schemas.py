@@ -7,7 +7,7 @@ import json
 from catui.tools.base import ToolInput, schema_from_model
 from catui.tools.registry import builtin_tools
 from catui.tools.schema_store import generated_schemas
-from catui.tools.static_schemas import SCHEMAS_FILE, model_key, stored_schema
+from catui.tools.static_schemas import SCHEMAS_FILE, model_key, stored_schema, stored_schema_by_key
 
 
 def test_the_stored_schemas_are_the_models_schemas() -> None:
@@ -77,3 +77,31 @@ def test_the_generated_schemas_do_not_depend_on_what_the_process_typed_first(tmp
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+
+
+def test_numbers_in_stored_descriptions_are_the_tools_own() -> None:
+    # The input models import nothing of their tool's module (it imports them on first validation), so the
+    # limits their descriptions state are written out there; they must stay the ones the tools apply.
+    from catui.tools.grep import DEFAULT_HEAD_LIMIT
+    from catui.tools.worktree_session import NAME_MAX_CHARS
+
+    grep = stored_schema_by_key("catui.tools.grep_input:GrepInput")
+    worktree = stored_schema_by_key("catui.tools.worktree_session_input:EnterWorktreeInput")
+    assert grep is not None and worktree is not None
+    assert f"Defaults to {DEFAULT_HEAD_LIMIT};" in grep["properties"]["head_limit"]["description"]
+    assert f"at most {NAME_MAX_CHARS} characters" in worktree["properties"]["name"]["description"]
+
+
+def test_tool_input_models_load_on_first_use() -> None:
+    # A tool naming its model by input_model_ref sends the stored schema without importing the model's module.
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom catui.tools.registry import builtin_tools\n"
+             "tools = builtin_tools(interactive=True)\n[t.to_api() for t in tools]\n"
+             "print('pydantic' in sys.modules, 'catui.tools.read_input' in sys.modules)\n"
+             "next(t for t in tools if t.name == 'Read').input_model.model_validate({'file_path': '/x'})\n"
+             "print('catui.tools.read_input' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False", "True"]

@@ -13,9 +13,12 @@ from catui.messages import result_text
 from catui.permissions.context import PermissionContext
 from catui.tasks.registry import Task, TaskRegistry
 from catui.tools.base import ToolContext, ToolResult, ToolServices, schema_from_model
-from catui.tools.bash import BashInput, BashTool
-from catui.tools.task_output import TaskOutputInput, TaskOutputTool
-from catui.tools.task_stop import TaskStopInput, TaskStopTool
+from catui.tools.bash import BashTool
+from catui.tools.bash_input import BashInput
+from catui.tools.task_output import TaskOutputTool
+from catui.tools.task_output_input import TaskOutputInput
+from catui.tools.task_stop import TaskStopTool
+from catui.tools.task_stop_input import TaskStopInput
 
 
 @pytest.fixture

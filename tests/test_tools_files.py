@@ -11,10 +11,14 @@ import pytest
 
 from catui.messages import result_text
 from catui.tools.base import ToolContext, ToolResult
-from catui.tools.edit import EditInput, EditTool
-from catui.tools.notebook_edit import NotebookEditInput, NotebookEditTool
-from catui.tools.read import ReadInput, ReadTool
-from catui.tools.write import WriteInput, WriteTool
+from catui.tools.edit import EditTool
+from catui.tools.edit_input import EditInput
+from catui.tools.notebook_edit import NotebookEditTool
+from catui.tools.notebook_edit_input import NotebookEditInput
+from catui.tools.read import ReadTool
+from catui.tools.read_input import ReadInput
+from catui.tools.write import WriteTool
+from catui.tools.write_input import WriteInput
 
 
 @pytest.fixture

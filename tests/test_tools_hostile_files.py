@@ -24,9 +24,12 @@ import pytest
 from catui.messages import result_text
 from catui.session.transcript import TranscriptWriter, read_transcript
 from catui.tools.base import ToolContext, ToolResult, ToolServices
-from catui.tools.glob import GlobInput, GlobTool
-from catui.tools.grep import GrepInput, GrepTool
-from catui.tools.read import ReadInput, ReadTool
+from catui.tools.glob import GlobTool
+from catui.tools.glob_input import GlobInput
+from catui.tools.grep import GrepTool
+from catui.tools.grep_input import GrepInput
+from catui.tools.read import ReadTool
+from catui.tools.read_input import ReadInput
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -98,7 +101,8 @@ READ_UNDER_CEILING = textwrap.dedent("""
     from pathlib import Path
     resource.setrlimit(resource.RLIMIT_AS, (CEILING, CEILING))
     from catui.tools.base import ToolContext
-    from catui.tools.read import ReadInput, ReadTool
+    from catui.tools.read import ReadTool
+    from catui.tools.read_input import ReadInput
     path = Path(sys.argv[1])
     ctx = ToolContext(cwd=path.parent, project_root=path.parent)
     result = asyncio.run(ReadTool().call(ReadInput(file_path=str(path), offset=2, limit=2), ctx))
@@ -126,7 +130,8 @@ EDIT_UNDER_CEILING = textwrap.dedent("""
     from pathlib import Path
     resource.setrlimit(resource.RLIMIT_AS, (CEILING, CEILING))
     from catui.tools.base import ToolContext
-    from catui.tools.edit import EditInput, EditTool
+    from catui.tools.edit import EditTool
+    from catui.tools.edit_input import EditInput
     from catui.tools.files import record_read
     path = Path(sys.argv[1])
     ctx = ToolContext(cwd=path.parent, project_root=path.parent)
@@ -205,7 +210,8 @@ GREP_UNDER_CEILING = textwrap.dedent("""
     from pathlib import Path
     resource.setrlimit(resource.RLIMIT_AS, (CEILING, CEILING))
     from catui.tools.base import ToolContext
-    from catui.tools.grep import GrepInput, GrepTool
+    from catui.tools.grep import GrepTool
+    from catui.tools.grep_input import GrepInput
     root = Path(sys.argv[1])
     ctx = ToolContext(cwd=root, project_root=root)
     result = asyncio.run(GrepTool().call(GrepInput(pattern="x", output_mode="content", head_limit=3), ctx))
@@ -248,7 +254,8 @@ def test_glob_fallback_skips_a_folder_it_cannot_read(tmp_path: Path) -> None:
         from pathlib import Path
         import asyncio.base_events, asyncio.threads, concurrent.futures.thread  # noqa: before losing root
         from catui.tools.base import ToolContext
-        from catui.tools.glob import GlobInput, GlobTool
+        from catui.tools.glob import GlobTool
+        from catui.tools.glob_input import GlobInput
         args = GlobInput(pattern="**/*.py")  # built now: input models build (and import) on first use
         # Glob loads its search modules on first use (catui.lazy); import them while the checkout (a 0700
         # temporary folder in CI) is still readable.

@@ -13,19 +13,17 @@ from typing import Any
 import pytest
 
 from catui.messages import result_text
-from catui.tools.ask_user_question import AskUserQuestionInput, AskUserQuestionTool
+from catui.tools.ask_user_question import AskUserQuestionTool
+from catui.tools.ask_user_question_input import AskUserQuestionInput
 from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from catui.tools.html_markdown import html_to_markdown
-from catui.tools.plan_mode import (
-    APPROVE_LABEL,
-    EnterPlanModeInput,
-    EnterPlanModeTool,
-    ExitPlanModeInput,
-    ExitPlanModeTool,
-)
+from catui.tools.plan_mode import APPROVE_LABEL, EnterPlanModeTool, ExitPlanModeTool
+from catui.tools.plan_mode_input import EnterPlanModeInput, ExitPlanModeInput
 from catui.tools.registry import builtin_tools, find_tool, tool_names
-from catui.tools.todo_write import TodoWriteInput, TodoWriteTool
-from catui.tools.web_fetch import WebFetchInput, WebFetchTool
+from catui.tools.todo_write import TodoWriteTool
+from catui.tools.todo_write_input import TodoWriteInput
+from catui.tools.web_fetch import WebFetchTool
+from catui.tools.web_fetch_input import WebFetchInput
 
 
 @pytest.fixture
@@ -329,7 +327,8 @@ async def test_plan_mode_enter_and_exit(ctx: ToolContext, tmp_path: Path) -> Non
 
 
 async def test_ask_user_question_takes_answers_the_host_already_collected(tmp_path: Path) -> None:
-    from catui.tools.ask_user_question import AskUserQuestionInput, AskUserQuestionTool
+    from catui.tools.ask_user_question import AskUserQuestionTool
+    from catui.tools.ask_user_question_input import AskUserQuestionInput
 
     tool = AskUserQuestionTool()
     schema = tool.input_schema()

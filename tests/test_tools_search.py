@@ -13,8 +13,10 @@ import pytest
 from catui.messages import result_text
 from catui.permissions.context import PermissionContext
 from catui.tools.base import ToolContext, schema_from_model
-from catui.tools.glob import GlobInput, GlobTool
-from catui.tools.grep import GrepInput, GrepTool, split_globs
+from catui.tools.glob import GlobTool
+from catui.tools.glob_input import GlobInput
+from catui.tools.grep import GrepTool, split_globs
+from catui.tools.grep_input import GrepInput
 from catui.tools.search_engine import FALLBACK_ENV, find_rg
 
 HAVE_RG = find_rg() is not None

@@ -8,9 +8,19 @@ change to that file) imports only what answering a prompt needs: the CLI, settin
 the agent definitions, the model provider, the session loop and the tool set. These load when used
 (each such import is marked ``# lazy (catui.lazy)`` where it happens):
 
-* **Tool input models** are built on their first validation (``ToolInput``'s ``defer_build``); the
-  schemas sent to the model are stored JSON (:mod:`catui.tools.static_schemas`). Building them all
-  cost some 60 ms.
+* **Tool input models, and pydantic with them**: each tool names its model, ``Tool.input_model_ref =
+  "module:QualName"``, kept in a sibling ``<tool>_input`` module (``catui.tools.read_input`` for
+  Read) that is imported on the first access of ``Tool.input_model``: the first validation of a
+  call's input. The schemas sent to the model are stored JSON (:mod:`catui.tools.static_schemas`),
+  the name and description are the tool's own, so offering a tool needs no pydantic. A model module
+  imports nothing of its tool's module; the tool imports it only inside a call (an ``isinstance``
+  check), and ``pydantic.ValidationError`` is looked up by ``except input_validation_error()``,
+  evaluated only when a validation failed. The models are built on their first validation too
+  (``ToolInput``'s ``defer_build``).
+* **Agent definitions' validation**: ``AgentDefinition`` is a plain class; the built-in agents and
+  checked agent files are built without validation, and a definition built by keyword (SDK callers,
+  JSON agents, a file's unusual values) is validated by the pydantic model of
+  ``catui.agents.definition_fields``, imported then.
 * **The Bash sandbox** (``catui.sandbox``): only when the ``sandbox`` setting or option is present
   (``catui.app.config.bash_sandbox``) or a sandboxed command starts.
 * **Worktrees and git** (``catui.worktree``): when an agent enters or leaves one, an isolated child
@@ -36,9 +46,9 @@ the application made (``catui.cli.main``), and the SDK loads its modules and the
 allocations trigger walks them again (~11 ms of CPU a run; now 1-2 ms).
 
 What stays on the trivial path, with its CPU cost on this machine (docs/decisions.md has the figures): the
-interpreter, asyncio (with ssl and logging), pydantic (the agent definitions and every tool's input model
-subclass it), click, h11 and ~185 of catui's modules. pydantic is the largest part; taking it off needs
-agent definitions and tool input models that are no pydantic classes until first validated (not done yet).
+interpreter, asyncio (with ssl and logging), click, h11 and ~185 of catui's modules. pydantic left it in
+the second round (issue 28): a run imports it when it validates a tool call's input or an agent
+definition given by keyword.
 
 Packages that re-export their submodules' names (``catui.worktree``, ``catui.tasks``,
 ``catui.state``) resolve them on first attribute access through :func:`lazy_exports`, so that

@@ -3,103 +3,129 @@
 Attribute names are snake_case; the camelCase names of Claude Code's files and
 of claude-agent-sdk (``disallowedTools``, ``permissionMode``, ``maxTurns`` …)
 are accepted wherever a definition is built. Instances are immutable.
+
+AgentDefinition is a plain class with the parts of pydantic's model API its callers use (``model_copy``,
+``model_dump``, ``model_fields_set``, ``model_validate``), not a pydantic model: the built-in agents and
+agent files, whose loaders check every field, are built without importing pydantic, and a definition
+built by keyword is validated by :mod:`catui.agents.definition_fields`, imported then (:mod:`catui.lazy`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
-from pydantic.alias_generators import to_camel
-
 from catui.agents.checked_fields import fields_are_checked
-from catui.agents.field_values import AgentSource, PermissionModeName, agent_name_problem, normalize_model
-from catui.agents.limit_fields import load_output_schema, parse_duration
+from catui.agents.field_values import AgentSource, PermissionModeName
 from catui.errors import ConfigurationError
 
 
-class SystemPromptContext(BaseModel):
+@dataclass
+class SystemPromptContext:
     """What ``get_system_prompt`` may look at (the guide agent lists the user's own agents)."""
 
-    # Built on first validation, not at import: most runs never validate one.
-    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
-
-    active_agents: list[Any] = Field(default_factory=list)
-    tool_names: list[str] = Field(default_factory=list)
-    extra: dict[str, Any] = Field(default_factory=dict)
+    active_agents: list[Any] = field(default_factory=list)
+    tool_names: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # The leading fields of claude-agent-sdk's AgentDefinition dataclass, the ones its callers pass by position.
 _POSITIONAL_FIELDS: tuple[str, ...] = ("description", "prompt", "tools")
 
+# Each field's default (definition_fields.AgentDefinitionFields has the same; a test checks they agree),
+# and the fields whose default is a new empty dict each time.
+FIELD_DEFAULTS: dict[str, Any] = {
+    "agent_type": "",
+    "description": "",
+    "when_to_use": None,
+    "prompt": "",
+    "system_prompt_builder": None,
+    "tools": None,
+    "disallowed_tools": None,
+    "model": None,
+    "effort": None,
+    "permission_mode": None,
+    "isolation": None,
+    "background": None,
+    "forks_parent_context": None,
+    "required_mcp_servers": None,
+    "mcp_servers": None,
+    "source": "sdk",
+    "base_dir": "",
+    "color": None,
+    "max_turns": None,
+    "skills": None,
+    "initial_prompt": None,
+    "memory": None,
+    "omit_claude_md": False,
+    "append_system_prompt": None,
+    "hooks": None,
+    "filename": None,
+    "cwd": None,
+    "plugin_name": None,
+    "max_budget_usd": None,
+    "max_tokens": None,
+    "timeout": None,
+    "stall_timeout": None,
+    "output_schema": None,
+    "aliases": (),
+}
+FIELD_FACTORIES: tuple[str, ...] = ("extra_fields",)
 
-class AgentDefinition(BaseModel):
+
+class AgentDefinition:
     """One agent type. ``prompt`` is the system prompt of custom agents; built-ins compute theirs.
 
     ``tools`` None means every tool; ``[]`` means none; ``["*"]`` is the same as None.
     ``model`` is an alias (sonnet / opus / haiku), a full id, ``inherit`` or None (inherit).
     """
 
-    model_config = ConfigDict(
-        frozen=True,
-        populate_by_name=True,
-        alias_generator=to_camel,
-        arbitrary_types_allowed=True,
-        extra="forbid",
-        # The validator is built on first use: built-ins and files go through from_checked_fields.
-        defer_build=True,
-    )
+    __slots__ = ("__dict__", "_fields_set")
 
-    agent_type: str = ""
-    description: str = ""
-    when_to_use: str | Callable[[], str] | None = None
-    prompt: str = ""
-    system_prompt_builder: Callable[[SystemPromptContext], str] | None = Field(default=None, exclude=True)
-    tools: list[str] | None = None
-    disallowed_tools: list[str] | None = None
-    model: str | None = None
-    effort: Literal["low", "medium", "high", "xhigh", "max"] | int | None = None
-    permission_mode: PermissionModeName | None = None
-    isolation: Literal["worktree"] | None = None
-    background: bool | None = None
-    forks_parent_context: Literal[True, "turn"] | None = None
-    required_mcp_servers: list[str] | None = None
-    mcp_servers: list[Any] | None = None
-    source: AgentSource = "sdk"
-    base_dir: str = ""
-    color: str | None = None
-    max_turns: int | None = Field(default=None, gt=0)
-    skills: list[str] | None = None
-    initial_prompt: str | None = None
-    memory: Literal["user", "project", "local"] | None = None
-    omit_claude_md: bool = False
-    append_system_prompt: bool | str | None = None
-    hooks: dict[str, Any] | None = None
-    filename: str | None = None
-    cwd: str | None = None
-    plugin_name: str | None = None
+    agent_type: str
+    description: str
+    when_to_use: str | Callable[[], str] | None
+    prompt: str
+    system_prompt_builder: Callable[[SystemPromptContext], str] | None
+    tools: list[str] | None
+    disallowed_tools: list[str] | None
+    model: str | None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | int | None
+    permission_mode: PermissionModeName | None
+    isolation: Literal["worktree"] | None
+    background: bool | None
+    forks_parent_context: Literal[True, "turn"] | None
+    required_mcp_servers: list[str] | None
+    mcp_servers: list[Any] | None
+    source: AgentSource
+    base_dir: str
+    color: str | None
+    max_turns: int | None
+    skills: list[str] | None
+    initial_prompt: str | None
+    memory: Literal["user", "project", "local"] | None
+    omit_claude_md: bool
+    append_system_prompt: bool | str | None
+    hooks: dict[str, Any] | None
+    filename: str | None
+    cwd: str | None
+    plugin_name: str | None
     # catui's per-agent limits (docs/subagents.md): the child stops cleanly when one is reached.
-    max_budget_usd: float | None = Field(default=None, gt=0)
-    max_tokens: int | None = Field(default=None, gt=0)
-    timeout: float | None = Field(default=None, gt=0)
+    max_budget_usd: float | None
+    max_tokens: int | None
+    timeout: float | None
     """Wall-clock limit in seconds (files and the SDK also accept ``10m``, ``90s``, ``1h``)."""
-    stall_timeout: float | None = Field(default=None, gt=0)
+    stall_timeout: float | None
     """Seconds without model output or tool progress after which the child is stopped."""
-    output_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None
     """A JSON Schema: the child finishes by calling ``StructuredOutput`` with a matching object."""
     # Other names the registry resolves to this agent (``claude-code-guide`` for ``catui-guide``).
-    aliases: tuple[str, ...] = ()
+    aliases: tuple[str, ...]
     # Frontmatter keys catui does not use; kept so ``catui agents show`` can display them.
-    extra_fields: dict[str, Any] = Field(default_factory=dict)
+    extra_fields: dict[str, Any]
+
+    _fields_set: set[str]
 
     def __init__(self, *args: Any, **data: Any) -> None:
         if args:
@@ -113,21 +139,21 @@ class AgentDefinition(BaseModel):
                 if field_name in data:
                     raise ConfigurationError(f"AgentDefinition got {field_name!r} both by position and by name")
                 data[field_name] = value
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            name = data.get("agent_type") or data.get("agentType") or "<unnamed>"
-            problems = "; ".join(_describe_errors(exc.errors()))
-            raise ConfigurationError(f"invalid agent definition '{name}': {problems}") from None
+        # lazy (catui.lazy): pydantic validates what no loader checked (SDK callers, JSON agents)
+        from catui.agents.definition_fields import validated_fields
+
+        values, fields_set = validated_fields(data)
+        _object_setattr(self, "__dict__", values)
+        _object_setattr(self, "_fields_set", fields_set)
 
     @classmethod
     def from_checked_fields(cls, **fields: Any) -> AgentDefinition:
-        """Build from snake_case values a loader has already checked and normalised, skipping pydantic.
+        """Build from snake_case values a loader has already checked and normalised, skipping validation.
 
         The loaders check every field as Claude Code reads it, so pydantic's validation would
-        only repeat that work (it is most of the cost of building a definition). A cheap type check
-        still runs; anything it does not accept goes through full validation, so a mistake still
-        raises ConfigurationError naming the field.
+        only repeat that work (it is most of the cost of building a definition, and importing pydantic
+        costs a run more). A cheap type check still runs; anything it does not accept goes through full
+        validation, so a mistake still raises ConfigurationError naming the field.
         """
         return cls.from_checked_dict(fields)
 
@@ -138,57 +164,64 @@ class AgentDefinition(BaseModel):
             return construct_checked(fields)
         return cls(**fields)
 
-    @field_validator("agent_type")
     @classmethod
-    def _check_agent_type(cls, value: str) -> str:
-        # Empty is allowed: SDK callers give the name as the key of their ``agents`` mapping.
-        if value:
-            problem = agent_name_problem(value)
-            if problem:
-                raise ValueError(f"the agent name {problem}")
-        return value
+    def model_validate(cls, data: Any) -> AgentDefinition:
+        """A definition from a mapping of its fields (snake_case or camelCase), validated; a definition as it is."""
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, dict):
+            raise ConfigurationError(f"an agent definition must be a mapping of its fields, got {type(data).__name__}")
+        return cls(**data)
 
-    @field_validator("timeout", "stall_timeout", mode="before")
-    @classmethod
-    def _parse_duration(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            seconds = parse_duration(value)
-            if seconds is None:
-                raise ValueError(f"{value!r} is not a duration; write e.g. 90s, 10m or 1h")
-            return seconds
-        return value
+    @property
+    def model_fields_set(self) -> set[str]:
+        """The fields given when the definition was built (the others have their defaults)."""
+        return self._fields_set
 
-    @field_validator("output_schema", mode="before")
-    @classmethod
-    def _load_output_schema(cls, value: Any, info: ValidationInfo) -> Any:
-        if value is None:
-            return None
-        base = info.data.get("base_dir") or None
-        return load_output_schema(value, base_dir=base, where="outputSchema")
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> AgentDefinition:
+        """A copy with ``update``'s fields replaced, not validated (as pydantic's ``model_copy``)."""
+        import copy
 
-    @field_validator("model", mode="before")
-    @classmethod
-    def _normalize_model(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return normalize_model(value)
-        return value
+        values = copy.deepcopy(self.__dict__) if deep else dict(self.__dict__)
+        fields_set = set(self._fields_set)
+        if update:
+            values.update(update)
+            fields_set.update(update)
+        agent = _object_new(type(self))
+        _object_setattr(agent, "__dict__", values)
+        _object_setattr(agent, "_fields_set", fields_set)
+        return agent
 
-    @model_validator(mode="after")
-    def _check_tool_names(self) -> AgentDefinition:
-        for field_name in ("tools", "disallowed_tools"):
-            names = getattr(self, field_name)
-            if names and any(not n.strip() for n in names):
-                raise ValueError(f"{field_name}: tool names must not be empty")
-        return self
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """The fields as a dict, with pydantic's ``model_dump`` options (``exclude``, ``exclude_unset``, ``by_alias`` …)."""
+        from catui.agents.definition_fields import dumped_fields  # lazy (catui.lazy)
 
-    @field_validator("tools", "disallowed_tools", mode="before")
-    @classmethod
-    def _split_tool_string(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            from catui.agents.tool_lists import parse_tool_list
+        return dumped_fields(self.__dict__, self._fields_set, options)
 
-            return parse_tool_list(value)
-        return value
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError(f"AgentDefinition is frozen: use model_copy(update={{{name!r}: ...}}) for a changed copy")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError("AgentDefinition is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.__dict__.values()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items() if name != "system_prompt_builder")
+        return f"{type(self).__name__}({shown})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"values": self.__dict__, "fields_set": self._fields_set}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _object_setattr(self, "__dict__", state["values"])
+        _object_setattr(self, "_fields_set", state["fields_set"])
 
     @property
     def is_built_in(self) -> bool:
@@ -226,36 +259,21 @@ class AgentDefinition(BaseModel):
 
 _object_setattr = object.__setattr__
 _object_new = object.__new__
-# (constant defaults, fields with a default factory) of AgentDefinition, computed on first use.
-_defaults_cache: tuple[dict[str, Any], list[tuple[str, Callable[[], Any]]]] | None = None
 
 
 def construct_checked(fields: dict[str, Any]) -> AgentDefinition:
-    """What ``model_construct`` does, minus its per-field bookkeeping (it costs as much as validating).
+    """A definition of checked fields, not validated (validating costs as much as importing pydantic).
 
     Only for snake_case ``fields`` that ``fields_are_checked`` accepts (or that were built to pass it).
     """
-    global _defaults_cache
-    if _defaults_cache is None:
-        constants: dict[str, Any] = {}
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        for name, info in AgentDefinition.model_fields.items():
-            if info.default_factory is not None:
-                factories.append((name, info.default_factory))  # type: ignore[arg-type]
-            else:
-                constants[name] = info.default
-        _defaults_cache = (constants, factories)
-    constants, factories = _defaults_cache
-    values = constants.copy()
-    for name, factory in factories:
+    values = FIELD_DEFAULTS.copy()
+    for name in FIELD_FACTORIES:
         if name not in fields:
-            values[name] = factory()
+            values[name] = {}
     values.update(fields)
     agent = AgentDefinition.__new__(AgentDefinition)
     _object_setattr(agent, "__dict__", values)
-    _object_setattr(agent, "__pydantic_fields_set__", set(fields))
-    _object_setattr(agent, "__pydantic_extra__", None)
-    _object_setattr(agent, "__pydantic_private__", None)
+    _object_setattr(agent, "_fields_set", set(fields))
     return agent
 
 
@@ -282,13 +300,10 @@ def construct_loaded_file(
     ``extra_fields`` has only ``str`` keys. The result equals ``construct_checked`` of the same values
     with ``plugin_name=None``.
     """
-    if _defaults_cache is None:
-        construct_checked({})  # fills the defaults cache
-    constants, factories = _defaults_cache  # type: ignore[misc]
-    values = constants.copy()
-    for name, factory in factories:
+    values = FIELD_DEFAULTS.copy()
+    for name in FIELD_FACTORIES:
         if name not in fields and name != "extra_fields":  # extra_fields is set below
-            values[name] = factory()
+            values[name] = {}
     values.update(fields)
     values["agent_type"] = agent_type
     values["description"] = description
@@ -297,28 +312,9 @@ def construct_loaded_file(
     values["base_dir"] = base_dir
     values["filename"] = filename
     values["extra_fields"] = extra_fields
-    agent = _object_new(AgentDefinition)  # BaseModel has no __new__ of its own: object's, without the lookup
+    agent = _object_new(AgentDefinition)  # object's __new__, without the lookup
     _object_setattr(agent, "__dict__", values)
-    fields_set = set(_LOADED_FILE_KEYS)  # a mutable set, as pydantic's copies expect
+    fields_set = set(_LOADED_FILE_KEYS)  # a mutable set, as model_copy expects
     fields_set.update(fields)
-    _object_setattr(agent, "__pydantic_fields_set__", fields_set)
-    _object_setattr(agent, "__pydantic_extra__", None)
-    _object_setattr(agent, "__pydantic_private__", None)
+    _object_setattr(agent, "_fields_set", fields_set)
     return agent
-
-
-def _describe_errors(errors: list[Any]) -> list[str]:
-    """Pydantic errors as ``field: message`` lines, one per field (a union's alternatives joined by 'or')."""
-    by_field: dict[str, list[str]] = {}
-    for err in errors:
-        loc = tuple(str(p) for p in err.get("loc", ()))
-        field = loc[0] if loc else "definition"
-        if err.get("type") == "extra_forbidden":
-            by_field.setdefault(field, []).append("unknown field (check the spelling)")
-            continue
-        message = str(err.get("msg", "invalid value"))
-        if message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
-        if message not in by_field.setdefault(field, []):
-            by_field[field].append(message)
-    return [f"{field}: {' or '.join(messages)}" for field, messages in by_field.items()]

@@ -96,7 +96,8 @@ async def run_shell_lines(text: str, ctx: ToolContext, allowed: Sequence[Permiss
     if not snippets:
         return text
     # Imported here: the Bash tool is needed only by a command that has shell lines.
-    from catui.tools.bash import BashInput, BashTool
+    from catui.tools.bash import BashTool
+    from catui.tools.bash_input import BashInput
 
     bash = BashTool()
     permissions = ctx.permissions.with_rules(*allowed)

@@ -13,25 +13,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import TYPE_CHECKING, Any
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from catui.mcp.connection import McpCallError
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from catui.mcp.connection import McpConnection
     from catui.mcp.manager import McpManager
-
-
-class ListMcpResourcesInput(ToolInput):
-    server: str | None = Field(default=None, description="Only list the resources of this MCP server.")
-
-
-class ReadMcpResourceInput(ToolInput):
-    server: str = Field(description="The name of the MCP server holding the resource.")
-    uri: str = Field(description="The URI of the resource to read.")
+    from catui.mcp.resources_input import ListMcpResourcesInput, ReadMcpResourceInput
 
 
 class _ResourceTool(Tool):
@@ -55,7 +45,7 @@ class ListMcpResourcesTool(_ResourceTool):
     """List the resources the connected MCP servers offer."""
 
     name = "ListMcpResourcesTool"
-    input_model = ListMcpResourcesInput
+    input_model_ref: ClassVar[str] = "catui.mcp.resources_input:ListMcpResourcesInput"
     read_only = True
 
     @property
@@ -101,7 +91,7 @@ class ReadMcpResourceTool(_ResourceTool):
     """Read one resource of an MCP server by its URI."""
 
     name = "ReadMcpResourceTool"
-    input_model = ReadMcpResourceInput
+    input_model_ref: ClassVar[str] = "catui.mcp.resources_input:ReadMcpResourceInput"
     read_only = True
 
     @property

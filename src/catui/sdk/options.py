@@ -418,12 +418,16 @@ def _agents(agents: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def extra_tools(options: CatuiOptions) -> list[Tool]:
     """The in-process tools of ``tools`` and ``mcp_servers``, checked for duplicate names."""
-    # Imported here, not at the top: they load pydantic, which creating a client does not need.
+    given = options.tools if isinstance(options.tools, list | tuple) else []
+    if all(isinstance(item, str) for item in given) and all(
+        isinstance(server, Mapping) for server in options.mcp_servers.values()
+    ):
+        return []  # built-in tools' names and external servers' configs only: no in-process tool
+    # Imported here, not at the top: they load pydantic, which a query without in-process tools does not need.
     from catui.sdk.tools import SdkMcpServer
     from catui.tools.base import Tool
 
     tools: list[Tool] = []
-    given = options.tools if isinstance(options.tools, list | tuple) else []
     for item in given:
         if isinstance(item, SdkMcpServer):
             tools.extend(item.prefixed_tools())

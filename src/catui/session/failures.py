@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import ProviderError
 from catui.messages import Message
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 def stream_retry_data(event: dict[str, Any], partial: Message) -> dict[str, Any]:

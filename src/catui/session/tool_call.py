@@ -10,15 +10,13 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from catui.errors import CatuiError
 from catui.hooks.apply import apply_hook_decision
 from catui.hooks.runner import HookOutcome
 from catui.permissions.context import PermissionDecision
 from catui.session.failures import format_validation_error
 from catui.session.hook_steps import emit_hook_notices, post_tool_hooks
-from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolResult
+from catui.tools.base import CURRENT_TOOL_USE_ID, Tool, ToolResult, input_validation_error
 
 if TYPE_CHECKING:
     from catui.session.loop_state import LoopDeps, LoopState
@@ -33,7 +31,7 @@ async def execute_tool(state: LoopState, session: LoopDeps, name: str, raw_input
                           f"{('. ' + hint) if hint else ''}</tool_use_error>", is_error=True)
     try:
         args = tool.input_model.model_validate(raw_input)
-    except ValidationError as exc:
+    except input_validation_error() as exc:
         return ToolResult(format_validation_error(tool.name, exc), is_error=True)
     # Set before hooks and the permission check, so that can_use_tool callbacks know which call asks.
     CURRENT_TOOL_USE_ID.set(tool_use_id)
@@ -47,7 +45,7 @@ async def execute_tool(state: LoopState, session: LoopDeps, name: str, raw_input
         if pre.updated_input is not None and pre.decision != "deny":
             try:  # a hook's rewritten input must still fit the tool
                 args = tool.input_model.model_validate(pre.updated_input)
-            except ValidationError as exc:
+            except input_validation_error() as exc:
                 return ToolResult(format_validation_error(tool.name, exc), is_error=True)
             raw_input = pre.updated_input
     permitted = await permit_call(state, session, tool, args, raw_input, pre, tool_use_id)
@@ -96,7 +94,7 @@ async def permit_call(
             if decision.behavior == "allow" and decision.updated_input is not None:
                 try:  # the approver's rewritten input must still fit the tool
                     args = tool.input_model.model_validate(decision.updated_input)
-                except ValidationError as exc:
+                except input_validation_error() as exc:
                     return ToolResult(format_validation_error(tool.name, exc), is_error=True)
                 raw_input = decision.updated_input
         else:

@@ -11,13 +11,12 @@ import asyncio
 import functools
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from catui.messages import Block, Message, tool_result_block, user_message
 from catui.session.events import ToolEndEvent, ToolStartEvent, UserMessageEvent
 from catui.session.tool_call import execute_tool
 from catui.session.tool_window import run_windowed
 from catui.session.usage import add_usage
+from catui.tools.base import input_validation_error
 from catui.tools.plan_file import plan_mode_reminder
 
 if TYPE_CHECKING:
@@ -75,7 +74,7 @@ async def run_tool_round(state: LoopState, session: LoopDeps, tool_uses: list[Bl
         if tool is not None:
             try:
                 safe = tool.is_concurrency_safe(tool.input_model.model_validate(block.get("input") or {}))
-            except ValidationError:
+            except input_validation_error():
                 safe = True  # it will fail validation on its own, harmlessly, in the batch
         if safe:
             batch.append(block)

@@ -14,13 +14,11 @@ Skill call is not read-only then); one without loads like a skill.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.skills.permission_rules import skill_permission_rules
 from catui.skills.registry import SkillRegistry
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """\
 Load a skill: a set of instructions (and sometimes files next to them) for one kind of task.
@@ -32,11 +30,6 @@ request matches one, call this tool before doing the work yourself, then follow 
 - Do not call it for a skill that is already loaded in this conversation."""
 
 
-class SkillInput(ToolInput):
-    skill: str = Field(description='The name of the skill to load, e.g. "pdf" or "my-plugin:review".')
-    args: str | None = Field(default=None, description="Optional arguments for the skill.")
-
-
 def launch_text(name: str) -> str:
     """The tool_result text of a Skill call that found its skill."""
     return f"Launching skill: {name}"
@@ -46,7 +39,7 @@ class SkillTool(Tool):
     """Looks skills up in the session's :class:`SkillRegistry` (given to the constructor)."""
 
     name = "Skill"
-    input_model = SkillInput
+    input_model_ref: ClassVar[str] = "catui.skills.tool_input:SkillInput"
     read_only = True
 
     def __init__(self, skills: SkillRegistry) -> None:
@@ -64,6 +57,8 @@ class SkillTool(Tool):
         return not (skill is not None and skill.kind == "command" and skill.allowed_tools)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.skills.tool_input import SkillInput
         assert isinstance(args, SkillInput)
         requested = args.skill.strip()
         self.skills.reload_if_changed()  # an edited SKILL.md is read again, a new skill found

@@ -27,16 +27,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
-
 from catui.permissions.context import PermissionRequest
 from catui.subagents.ids import is_agent_id
 from catui.subagents.messaging import AgentMessages
 from catui.subagents.output_scan import scan_report
 from catui.tasks.notifications import TaskNotification
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from catui.subagents.messaging_current_input import CurrentSendMessageInput
     from catui.subagents.run import SubagentRun
 
 BROADCAST_REFUSAL = '<tool_use_error>broadcast (to: "*") is no longer supported — send a message per recipient' \
@@ -68,19 +67,11 @@ def json_reply(body: dict[str, Any], *, is_error: bool = False) -> ToolResult:
     return ToolResult(json.dumps(body, ensure_ascii=False, separators=(",", ":")), is_error=is_error, data=body)
 
 
-class CurrentSendMessageInput(ToolInput):
-    to: str = Field(max_length=300, pattern=r"^[^\n]*$",
-                    description="The recipient: an agent's name or its agentId; from a sub-agent also \"main\".")
-    summary: str | None = Field(default=None, max_length=200, description="A 5-10 word preview of the message.")
-    message: str = Field(default="", description="The message, as plain text.")
-    notify_when_idle: bool | None = Field(default=None, description="To a peer session: be told once when it next goes idle or exits.")
-
-
 class CurrentSendMessageTool(Tool):
     """SendMessage of the current contract (see the module docstring)."""
 
     name: ClassVar[str] = "SendMessage"
-    input_model: ClassVar[type[ToolInput]] = CurrentSendMessageInput
+    input_model_ref: ClassVar[str] = "catui.subagents.messaging_current_input:CurrentSendMessageInput"
     read_only: ClassVar[bool] = False
 
     def __init__(self, messaging: AgentMessages | None = None) -> None:
@@ -105,6 +96,8 @@ class CurrentSendMessageTool(Tool):
                                  subject="")
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.subagents.messaging_current_input import CurrentSendMessageInput
         assert isinstance(args, CurrentSendMessageInput)
         to = args.to.strip()
         if to == "*":
@@ -170,12 +163,6 @@ class CurrentSendMessageTool(Tool):
         return f"No agent named '{agent_id}' is reachable.\nUse ListAgents to see everyone you can message."
 
 
-class ListAgentsInput(ToolInput):
-    channel: str | None = Field(default=None, max_length=256, description="Accepted for compatibility.")
-    q: str | None = Field(default=None, max_length=256, description="Only agents whose id, name or type contain it.")
-    cursor: str | None = Field(default=None, max_length=256, description="Accepted for compatibility.")
-
-
 def session_name(cwd: Path, session_id: str) -> str:
     """This session's name: the folder's name and two hex digits of the session id."""
     return f"{cwd.name or 'session'}-{ref_of(session_id)[:2]}"
@@ -194,7 +181,7 @@ class ListAgentsTool(Tool):
     """ListAgents: this session's name and ref, and its sub-agents with type, status and age."""
 
     name: ClassVar[str] = "ListAgents"
-    input_model: ClassVar[type[ToolInput]] = ListAgentsInput
+    input_model_ref: ClassVar[str] = "catui.subagents.messaging_current_input:ListAgentsInput"
     read_only: ClassVar[bool] = True
 
     def __init__(self, foreground_runs: Callable[[], Iterable[SubagentRun]] = tuple) -> None:
@@ -219,6 +206,8 @@ class ListAgentsTool(Tool):
                                  subject="")
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.subagents.messaging_current_input import ListAgentsInput
         assert isinstance(args, ListAgentsInput)
         session = ctx.session
         session_id = str(getattr(session, "session_id", "") or "")

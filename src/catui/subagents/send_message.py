@@ -24,16 +24,14 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from catui.paths import project_runtime_dir
 from catui.permissions.context import PermissionRequest
 from catui.session.durable_append import append_whole
 from catui.session.transcript import encode_line
 from catui.subagents.ids import is_agent_id
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from catui.subagents.messaging import AgentMessages
@@ -56,42 +54,6 @@ gets a turn). The message lands in the recipient's inbox and becomes its next tu
 a summary. The structured forms coordinate the team: the lead sends shutdown_request and \
 plan_approval_response, a teammate answers a shutdown request with shutdown_response.
 - summary is a short preview of the message (a few words) for logs and the user's display."""
-
-
-class ShutdownRequest(ToolInput):
-    """Ask an agent to wrap up and stop."""
-
-    type: Literal["shutdown_request"]
-    reason: str | None = None
-
-
-class ShutdownResponse(ToolInput):
-    """Answer a shutdown request."""
-
-    type: Literal["shutdown_response"]
-    request_id: str
-    approve: bool
-    reason: str | None = None
-
-
-class PlanApprovalResponse(ToolInput):
-    """Approve or reject an agent's plan."""
-
-    type: Literal["plan_approval_response"]
-    request_id: str
-    approve: bool
-    feedback: str | None = None
-
-
-class SendMessageInput(ToolInput):
-    """SendMessage's arguments (required: to, message)."""
-
-    to: str = Field(description='The recipient: an agent\'s name, or its agentId; on a team also "team-lead", '
-                    'or "*" for every teammate.')
-    summary: str | None = Field(default=None, description="A 5-10 word preview of the message.")
-    message: str | ShutdownRequest | ShutdownResponse | PlanApprovalResponse = Field(
-        description="The message: text, or a structured shutdown / plan-approval object."
-    )
 
 
 def message_text(message: Any) -> str:
@@ -123,7 +85,7 @@ class SendMessageTool(Tool):
     """Routes a message to a running, finished or named agent (see the module docstring)."""
 
     name: ClassVar[str] = SEND_MESSAGE_TOOL_NAME
-    input_model: ClassVar[type[ToolInput]] = SendMessageInput
+    input_model_ref: ClassVar[str] = "catui.subagents.send_message_input:SendMessageInput"
     read_only: ClassVar[bool] = False
 
     def __init__(self, messaging: AgentMessages | None, teams: TeamRouter | None = None) -> None:
@@ -143,6 +105,8 @@ class SendMessageTool(Tool):
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.subagents.send_message_input import SendMessageInput
         assert isinstance(args, SendMessageInput)
         teams = self.teams
         if teams is not None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """\
 Ask the user one to four multiple-choice questions while you work, and get their answers.
@@ -21,43 +19,6 @@ label and a description of what choosing it means), and multiSelect when several
 - Put your recommended option first and add "(Recommended)" to its label."""
 
 
-class QuestionOption(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    label: str = Field(description="The option's text as shown to the user (1-5 words).")
-    description: str = Field(description="What choosing this option means or implies.")
-    markdown: str | None = Field(
-        default=None,
-        description="Optional preview shown beside the option (a code snippet, an ASCII layout); "
-        "single-choice questions only.",
-    )
-
-
-def _require_multi_select(schema: dict[str, Any]) -> None:
-    # Claude Code's schema lists multiSelect as required (with default false); validation stays lenient.
-    schema["required"] = [*schema.get("required", []), "multiSelect"]
-
-
-class Question(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_require_multi_select, defer_build=True)
-
-    question: str = Field(description="The full question, ending with a question mark.")
-    header: str = Field(description="A very short label for the question (at most 12 characters).")
-    options: list[QuestionOption] = Field(min_length=2, max_length=4, description="The choices (2-4).")
-    multiSelect: bool = Field(default=False, description="Allow choosing more than one option.")
-
-
-class AskUserQuestionInput(ToolInput):
-    questions: list[Question] = Field(min_length=1, max_length=4, description="The questions to ask (1-4).")
-    answers: dict[str, str] | None = Field(
-        default=None, description="Answers already collected, by question text (filled in by the host, not you)."
-    )
-    annotations: dict[str, Any] | None = Field(
-        default=None, description="Per-question notes from the host, such as the preview a user looked at."
-    )
-    metadata: dict[str, Any] | None = Field(default=None, description="Tracking data for the host; not shown.")
-
-
 class QuestionNotAnswered(Exception):
     """Raised by an ``ask_user`` relay when whoever was asked declined; the message says why."""
 
@@ -69,7 +30,7 @@ def ask_user_question_enabled(*, interactive: bool) -> bool:
 
 class AskUserQuestionTool(Tool):
     name = "AskUserQuestion"
-    input_model = AskUserQuestionInput
+    input_model_ref: ClassVar[str] = "catui.tools.ask_user_question_input:AskUserQuestionInput"
     read_only = True
 
     def __init__(self, *, enabled: bool = True) -> None:
@@ -83,6 +44,8 @@ class AskUserQuestionTool(Tool):
         return self.enabled
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.ask_user_question_input import AskUserQuestionInput
         assert isinstance(args, AskUserQuestionInput)
         questions = [q.model_dump(exclude_none=True) for q in args.questions]
         # A host (an SDK can_use_tool that asked the user itself) may hand the answers in with the call.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,36 +19,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
-
+from catui.lazy import lazy_exports
 from catui.messages import Block, Message
 from catui.permissions.context import PermissionContext, PermissionRequest, PermissionRule
-from catui.tools.static_schemas import stored_schema
+from catui.tools.static_schemas import stored_schema, stored_schema_by_key
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
     from catui.agents.definition import AgentDefinition
     from catui.sandbox.policy import BashSandbox
     from catui.tasks.registry import TaskRegistry
     from catui.tasks.schedule import CronSchedule
+    from catui.tools.tool_input import ToolInput as ToolInput
+
+# lazy (catui.lazy): ToolInput imports pydantic; tools name their input model and load it on first validation
+__getattr__ = lazy_exports(__name__, {"ToolInput": "catui.tools.tool_input"})
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 CURRENT_TOOL_USE_ID: ContextVar[str | None] = ContextVar("catui_current_tool_use_id", default=None)
 """The id of the tool_use being executed; set by the session per call (calls may run concurrently)."""
-
-
-class ToolInput(BaseModel):
-    """Base of every tool's input model: unknown fields are an error, as the schema says.
-
-    Models are built on their first validation, not at import (``defer_build``): a run that never calls a
-    tool never pays for its validator, and the schemas sent to the model come from
-    :mod:`catui.tools.static_schemas`.
-    """
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
-    # Paths a file tool resolved for its permission check, by argument text: the call uses the same ones
-    # (resolving again could follow a link that changed in between; see tools/files.resolve_once).
-    _resolved_paths: dict[str, Path] = PrivateAttr(default_factory=dict)
 
 
 @dataclass
@@ -263,13 +255,20 @@ class ToolContext:
 class Tool(ABC):
     """A tool the model can call.
 
-    Subclasses set ``name``, ``input_model`` and ``read_only``, write a
-    ``description`` and an async ``call``. The JSON schema sent to the model is
-    derived from ``input_model`` by :func:`schema_from_model`.
+    Subclasses set ``name``, ``input_model_ref`` (or ``input_model``) and ``read_only``, write a
+    ``description`` and an async ``call``. The JSON schema sent to the model is the stored one of
+    :mod:`catui.tools.static_schemas`, or derived from ``input_model`` by :func:`schema_from_model`.
+
+    catui's own tools name their input model, ``"module:QualName"`` in ``input_model_ref``, and keep it in
+    a sibling ``<tool>_input`` module: it is imported, and with it pydantic, on the first access of
+    ``input_model`` (the first validation of a call's input), not when the tool is defined
+    (:mod:`catui.lazy`). Tools whose model is made at run time (MCP's, the SDK's) set ``input_model``.
     """
 
     name: ClassVar[str]
     input_model: ClassVar[type[ToolInput]]
+    input_model_ref: ClassVar[str] = ""
+    """Where the input model is defined, ``"module:QualName"``; loaded on first access of ``input_model``."""
     read_only: ClassVar[bool] = False
     aliases: ClassVar[tuple[str, ...]] = ()
     _api_cache: tuple[str, dict[str, Any], int] | None = None
@@ -278,7 +277,22 @@ class Tool(ABC):
     @abstractmethod
     def description(self) -> str: ...
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        ref = cls.__dict__.get("input_model_ref")
+        if ref and "input_model" not in cls.__dict__:
+            type.__setattr__(cls, "input_model", _InputModelRef(ref))
+
     def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the input: the stored one when there is one (the model is not loaded for it)."""
+        for klass in type(self).__mro__:
+            declared = klass.__dict__.get("input_model")
+            if declared is not None:
+                if isinstance(declared, _InputModelRef):
+                    stored = stored_schema_by_key(declared.ref)
+                    if stored is not None:
+                        return _copy_json(stored)
+                break
         return schema_from_model(self.input_model)
 
     def to_api(self) -> dict[str, Any]:
@@ -327,6 +341,35 @@ class Tool(ABC):
 
     @abstractmethod
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+class _InputModelRef:
+    """``Tool.input_model`` of a tool that names its model by ``input_model_ref``: imports the model on first access."""
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        self._model: type[ToolInput] | None = None
+
+    def __get__(self, obj: object, owner: type | None = None) -> type[ToolInput]:
+        model = self._model
+        if model is None:
+            module, _, qualname = self.ref.partition(":")
+            found: Any = importlib.import_module(module)  # lazy (catui.lazy): the model and pydantic load here
+            for part in qualname.split("."):
+                found = getattr(found, part)
+            model = self._model = found
+        return model
+
+
+def input_validation_error() -> type[ValidationError]:
+    """pydantic's ValidationError, for ``except input_validation_error() as exc`` around a model's validation.
+
+    An ``except`` clause's class is looked up only when an exception propagates, and then the input model
+    has loaded pydantic already: the modules that validate tool input do not import it themselves.
+    """
+    from pydantic import ValidationError  # lazy (catui.lazy)
+
+    return ValidationError
 
 
 _SCHEMA_CACHE: dict[type[BaseModel], dict[str, Any]] = {}

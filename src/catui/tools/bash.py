@@ -9,17 +9,16 @@ import shlex
 import signal
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
 from catui.tasks.model import Task, new_task_id
 from catui.tools import process_groups
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from catui.sandbox.policy import LaunchPlan
+    from catui.tools.bash_input import BashInput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -49,28 +48,9 @@ instead of cat/head/tail, Edit instead of sed/awk, Write instead of echo redirec
 - There is no terminal: interactive programs (editors, `git rebase -i`, pagers) will hang until the timeout."""
 
 
-class BashInput(ToolInput):
-    command: str = Field(description="The command to run.")
-    timeout: int | None = Field(
-        default=None,
-        ge=0,
-        description="Timeout in milliseconds (default 120000, max 600000; larger values are capped).",
-    )
-    description: str | None = Field(
-        default=None,
-        description="A short description of what the command does, in active voice (5-10 words), "
-        'e.g. "List files in current directory" or "Install package dependencies".',
-    )
-    run_in_background: bool | None = Field(
-        default=None,
-        description="Run the command in the background and return a task id at once; read its output "
-        "later with TaskOutput.",
-    )
-
-
 class BashTool(Tool):
     name = "Bash"
-    input_model = BashInput
+    input_model_ref: ClassVar[str] = "catui.tools.bash_input:BashInput"
 
     @property
     def description(self) -> str:
@@ -85,6 +65,8 @@ class BashTool(Tool):
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.bash_input import BashInput
         assert isinstance(args, BashInput)
         notes: list[str] = []
         if not ctx.cwd.is_dir():

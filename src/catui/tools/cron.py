@@ -7,13 +7,11 @@ The schedule itself is :class:`catui.tasks.schedule.CronSchedule`, handed down i
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.errors import CatuiError
 from catui.tasks.schedule import CronSchedule, ScheduledPrompt
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 CREATE_DESCRIPTION = """\
 Schedule a prompt to be sent to this session later, on a 5-field cron expression read in local time \
@@ -35,21 +33,6 @@ DELETE_DESCRIPTION = (
 LIST_DESCRIPTION = "List this session's scheduled prompts: id, cron expression, next run, whether recurring or durable."
 
 
-class CronCreateInput(ToolInput):
-    cron: str = Field(description='A 5-field cron expression in local time, e.g. "*/5 * * * *".')
-    prompt: str = Field(description="The prompt to send to the session when the schedule fires.")
-    recurring: bool = Field(default=True, description="Fire on every match (true) or once (false).")
-    durable: bool = Field(default=False, description="Keep the prompt across sessions (.catui/scheduled_tasks.json).")
-
-
-class CronDeleteInput(ToolInput):
-    id: str = Field(description="The id of the scheduled prompt to cancel.")
-
-
-class CronListInput(ToolInput):
-    pass
-
-
 def _schedule(ctx: ToolContext) -> CronSchedule | None:
     return ctx.services.schedule
 
@@ -68,7 +51,7 @@ def _describe(entry: ScheduledPrompt) -> str:
 
 class CronCreateTool(Tool):
     name = "CronCreate"
-    input_model = CronCreateInput
+    input_model_ref: ClassVar[str] = "catui.tools.cron_input:CronCreateInput"
     read_only = True  # it changes the session's own schedule, never the user's files
 
     @property
@@ -76,6 +59,8 @@ class CronCreateTool(Tool):
         return CREATE_DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.cron_input import CronCreateInput
         assert isinstance(args, CronCreateInput)
         schedule = _schedule(ctx)
         if schedule is None:
@@ -89,7 +74,7 @@ class CronCreateTool(Tool):
 
 class CronDeleteTool(Tool):
     name = "CronDelete"
-    input_model = CronDeleteInput
+    input_model_ref: ClassVar[str] = "catui.tools.cron_input:CronDeleteInput"
     read_only = True
 
     @property
@@ -97,6 +82,8 @@ class CronDeleteTool(Tool):
         return DELETE_DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.cron_input import CronDeleteInput
         assert isinstance(args, CronDeleteInput)
         schedule = _schedule(ctx)
         if schedule is None:
@@ -109,7 +96,7 @@ class CronDeleteTool(Tool):
 
 class CronListTool(Tool):
     name = "CronList"
-    input_model = CronListInput
+    input_model_ref: ClassVar[str] = "catui.tools.cron_input:CronListInput"
     read_only = True
 
     @property

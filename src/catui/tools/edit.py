@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.files import (
     UTF8,
     absolute_path_error,
@@ -42,18 +40,9 @@ surrounding lines to make it unique, or set replace_all to change every occurren
 - An empty old_string creates a new file with new_string as its content."""
 
 
-class EditInput(ToolInput):
-    file_path: str = Field(description="The absolute path of the file to change.")
-    old_string: str = Field(description="The exact text to replace.")
-    new_string: str = Field(description="The text to put in its place (must differ from old_string).")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence of old_string (default false)."
-    )
-
-
 class EditTool(Tool):
     name = "Edit"
-    input_model = EditInput
+    input_model_ref: ClassVar[str] = "catui.tools.edit_input:EditInput"
 
     @property
     def description(self) -> str:
@@ -63,6 +52,8 @@ class EditTool(Tool):
         return file_permission_request(self.name, args, args.file_path, ctx, is_edit=True, read_only=False)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.edit_input import EditInput
         assert isinstance(args, EditInput)
         error = absolute_path_error(args.file_path, ctx)
         if error:

@@ -6,11 +6,14 @@ import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import ToolContext, ToolInput
+from catui.tools.base import ToolContext
 from catui.tools.nofollow import read_resolved, write_resolved
+
+if TYPE_CHECKING:
+    from catui.tools.tool_input import ToolInput
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (b"\xef\xbb\xbf", "utf-8"),
@@ -60,6 +63,9 @@ def file_permission_request(
     tool_name: str, args: Any, raw_path: str, ctx: ToolContext, *, is_edit: bool, read_only: bool
 ) -> PermissionRequest:
     """The permission request of a file tool: the real absolute path as ``file_path`` and ``subject``."""
+    # lazy (catui.lazy): loaded with the tool's input model, which ``args`` was validated with
+    from catui.tools.tool_input import ToolInput
+
     path = resolve_once(args, raw_path, ctx) if isinstance(args, ToolInput) else resolve_path(raw_path, ctx)
     return PermissionRequest(
         tool_name=tool_name,

@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
 
 MAX_RESULTS = 100
@@ -26,15 +24,6 @@ Find files by name with a glob pattern such as `**/*.py` or `src/**/*.{ts,tsx}`.
 - Files ignored by .gitignore (and .ignore) and hidden files are skipped.
 - Use it to locate files by name; to search inside files use Grep. For open-ended exploration that needs \
 several rounds of searching, delegate to an agent with the Agent tool."""
-
-
-class GlobInput(ToolInput):
-    pattern: str = Field(description="The glob pattern to match files against.")
-    path: str | None = Field(
-        default=None,
-        description="The folder to search in. Omit it to search the current working directory; "
-        "must be an existing folder when given.",
-    )
 
 
 def split_absolute_pattern(pattern: str) -> tuple[Path | None, str]:
@@ -55,7 +44,7 @@ def split_absolute_pattern(pattern: str) -> tuple[Path | None, str]:
 
 class GlobTool(Tool):
     name = "Glob"
-    input_model = GlobInput
+    input_model_ref: ClassVar[str] = "catui.tools.glob_input:GlobInput"
     read_only = True
 
     def __init__(self, *, force_fallback: bool = False) -> None:
@@ -72,6 +61,8 @@ class GlobTool(Tool):
         return file_permission_request(self.name, args, searched, ctx, is_edit=False, read_only=True)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.glob_input import GlobInput
         assert isinstance(args, GlobInput)
         root = resolve_path(args.path, ctx) if args.path else ctx.cwd
         base, pattern = split_absolute_pattern(args.pattern)

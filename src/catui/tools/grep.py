@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.files import file_permission_request, resolve_path
 
 if TYPE_CHECKING:
@@ -36,66 +34,6 @@ are skipped.
 - For open-ended searches that need several rounds of searching, delegate to an agent with the Agent tool."""
 
 
-class GrepInput(ToolInput):
-    pattern: str = Field(description="The regular expression to search for in file contents.")
-    path: str | None = Field(
-        default=None,
-        description="The file or folder to search in. Defaults to the current working directory.",
-    )
-    glob: str | None = Field(
-        default=None, description='Only search files matching this glob (e.g. "*.js", "*.{ts,tsx}").'
-    )
-    output_mode: Literal["content", "files_with_matches", "count"] | None = Field(
-        default=None,
-        description='"content" shows matching lines, "files_with_matches" (default) lists files, '
-        '"count" gives match counts per file.',
-    )
-    before: int | None = Field(
-        default=None,
-        ge=0,
-        alias="-B",
-        description='Lines to show before each match. Needs output_mode "content"; ignored otherwise.',
-    )
-    after: int | None = Field(
-        default=None,
-        ge=0,
-        alias="-A",
-        description='Lines to show after each match. Needs output_mode "content"; ignored otherwise.',
-    )
-    context_flag: int | None = Field(default=None, ge=0, alias="-C", description="Alias for context.")
-    # Claude Code sends both spellings in its schema; models use either, `context` wins when both are given.
-    context: int | None = Field(
-        default=None,
-        ge=0,
-        description='Lines to show before and after each match. Needs output_mode "content"; ignored otherwise.',
-    )
-    line_numbers: bool | None = Field(
-        default=None,
-        alias="-n",
-        description='Show line numbers (default true). Needs output_mode "content"; ignored otherwise.',
-    )
-    case_insensitive: bool | None = Field(default=None, alias="-i", description="Search case-insensitively.")
-    type: str | None = Field(
-        default=None,
-        description="A ripgrep file type to search (e.g. py, js, rust, go, java). More efficient than glob.",
-    )
-    head_limit: int | None = Field(
-        default=None,
-        ge=0,
-        description="Keep only the first N lines (content), files (files_with_matches) or entries (count). "
-        f"Defaults to {DEFAULT_HEAD_LIMIT}; 0 means no limit (use it sparingly: large results fill the context).",
-    )
-    offset: int | None = Field(
-        default=None,
-        ge=0,
-        description="Skip the first N lines or entries before head_limit applies. Default 0.",
-    )
-    multiline: bool | None = Field(
-        default=None,
-        description="Let patterns span lines and `.` match newlines (rg -U --multiline-dotall). Default false.",
-    )
-
-
 def split_globs(value: str) -> list[str]:
     """Split a glob argument on whitespace and on commas outside braces: ``"*.py, *.{ts,tsx}"`` → 2 globs."""
     globs: list[str] = []
@@ -120,7 +58,7 @@ def split_globs(value: str) -> list[str]:
 
 class GrepTool(Tool):
     name = "Grep"
-    input_model = GrepInput
+    input_model_ref: ClassVar[str] = "catui.tools.grep_input:GrepInput"
     read_only = True
 
     def __init__(self, *, force_fallback: bool = False) -> None:
@@ -136,6 +74,8 @@ class GrepTool(Tool):
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.grep_input import GrepInput
         assert isinstance(args, GrepInput)
         # lazy (catui.lazy): the file walker, ignore rules and rg loader, with the first search
         from catui.tools.search_engine import (

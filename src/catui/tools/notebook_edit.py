@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.files import (
     absolute_path_error,
     file_permission_request,
@@ -33,25 +31,9 @@ and needs cell_type. "delete" removes the cell.
 - The notebook stays valid nbformat JSON."""
 
 
-class NotebookEditInput(ToolInput):
-    notebook_path: str = Field(description="The absolute path of the notebook to change.")
-    cell_id: str | None = Field(
-        default=None,
-        description="The id of the cell to change (or `cell-N`). With insert, the new cell goes after it; "
-        "omitted, at the beginning.",
-    )
-    new_source: str = Field(description="The new source of the cell (ignored by delete).")
-    cell_type: Literal["code", "markdown"] | None = Field(
-        default=None, description="The cell's type. Required for insert; for replace it changes the type."
-    )
-    edit_mode: Literal["replace", "insert", "delete"] | None = Field(
-        default=None, description="replace (default), insert or delete."
-    )
-
-
 class NotebookEditTool(Tool):
     name = "NotebookEdit"
-    input_model = NotebookEditInput
+    input_model_ref: ClassVar[str] = "catui.tools.notebook_edit_input:NotebookEditInput"
 
     @property
     def description(self) -> str:
@@ -63,6 +45,8 @@ class NotebookEditTool(Tool):
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.notebook_edit_input import NotebookEditInput
         assert isinstance(args, NotebookEditInput)
         error = absolute_path_error(args.notebook_path, ctx, field="notebook_path")
         if error:

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from typing import Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.plan_file import (
     plan_mode_instructions,
     read_plan,
@@ -57,33 +55,9 @@ APPROVE_ACCEPT_EDITS_LABEL = "Yes, and auto-accept edits"
 REJECT_LABEL = "No, keep planning"
 
 
-class AllowedPrompt(BaseModel):
-    """One kind of shell command the plan needs: ``{"tool": "Bash", "prompt": "run tests"}``."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    # Sent as a one-value enum, as Claude Code's schema has it (pydantic would write "const").
-    tool: Annotated[
-        Literal["Bash"],
-        WithJsonSchema({"type": "string", "enum": ["Bash"], "description": "The tool the prompt applies to."}),
-    ]
-    prompt: str = Field(description='What the commands do, e.g. "run tests" or "install dependencies".')
-
-
-class EnterPlanModeInput(ToolInput):
-    pass
-
-
-class ExitPlanModeInput(ToolInput):
-    allowedPrompts: list[AllowedPrompt] | None = Field(
-        default=None,
-        description="Kinds of shell commands the plan will need, described by what they do, not as commands.",
-    )
-
-
 class EnterPlanModeTool(Tool):
     name = "EnterPlanMode"
-    input_model = EnterPlanModeInput
+    input_model_ref: ClassVar[str] = "catui.tools.plan_mode_input:EnterPlanModeInput"
     read_only = True
 
     @property
@@ -111,7 +85,7 @@ class EnterPlanModeTool(Tool):
 
 class ExitPlanModeTool(Tool):
     name = "ExitPlanMode"
-    input_model = ExitPlanModeInput
+    input_model_ref: ClassVar[str] = "catui.tools.plan_mode_input:ExitPlanModeInput"
     read_only = True
 
     @property
@@ -143,6 +117,8 @@ class ExitPlanModeTool(Tool):
         return shown
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.plan_mode_input import ExitPlanModeInput
         assert isinstance(args, ExitPlanModeInput)
         if ctx.permissions.mode != "plan":
             return ToolResult(

@@ -6,12 +6,10 @@ import base64
 import errno
 import stat
 from pathlib import Path
-from typing import Any
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.bounded_read import (
     OpenedFile,
     UnreadableFile,
@@ -30,6 +28,9 @@ from catui.tools.files import (
     record_read,
     resolve_once,
 )
+
+if TYPE_CHECKING:
+    from catui.tools.read_input import ReadInput
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -117,25 +118,9 @@ whole file is usually best when it fits.
 - Several independent reads can be issued in one message; they run in parallel."""
 
 
-class ReadInput(ToolInput):
-    file_path: str = Field(description="The absolute path of the file to read.")
-    offset: int | None = Field(
-        default=None,
-        ge=0,
-        description="The line number to start reading from (1-based). Use it for large files.",
-    )
-    limit: int | None = Field(
-        default=None, ge=1, description="How many lines to read. Use it with offset for large files."
-    )
-    pages: str | None = Field(
-        default=None,
-        description='Page range of a PDF file, e.g. "1-5", "3" or "10-20". Only meaningful for PDFs.',
-    )
-
-
 class ReadTool(Tool):
     name = "Read"
-    input_model = ReadInput
+    input_model_ref: ClassVar[str] = "catui.tools.read_input:ReadInput"
     read_only = True
 
     @property
@@ -146,6 +131,8 @@ class ReadTool(Tool):
         return file_permission_request(self.name, args, args.file_path, ctx, is_edit=False, read_only=True)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.read_input import ReadInput
         assert isinstance(args, ReadInput)
         error = absolute_path_error(args.file_path, ctx)
         if error:

@@ -20,31 +20,31 @@ from typing import Any
 SCHEMAS_FILE = Path(__file__).with_name("input_schemas.json")
 
 SCHEMA_MODULES: tuple[str, ...] = (
-    "catui.mcp.resources",
-    "catui.skills.tool",
-    "catui.subagents.agent_tool",
-    "catui.subagents.messaging_current",
-    "catui.subagents.send_message",
-    "catui.subagents.teams.plan_approval",
-    "catui.subagents.teams.tools",
-    "catui.tools.ask_user_question",
-    "catui.tools.bash",
-    "catui.tools.cron",
-    "catui.tools.edit",
-    "catui.tools.glob",
-    "catui.tools.grep",
-    "catui.tools.notebook_edit",
-    "catui.tools.plan_mode",
-    "catui.tools.read",
-    "catui.tools.task_output",
-    "catui.tools.task_stop",
-    "catui.tools.todo_write",
-    "catui.tools.tool_search",
-    "catui.tools.web_fetch",
-    "catui.tools.web_search",
-    "catui.tools.worktree_merge",
-    "catui.tools.worktree_session",
-    "catui.tools.write",
+    "catui.mcp.resources_input",
+    "catui.skills.tool_input",
+    "catui.subagents.agent_tool_input",
+    "catui.subagents.messaging_current_input",
+    "catui.subagents.send_message_input",
+    "catui.subagents.teams.plan_approval_input",
+    "catui.subagents.teams.tools_input",
+    "catui.tools.ask_user_question_input",
+    "catui.tools.bash_input",
+    "catui.tools.cron_input",
+    "catui.tools.edit_input",
+    "catui.tools.glob_input",
+    "catui.tools.grep_input",
+    "catui.tools.notebook_edit_input",
+    "catui.tools.plan_mode_input",
+    "catui.tools.read_input",
+    "catui.tools.task_output_input",
+    "catui.tools.task_stop_input",
+    "catui.tools.todo_write_input",
+    "catui.tools.tool_search_input",
+    "catui.tools.web_fetch_input",
+    "catui.tools.web_search_input",
+    "catui.tools.worktree_merge_input",
+    "catui.tools.worktree_session_input",
+    "catui.tools.write_input",
 )
 """Modules whose ``ToolInput`` subclasses have a stored schema (models made at run time, MCP's and the SDK's
 ``@tool`` ones, are generated when used)."""
@@ -59,7 +59,12 @@ def model_key(model: type) -> str:
 
 def stored_schema(model: type) -> dict[str, Any] | None:
     """The stored schema of ``model`` (shared: callers copy it), or None when it has none."""
+    return stored_schema_by_key(model_key(model))
+
+
+def stored_schema_by_key(key: str) -> dict[str, Any] | None:
+    """The stored schema keyed ``module:QualName`` (shared: callers copy it), or None when there is none."""
     global _loaded
     if _loaded is None:
         _loaded = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
-    return _loaded.get(model_key(model))
+    return _loaded.get(key)

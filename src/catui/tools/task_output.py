@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.tasks.registry import TaskRegistry
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 MAX_OUTPUT_CHARS = 30_000
 
@@ -20,17 +18,6 @@ background agent.
 600000); block=false returns what is there now.
 - The same output is in the task's output file; reading that file with Read works as well and is preferred \
 for long outputs. Background agents notify you when they finish, so there is no need to poll them."""
-
-
-class TaskOutputInput(ToolInput):
-    task_id: str = Field(description="The id of the task to read.")
-    block: bool = Field(default=True, description="Wait for the task to finish (default true).")
-    timeout: float = Field(
-        default=30000,
-        ge=0,
-        le=600000,
-        description="How long to wait, in milliseconds (default 30000, max 600000).",
-    )
 
 
 def no_such_task(task_id: str, registry: TaskRegistry) -> ToolResult:
@@ -49,7 +36,7 @@ NO_REGISTRY = ToolResult(
 
 class TaskOutputTool(Tool):
     name = "TaskOutput"
-    input_model = TaskOutputInput
+    input_model_ref: ClassVar[str] = "catui.tools.task_output_input:TaskOutputInput"
     read_only = True
     aliases = ("BashOutput", "AgentOutputTool")
 
@@ -58,6 +45,8 @@ class TaskOutputTool(Tool):
         return DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.task_output_input import TaskOutputInput
         assert isinstance(args, TaskOutputInput)
         registry = registry_of(ctx)
         if registry is None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import Field
-
-from catui.tools.base import SubagentSpawner, Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import SubagentSpawner, Tool, ToolContext, ToolResult
 from catui.tools.task_output import NO_REGISTRY, no_such_task, registry_of
 
 DESCRIPTION = """\
@@ -16,14 +14,9 @@ Stop a running task by its id: a background shell, a background agent, or an age
 - Use it to end servers and watchers you started with run_in_background once you no longer need them."""
 
 
-class TaskStopInput(ToolInput):
-    task_id: str | None = Field(default=None, description="The id of the background task to stop.")
-    shell_id: str | None = Field(default=None, description="Deprecated: use task_id.")
-
-
 class TaskStopTool(Tool):
     name = "TaskStop"
-    input_model = TaskStopInput
+    input_model_ref: ClassVar[str] = "catui.tools.task_stop_input:TaskStopInput"
     aliases = ("KillShell",)
 
     @property
@@ -31,6 +24,8 @@ class TaskStopTool(Tool):
         return DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.task_stop_input import TaskStopInput
         assert isinstance(args, TaskStopInput)
         task_id = args.task_id or args.shell_id
         if not task_id:

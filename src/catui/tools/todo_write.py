@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """\
 Create and update a structured task list for the current work; the user sees it as your progress.
@@ -22,23 +20,9 @@ batches, then move the next one to in_progress.
 items for follow-up work you discover, and remove items that no longer apply."""
 
 
-class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    content: str = Field(min_length=1, description="What to do, in imperative form.")
-    status: Literal["pending", "in_progress", "completed"] = Field(description="The item's state.")
-    activeForm: str = Field(
-        min_length=1, description="The same, in present continuous form, shown while it runs."
-    )
-
-
-class TodoWriteInput(ToolInput):
-    todos: list[TodoItem] = Field(description="The complete, updated todo list.")
-
-
 class TodoWriteTool(Tool):
     name = "TodoWrite"
-    input_model = TodoWriteInput
+    input_model_ref: ClassVar[str] = "catui.tools.todo_write_input:TodoWriteInput"
     read_only = True  # it changes the agent's own list, never the user's files
 
     @property
@@ -46,6 +30,8 @@ class TodoWriteTool(Tool):
         return DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.todo_write_input import TodoWriteInput
         assert isinstance(args, TodoWriteInput)
         old = list(ctx.todos)
         new = [item.model_dump() for item in args.todos]

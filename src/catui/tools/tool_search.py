@@ -25,10 +25,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
-
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 TOOL_SEARCH = "ToolSearch"
 PLACEHOLDER_NAME = "DeferredToolPlaceholder"
@@ -115,18 +113,12 @@ class DeferredToolView:
         self.loaded.update(names)
 
 
-class ToolSearchInput(ToolInput):
-    query: str = Field(description='"select:Name1,Name2" to load tools by name, or words to search their names '
-                                   "and descriptions")
-    max_results: float = Field(default=5, description="How many tools a word search loads at most")
-
-
 class ToolSearchTool(Tool):
     """Loads deferred tools (see the module docstring). ``view`` and ``session_tools`` (the main session's) name
     the deferred tools in the description; a call loads into the calling session's own view."""
 
     name: ClassVar[str] = TOOL_SEARCH
-    input_model: ClassVar[type[ToolInput]] = ToolSearchInput
+    input_model_ref: ClassVar[str] = "catui.tools.tool_search_input:ToolSearchInput"
     read_only: ClassVar[bool] = True
 
     def __init__(self, view: DeferredToolView | None = None,
@@ -160,6 +152,8 @@ class ToolSearchTool(Tool):
                                  subject="")
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.tool_search_input import ToolSearchInput
         assert isinstance(args, ToolSearchInput)
         session = ctx.session
         view = getattr(getattr(session, "config", None), "tool_view", None)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urljoin, urlparse
 
-from pydantic import Field
-
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 MAX_CONTENT_CHARS = 100_000
 MAX_DOWNLOAD_BYTES = 10 * 1024 * 1024
@@ -30,14 +28,9 @@ that you can fetch that URL in a new call.
 will fail: use a dedicated tool (for example `gh` through Bash for GitHub) instead."""
 
 
-class WebFetchInput(ToolInput):
-    url: str = Field(description="The URL to fetch.", json_schema_extra={"format": "uri"})
-    prompt: str = Field(description="What to look for in the fetched content.")
-
-
 class WebFetchTool(Tool):
     name = "WebFetch"
-    input_model = WebFetchInput
+    input_model_ref: ClassVar[str] = "catui.tools.web_fetch_input:WebFetchInput"
     read_only = True
 
     @property
@@ -54,6 +47,8 @@ class WebFetchTool(Tool):
         )
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.web_fetch_input import WebFetchInput
         assert isinstance(args, WebFetchInput)
         parsed = urlparse(args.url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:

@@ -8,15 +8,13 @@ Without either the tool is not offered at all (:func:`web_search_unavailable_rea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 from urllib.parse import urlparse
-
-from pydantic import Field
 
 from catui.errors import CatuiError
 from catui.messages import Block
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """\
 Search the web and get back result titles and links (with a short summary where the backend gives one). \
@@ -60,12 +58,6 @@ class SearchBackend(Protocol):
         ...
 
 
-class WebSearchInput(ToolInput):
-    query: str = Field(min_length=2, description="The search query.")
-    allowed_domains: list[str] | None = Field(default=None, description="Only include results from these domains.")
-    blocked_domains: list[str] | None = Field(default=None, description="Never include results from these domains.")
-
-
 def domain_matches(url: str, domains: list[str]) -> bool:
     """Whether ``url``'s host is one of ``domains`` or a subdomain of one."""
     host = (urlparse(url).hostname or "").lower()
@@ -79,7 +71,7 @@ def filter_hits(hits: list[SearchHit], allowed: list[str], blocked: list[str]) -
 
 class WebSearchTool(Tool):
     name = "WebSearch"
-    input_model = WebSearchInput
+    input_model_ref: ClassVar[str] = "catui.tools.web_search_input:WebSearchInput"
     read_only = True
 
     def __init__(self, backend: SearchBackend) -> None:
@@ -93,6 +85,8 @@ class WebSearchTool(Tool):
         return PermissionRequest(tool_name=self.name, tool_input=args.model_dump(by_alias=True), read_only=True)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.web_search_input import WebSearchInput
         assert isinstance(args, WebSearchInput)
         allowed, blocked = args.allowed_domains or [], args.blocked_domains or []
         if allowed and blocked:

@@ -9,12 +9,10 @@ files and go through the permission check like an edit (asked in the default mod
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.errors import CatuiError
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 SETTING = "allowAgentMerge"
 MAX_DIFF_CHARS = 60_000
@@ -38,15 +36,9 @@ def worktree_merge_allowed(settings: Mapping[str, Any]) -> bool:
     return isinstance(section, Mapping) and section.get(SETTING) is True
 
 
-class WorktreeMergeInput(ToolInput):
-    agent_id: str = Field(min_length=1, description="The agentId of the agent whose worktree to use.")
-    action: Literal["diff", "apply", "merge"] = Field(description="diff (look), apply (staged) or merge (commit).")
-    commit_message: str | None = Field(default=None, description="The merge commit's message (merge only).")
-
-
 class WorktreeMergeTool(Tool):
     name = "WorktreeMerge"
-    input_model = WorktreeMergeInput
+    input_model_ref: ClassVar[str] = "catui.tools.worktree_merge_input:WorktreeMergeInput"
     read_only = False
 
     @property
@@ -54,13 +46,16 @@ class WorktreeMergeTool(Tool):
         return DESCRIPTION
 
     def is_read_only(self, args: Any) -> bool:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.worktree_merge_input import WorktreeMergeInput
         return isinstance(args, WorktreeMergeInput) and args.action == "diff"
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         # lazy (catui.lazy): git and the merge code load when the (opt-in) tool is called
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.worktree_merge_input import WorktreeMergeInput
         from catui.worktree.lookup import recorded_worktree
         from catui.worktree.merge_back import MergeConflict, apply_worktree, worktree_diff
-
         assert isinstance(args, WorktreeMergeInput)
         try:
             info = recorded_worktree(ctx.project_root, args.agent_id)

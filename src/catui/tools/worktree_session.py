@@ -16,40 +16,16 @@ from __future__ import annotations
 import re
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import Field
-
-from catui.tools.base import EnteredWorktree, Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import EnteredWorktree, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from catui.tools.worktree_session_input import EnterWorktreeInput, ExitWorktreeInput
     from catui.worktree.model import WorktreeInfo
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 NAME_MAX_CHARS = 64
-
-
-class EnterWorktreeInput(ToolInput):
-    name: str | None = Field(
-        default=None,
-        description=(
-            "Optional name of the worktree: segments of letters, digits, '.', '_' and '-' separated by '/', "
-            f"at most {NAME_MAX_CHARS} characters. A random name is chosen when omitted."
-        ),
-    )
-
-
-class ExitWorktreeInput(ToolInput):
-    action: Literal["keep", "remove"] = Field(
-        description='"keep" leaves the worktree and its branch on disk; "remove" deletes both.'
-    )
-    discard_changes: bool | None = Field(
-        default=None,
-        description=(
-            'With action "remove": true deletes the worktree even though it holds uncommitted files or '
-            "commits made in it. Without it such a worktree is not removed."
-        ),
-    )
 
 
 def name_problem(name: str) -> str | None:
@@ -70,7 +46,7 @@ class EnterWorktreeTool(Tool):
     """Create a worktree of the agent's repository and make it the agent's working directory."""
 
     name = "EnterWorktree"
-    input_model = EnterWorktreeInput
+    input_model_ref: ClassVar[str] = "catui.tools.worktree_session_input:EnterWorktreeInput"
 
     @property
     def description(self) -> str:
@@ -128,7 +104,7 @@ class ExitWorktreeTool(Tool):
     """Leave the worktree entered with EnterWorktree, keeping or removing it."""
 
     name = "ExitWorktree"
-    input_model = ExitWorktreeInput
+    input_model_ref: ClassVar[str] = "catui.tools.worktree_session_input:ExitWorktreeInput"
 
     @property
     def description(self) -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from typing import Any, ClassVar
 
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 from catui.tools.files import (
     UTF8,
     absolute_path_error,
@@ -31,14 +29,9 @@ the write is refused.
 - Create new files only when the task needs them; do not write documentation or README files unless asked."""
 
 
-class WriteInput(ToolInput):
-    file_path: str = Field(description="The absolute path of the file to write.")
-    content: str = Field(description="The complete new content of the file.")
-
-
 class WriteTool(Tool):
     name = "Write"
-    input_model = WriteInput
+    input_model_ref: ClassVar[str] = "catui.tools.write_input:WriteInput"
 
     @property
     def description(self) -> str:
@@ -48,6 +41,8 @@ class WriteTool(Tool):
         return file_permission_request(self.name, args, args.file_path, ctx, is_edit=True, read_only=False)
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.tools.write_input import WriteInput
         assert isinstance(args, WriteInput)
         error = absolute_path_error(args.file_path, ctx)
         if error:

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol
 
-from pydantic import Field
-
 from catui.paths import catui_home
 from catui.subagents.teams.files import safe_file_name
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """Present your plan to the team lead for approval and leave plan mode once it is approved.
 
 Call it when your plan is complete. The plan is written to your plan file and sent to the lead; the \
 lead's answer arrives as a plan_approval_response message. Until then, change nothing."""
-
-
-class TeammateExitPlanModeInput(ToolInput):
-    """The teammate's plan, in full."""
-
-    plan: str = Field(description="The plan to be approved, in Markdown.")
 
 
 class PlanApprovals(Protocol):
@@ -32,7 +24,7 @@ class TeammateExitPlanModeTool(Tool):
     """ExitPlanMode for a teammate in plan mode: asks the lead instead of the user."""
 
     name: ClassVar[str] = "ExitPlanMode"
-    input_model: ClassVar[type[ToolInput]] = TeammateExitPlanModeInput
+    input_model_ref: ClassVar[str] = "catui.subagents.teams.plan_approval_input:TeammateExitPlanModeInput"
     read_only: ClassVar[bool] = True
 
     def __init__(self, coordinator: PlanApprovals) -> None:
@@ -48,6 +40,8 @@ class TeammateExitPlanModeTool(Tool):
         return schema
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.subagents.teams.plan_approval_input import TeammateExitPlanModeInput
         assert isinstance(args, TeammateExitPlanModeInput)
         team = ctx.team
         coordinator = self.coordinator

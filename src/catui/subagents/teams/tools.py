@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol
 
-from pydantic import Field
-
 from catui.permissions.context import PermissionRequest
-from catui.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from catui.tools.base import Tool, ToolContext, ToolResult
 
 CREATE_DESCRIPTION = """Create an agent team that you lead, so that you can split a larger piece of work \
 between teammates who run side by side and talk to each other.
@@ -21,18 +19,6 @@ team at a time."""
 DELETE_DESCRIPTION = """Delete the team you lead and its files. Every teammate must have shut down first \
 (send each a shutdown_request with SendMessage and wait for the approval); otherwise nothing is deleted \
 and the active members are listed."""
-
-
-class TeamCreateInput(ToolInput):
-    """TeamCreate's arguments (required: team_name)."""
-
-    team_name: str = Field(description="The new team's name (letters, digits, '.', '_', '-').")
-    description: str | None = Field(default=None, description="What the team is for.")
-    agent_type: str | None = Field(default=None, description="Your own role on the team (default: team-lead).")
-
-
-class TeamDeleteInput(ToolInput):
-    """TeamDelete takes no arguments."""
 
 
 class TeamLead(Protocol):
@@ -73,13 +59,15 @@ class TeamCreateTool(TeamTool):
     """Creates the team this session leads."""
 
     name: ClassVar[str] = "TeamCreate"
-    input_model: ClassVar[type[ToolInput]] = TeamCreateInput
+    input_model_ref: ClassVar[str] = "catui.subagents.teams.tools_input:TeamCreateInput"
 
     @property
     def description(self) -> str:
         return CREATE_DESCRIPTION
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
+        # lazy (catui.lazy): loaded when the input was validated
+        from catui.subagents.teams.tools_input import TeamCreateInput
         assert isinstance(args, TeamCreateInput)
         coordinator = self.coordinator
         if coordinator is None or ctx.team is not None:
@@ -91,7 +79,7 @@ class TeamDeleteTool(TeamTool):
     """Deletes the team this session leads once every teammate has shut down."""
 
     name: ClassVar[str] = "TeamDelete"
-    input_model: ClassVar[type[ToolInput]] = TeamDeleteInput
+    input_model_ref: ClassVar[str] = "catui.subagents.teams.tools_input:TeamDeleteInput"
 
     @property
     def description(self) -> str:
