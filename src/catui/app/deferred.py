@@ -36,7 +36,7 @@ def install_deferred_tools(app: AgentApp) -> None:
         return policy.window(model) if policy is not None else table_context_window(model)
 
     view = DeferredToolView(mode, context_window=window, share=auto_share(app.services.env))
-    session.config.tool_view = view
+    session.set_tool_view(view)
     if not any(t.name == ToolSearchTool.name for t in session.tools):
         tool = ToolSearchTool(view, lambda: session.tools)
         session.set_tools(sorted([*session.tools, tool], key=lambda t: t.name))

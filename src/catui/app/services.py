@@ -140,6 +140,19 @@ class AgentApp:
         """The session's scheduled prompts (CronCreate), or None."""
         return self.session.ctx.services.schedule
 
+    def report_budget_warnings(self, say: Callable[[str], None]) -> None:
+        """Send the session budget's run-time warnings (a model without a known price) to ``say``."""
+        if self.services.budget is not None:
+            self.services.budget.on_warning = say
+
+    def answers_questions(self) -> bool:
+        """Whether someone answers the main agent's AskUserQuestion calls (an SDK client's or a terminal's)."""
+        return self.session.ctx.ask_user is not None
+
+    def set_question_asker(self, asker: Callable[[list[dict[str, Any]]], Awaitable[dict[str, str]]]) -> None:
+        """Let ``asker`` answer the main agent's AskUserQuestion calls (the terminal UI, built after the app)."""
+        self.session.ctx.ask_user = asker
+
     def set_permission_mode(self, mode: Any) -> None:
         """Use ``mode`` for the main agent's following tool calls. Raises ConfigurationError for an unknown mode."""
         controls.set_permission_mode(self.session.ctx, mode)

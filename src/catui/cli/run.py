@@ -233,8 +233,7 @@ async def print_mode_main(
     # Settings problems (a malformed permission rule, a bad value) are reported, never fatal.
     for warning in [*app.settings.warnings, *app.services.startup_warnings]:
         click.echo(f"catui: warning: {warning}", err=True)
-    if app.services.budget is not None:
-        app.services.budget.on_warning = lambda message: click.echo(f"catui: warning: {message}", err=True)
+    app.report_budget_warnings(lambda message: click.echo(f"catui: warning: {message}", err=True))
     await handle_interrupted_agents(app, interactive=False, say=lambda line: click.echo(f"catui: {line}", err=True))
     writer = (StreamJsonWriter(app, sys.stdout, forward_subagent_text=forward_subagent_text(cli_options or {}))
               if output_format == "stream-json" else None)

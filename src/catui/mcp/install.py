@@ -44,10 +44,6 @@ def main_wait_seconds(env: Mapping[str, str]) -> float:
         return DEFAULT_MAIN_WAIT_S
 
 
-class _TurnSteps(Protocol):
-    before_turn: Callable[[], Awaitable[None]] | None
-
-
 class McpSession(Protocol):
     """The main session as MCP's wiring uses it (``catui.session.session.Session``)."""
 
@@ -56,8 +52,7 @@ class McpSession(Protocol):
 
     def set_tools(self, tools: list[Tool]) -> None: ...
 
-    @property
-    def config(self) -> _TurnSteps: ...
+    def add_before_turn(self, step: Callable[[], Awaitable[None]]) -> None: ...
 
 
 def install_mcp(
@@ -110,14 +105,7 @@ def install_mcp(
             session.set_tools([*builtin, *server_tools, *new])
 
     manager.on_ready(add_tools)
-    previous = session.config.before_turn
-
-    async def before_turn() -> None:
-        if previous is not None:
-            await previous()
-        await manager.ready()
-
-    session.config.before_turn = before_turn
+    session.add_before_turn(manager.ready)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

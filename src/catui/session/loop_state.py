@@ -66,3 +66,7 @@ class LoopDeps(Protocol):
     def build_request(self) -> ModelRequest:
         """The request the next model turn sends."""
         ...
+
+    def pending_messages(self) -> list[str]:
+        """The texts that join this tool-result round (SendMessage's inbox, background notifications)."""
+        ...

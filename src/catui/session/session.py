@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from catui.errors import CatuiError, ProviderError
@@ -61,6 +61,8 @@ class Session:
         self._queue: asyncio.Queue[Any] | None = None
         self._held: list[Event] = []
         self._idle_sinks: list[Callable[[Event], None]] = []
+        self._before_turn_steps: list[Callable[[], Awaitable[None]]] = []
+        self._pending_sources: list[Callable[[], list[str]]] = []
         self._tools_by_name: dict[str, Tool] = {}
         if config.agent_id is not None:
             # Only the main agent writes and presents a plan; a sub-agent in plan mode stays read-only.
@@ -110,6 +112,33 @@ class Session:
     @property
     def tools(self) -> list[Tool]:
         return self.config.tools
+
+    # -- extension points: parts built after the session (MCP, sub-agents, deferred tools) join it here ----
+
+    def add_before_turn(self, step: Callable[[], Awaitable[None]]) -> None:
+        """Await ``step`` before each model turn, after ``config.before_turn`` and the steps added earlier (MCP's
+        wait for its servers, a sub-agent's limit check, the handoff hold, the parent's task notices)."""
+        self._before_turn_steps.append(step)
+
+    def add_pending_messages(self, source: Callable[[], list[str]]) -> None:
+        """Append what ``source`` returns to each tool-result round, after ``config.pending_messages`` and the
+        sources added earlier (background agents' notifications, SendMessage's inbox)."""
+        self._pending_sources.append(source)
+
+    def pending_messages(self) -> list[str]:
+        """The texts that join this tool-result round (read once per round: sources drain their queues)."""
+        texts = list(self.config.pending_messages()) if self.config.pending_messages is not None else []
+        for source in self._pending_sources:
+            texts.extend(source())
+        return texts
+
+    def _before_turn_steps_in_order(self) -> list[Callable[[], Awaitable[None]]]:
+        first = [self.config.before_turn] if self.config.before_turn is not None else []
+        return [*first, *self._before_turn_steps]
+
+    def set_tool_view(self, view: Callable[[list[Tool]], list[dict[str, Any]]]) -> None:
+        """Send the tools as ``view`` renders them (deferred tools: names only until ToolSearch loads them)."""
+        self.config.tool_view = view
 
     def set_tools(self, tools: list[Tool]) -> None:
         """Offer these tools, minus any the permission context denies outright (e.g. ``--disallowedTools Bash``)."""
@@ -300,8 +329,8 @@ class Session:
                     result_text = result_text or f"Reached the maximum number of turns ({self.config.max_turns})."
                     terminal_reason = "max_turns"
                     break
-                if self.config.before_turn is not None:
-                    await self.config.before_turn()
+                for step in self._before_turn_steps_in_order():
+                    await step()
                     if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
                         raise asyncio.CancelledError
                 if self.config.context_policy is not None:

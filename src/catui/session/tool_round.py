@@ -86,9 +86,8 @@ async def run_tool_round(state: LoopState, session: LoopDeps, tool_uses: list[Bl
     content: list[Block] = [results[b["id"]][0] for b in tool_uses]
     content.extend(block for b in tool_uses for block in state.run_state.take_follow_ups(b["id"]))
     data = {b["id"]: results[b["id"]][1] for b in tool_uses if results[b["id"]][1] is not None}
-    if session.config.pending_messages is not None:
-        for text in session.config.pending_messages():
-            content.append({"type": "text", "text": text})
+    for text in session.pending_messages():
+        content.append({"type": "text", "text": text})
     message = with_plan_reminder(state, session, user_message(content))
     line_uuid = session.append_message(message, extra=transcript_tool_results(data, tool_uses))
     session.emit(UserMessageEvent(message=message, tool_use_results=data, uuid=line_uuid, **session.event_fields()))

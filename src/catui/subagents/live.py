@@ -21,17 +21,14 @@ class LiveAgents:
         """Deliver messages queued for ``run`` with its next tool_result round."""
         agent_id = run.agent_id
         self.inboxes.setdefault(agent_id, [])
-        previous = run.session.config.pending_messages
-
         def pending() -> list[str]:
-            queued = list(previous()) if previous is not None else []
             box = self.inboxes.get(agent_id)
+            queued = list(box) if box else []
             if box:
-                queued.extend(box)
                 box.clear()
             return queued
 
-        run.session.config.pending_messages = pending
+        run.session.add_pending_messages(pending)
 
     def queue(self, agent_id: str, text: str) -> None:
         """Queue ``text`` for a running child's next tool round."""

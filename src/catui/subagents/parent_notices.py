@@ -13,7 +13,6 @@ the start of the parent's next turn (its ``before_turn`` hook), so that print mo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from catui.session.events import SystemEvent
@@ -35,9 +34,8 @@ class ParentNotices:
 
     def connect(self) -> None:
         """Chain this object's hooks onto the main session's (its pending-messages and before-turn hooks)."""
-        config = self.session.config
-        config.pending_messages = _chain_pending(config.pending_messages, self.notifications_for_round)
-        config.before_turn = _chain_before_turn(config.before_turn, self.before_parent_turn)
+        self.session.add_pending_messages(self.notifications_for_round)
+        self.session.add_before_turn(self.before_parent_turn)
 
     def announce(self, run: SubagentRun, event: SystemEvent) -> None:
         """Emit ``event`` (and the ``task_updated`` it implies) now if the parent is mid-turn, else at the
@@ -60,26 +58,3 @@ class ParentNotices:
         events, self._unannounced = self._unannounced, []
         for event in events:
             self.session.emit(event)
-
-
-def _chain_pending(first: Callable[[], list[str]] | None, second: Callable[[], list[str]]) -> Callable[[], list[str]]:
-    if first is None:
-        return second
-
-    def both() -> list[str]:
-        return [*first(), *second()]
-
-    return both
-
-
-def _chain_before_turn(
-    first: Callable[[], Awaitable[None]] | None, second: Callable[[], Awaitable[None]]
-) -> Callable[[], Awaitable[None]]:
-    if first is None:
-        return second
-
-    async def both() -> None:
-        await first()
-        await second()
-
-    return both

@@ -158,15 +158,11 @@ class SubagentRun:
         self.limits.start(self.session.usage)
         if not self._limit_hook_installed:
             self._limit_hook_installed = True
-            previous = self.session.config.before_turn
-
             async def check_limits_before_turn() -> None:
-                if previous is not None:
-                    await previous()
                 if self.limits is not None:
                     self.limits.sample(self.session.usage, self.session.config.model)
 
-            self.session.config.before_turn = check_limits_before_turn
+            self.session.add_before_turn(check_limits_before_turn)
 
     def stop_limits(self) -> None:
         """Disarm the timers once the child has ended."""

@@ -155,10 +155,10 @@ class InteractiveSession:
                 lock=prompt_lock,
             )
         self.questions: BetweenTurnQuestions | None = None
-        if app.session.ctx.ask_user is None:
+        if not app.answers_questions():
             self.questions = BetweenTurnQuestions(QuestionAsker(self.screen, self._read_answer, prompt_lock),
                                                   at_prompt=lambda: not app.session.is_running())
-            app.session.ctx.ask_user = self.questions
+            app.set_question_asker(self.questions)
 
     # -- lifecycle --------------------------------------------------------------------------------
 

@@ -39,12 +39,8 @@ class HandoffGate:
         if self._installed:
             return
         self._installed = True
-        previous = self.session.config.before_turn
-
         async def hold_for_handoff() -> None:
             session = self.session
-            if previous is not None:
-                await previous()
             if self.requested and not session.ctx.abort.is_set():
                 self.requested, self.reached = False, True  # once: a later local run is not held again
                 session.emit(HandoffPoint(agent_id=session.config.agent_id,
@@ -52,7 +48,7 @@ class HandoffGate:
                 # Parked until the consumer closes the stream, which cancels this loop.
                 await asyncio.get_running_loop().create_future()
 
-        self.session.config.before_turn = hold_for_handoff
+        self.session.add_before_turn(hold_for_handoff)
 
     def request(self) -> None:
         """Hold the loop at its next clean point (a model turn under way or a tool round finishes first)."""

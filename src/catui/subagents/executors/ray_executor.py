@@ -268,10 +268,7 @@ class RayExecutor:
 
     def _forward_messages(self, run: SubagentRun, host: Any) -> None:
         """SendMessage text queued locally for this run goes to the child's inbox on its host."""
-        pending = run.session.config.pending_messages
-        if pending is None:
-            return
-        for text in pending():
+        for text in run.session.pending_messages():
             host.send.remote(run.agent_id, text)
 
     def _mirror(self, run: SubagentRun, event: Event) -> None:
