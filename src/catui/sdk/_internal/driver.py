@@ -31,7 +31,7 @@ from catui.sdk.options import CatuiOptions, run_options_from
 from catui.sdk.permissions import apply_sdk_permission_updates
 from catui.sdk.types import Message, MessageOrigin, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 from catui.session.compact_prompt import compact_events, compact_instructions
-from catui.session.events import Event, ResultEvent, UsageEvent, UserMessageEvent
+from catui.session.events import Event, ResultEvent, SystemEvent, UsageEvent, UserMessageEvent
 from catui.tasks.notifications import notification_turn_origin
 
 if TYPE_CHECKING:
@@ -58,6 +58,10 @@ def wrap_error(exc: BaseException) -> CatuiError:
     error.__cause__ = exc
     return error
 
+
+TASK_EVENT_SUBTYPES = frozenset({"task_started", "task_progress", "task_notification", "task_updated",
+                                 "background_tasks_changed"})
+"""Background work's events (agents, shells, workflows), whoever emitted them."""
 
 class ClientDriver:
     """One client's app, queues and turns.
@@ -289,13 +293,15 @@ class ClientDriver:
     # -- delivery -------------------------------------------------------------------------------
 
     def _deliver_between_runs(self, event: Event) -> None:
-        """The session's events between runs (background agents' task messages, a workflow's progress); held
-        while a turn of this client is under way outside its session's run (a hook before the run, the
-        result after it), so they come after that turn's messages, never lost."""
-        if self._running:
-            self._held_in_turn.append(event)
-        else:
+        """The session's events between runs (background agents' task messages, a workflow's progress).
+
+        While a turn of this client is under way outside its session's run (a hook before the run, the result
+        after it), the background work's events are held and come after that turn's messages, never lost; the
+        main agent's own events there are the turn's (a manual compaction yields its boundary itself)."""
+        if not self._running:
             self._deliver(event)
+        elif event.agent_id is not None or (isinstance(event, SystemEvent) and event.subtype in TASK_EVENT_SUBTYPES):
+            self._held_in_turn.append(event)
 
     def _deliver(self, event: Event) -> None:
         app = self._app
