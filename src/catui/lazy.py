@@ -36,6 +36,9 @@ the agent definitions, the model provider, the session loop and the tool set. Th
   servers); the default 2.1.92 profile without MCP uses neither.
 * **The HTML converter** of WebFetch, **cron expressions** (``cronsim``), the **state database**
   (``catui.state``, SQLite): when the first page is fetched, a prompt scheduled, a task recorded.
+* **click and the CLI itself** for ``catui --help``: the help is click's rendering stored as text
+  (``catui.cli.stored_help``) and printed from ``catui.cli.entry`` on a terminal at least 80 columns
+  wide; ``catui sessions | logs | stop`` are answered there too (``catui.bgsessions.quick``).
 * **The terminal UI**, the **subcommands** and the **stream-json control protocol**: only in the
   modes that use them (``catui.cli.main``, ``catui.cli.run``); AskUserQuestion
   (``catui.tools.ask_user_question``) only in interactive sessions, the only ones that offer it.
