@@ -34,6 +34,7 @@ API_FAILURE = ("Agent terminated early due to an API error: API Error: 400 bad c
                "model sent to the API: claude-sonnet-5-5)")
 CHILD_BASH = {"type": "tool_use", "id": "toolu_sh", "name": "Bash",
               "input": {"command": "echo hi", "description": "Say hi"}}
+TIMING_KEYS = ("time_to_request_ms", "ttft_stream_ms", "first_content_frame_ms", "ttft_ms")
 FAILING_CHILD = [{"match": {"first_user_contains": "Child one"},
                   "error": {"status": 400, "type": "invalid_request_error", "message": "bad child"}, "repeat": True}]
 
@@ -140,8 +141,8 @@ def test_the_old_profile_keeps_its_event_and_result_shapes(tmp_path: Path, repo:
     note = system(lines, "task_notification")[0]
     assert note["summary"] == 'Agent "job toolu_a" completed' and "summary_is_report" not in note
     assert len(results(lines)) == 2
-    assert all(not {"result_index", "origin", "safety_stops", "model_usage_since_last_result", "api_error_status"} & {*r}
-               for r in results(lines))
+    assert all(not {"result_index", "origin", "safety_stops", "model_usage_since_last_result", "api_error_status",
+                    *TIMING_KEYS} & {*r} for r in results(lines))
     blocks = notification_turn_message(bodies)
     assert len(blocks) == 1 and blocks[0]["text"].startswith("<task-notification>")
 
@@ -162,6 +163,29 @@ def test_an_agent_ended_by_an_api_error(tmp_path: Path, repo: Path, background: 
         return
     (block, _), = tool_results(lines)
     assert block.get("is_error") is True and result_text(block) == API_FAILURE
+
+
+@pytest.mark.parametrize("extra", [CURRENT, {}], ids=["current", "2.1.92"])
+def test_result_timings_measure_the_turns_first_request(tmp_path: Path, repo: Path, extra: dict[str, str]) -> None:
+    """2.1.332's timing keys, all from the turn's start to its first request's frames: the first request is
+    answered after ``delay_ms``, so its frames come at least that late; the second request's pause falls after
+    them, inside ``duration_ms`` only. The 2.1.92 profile's result has none of them."""
+    first_pause, second_pause = 300, 800
+    turns = {"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [{**CHILD_BASH, "id": "toolu_main"}],
+         "delay_ms": first_pause},
+        {"match": {"last_is_tool_result": True}, "content": text("done"), "delay_ms": second_pause},
+    ]}
+    lines, _ = run(tmp_path, repo, turns, **extra)
+    shown, = results(lines)
+    if not extra:
+        assert not set(TIMING_KEYS) & set(shown)
+        return
+    timings = [shown[key] for key in TIMING_KEYS]
+    assert all(isinstance(value, int) for value in timings) and timings == sorted(timings)
+    assert shown["ttft_stream_ms"] >= first_pause
+    assert shown["duration_ms"] - shown["ttft_ms"] >= second_pause
+    assert list(shown)[-1] == "uuid"
 
 
 def test_old_profile_failure_text_is_unchanged(tmp_path: Path, repo: Path) -> None:

@@ -286,7 +286,7 @@ async def print_mode_main(
                     shown = with_subagent_stats(result_json(event), app)
                     if turn_origin[0] is not None:
                         shown = {**shown, "origin": turn_origin[0]}
-                    shown = numbered.stamp(shown)
+                    shown = numbered.stamp(shown, event.request_timings)
     finally:
         await app.aclose()
     teams = (app.services.subagents.teams if app.services.subagents is not None else None)

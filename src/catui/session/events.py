@@ -119,5 +119,8 @@ class ResultEvent(Event):
     """The HTTP status of the API call whose failure ended the run, if one did."""
     api_error_message: str | None = None
     """That failure's message as the API sent it (a sub-agent's failure text quotes it in the current contract)."""
+    request_timings: dict[str, int] = field(default_factory=dict)
+    """The run's first request, in ms from the run's start (catui.session.request_timing): ``time_to_request_ms``,
+    ``ttft_stream_ms``, ``first_content_frame_ms``, ``ttft_ms``; those it reached."""
     structured_output: Any = None
     """The object the main agent handed back through StructuredOutput (``--json-schema``, ``output_format``)."""

@@ -16,6 +16,7 @@ from catui.messages import Message
 from catui.models.base import ModelRequest
 from catui.session.config import SessionConfig, TurnTotals
 from catui.session.events import Event
+from catui.session.request_timing import RunTimings
 from catui.session.run_state import RunState
 from catui.session.usage import empty_usage
 from catui.tools.base import Tool, ToolContext
@@ -34,6 +35,8 @@ class LoopState:
     """(messages counted, tokens): the context size the last response's usage measured."""
     run_state: RunState = field(default_factory=RunState)
     """What the current run's tool calls leave for its loop (a hook's halt, follow-ups, run-only rules)."""
+    timings: RunTimings = field(default_factory=RunTimings)
+    """When the current run's first request went out and its first frames came back (its result's timing keys)."""
 
 
 class LoopDeps(Protocol):

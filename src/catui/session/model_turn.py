@@ -81,11 +81,12 @@ async def _stream_turn(state: LoopState, session: LoopDeps, observed: ModelReque
     accumulator = MessageAccumulator()
     api_started = time.monotonic()
     fields = session.event_fields()
+    frames = state.timings.request()
     stream = session.config.provider.stream(request)
 
     async def consume() -> None:
         async for event in stream:
-            if observed is not None:
+            if frames.feed(event) and observed is not None:
                 observed.first_event()
             if event.get("type") == STREAM_RETRY:
                 data = {**stream_retry_data(event, accumulator.message),

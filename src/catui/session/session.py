@@ -285,6 +285,7 @@ class Session:
 
     async def _drive_run(self, prompt: str | list[Block] | Message) -> ResultEvent:
         started = time.monotonic()
+        self.state.timings.start_run(started)
         message = prompt if isinstance(prompt, dict) else user_message(prompt)
         subtype, is_error, result_text = "success", False, ""
         terminal_reason, api_error_status, in_tools = "completed", None, False
@@ -401,6 +402,8 @@ class Session:
             stop_reason=self.last_stop_reason,
             terminal_reason=terminal_reason,
             api_error_status=api_error_status,
+            # A run that sent no request of its own (a front end ending one) reports no request timings.
+            request_timings=self.state.timings.keys() if self.state.timings.started == started else {},
             **self.event_fields(),
         )
 

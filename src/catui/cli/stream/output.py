@@ -185,7 +185,7 @@ class StreamJsonWriter:
             if self.origin is not None:
                 obj["origin"] = self.origin
             if self.turn_results is not None:
-                obj = self.turn_results.stamp(obj)
+                obj = self.turn_results.stamp(obj, event.request_timings)
         if obj is not None and isinstance(event, AssistantMessageEvent):
             for part in split_assistant_blocks(obj):
                 if event.parent_tool_use_id is not None and not self.forward_subagent_text and not any(

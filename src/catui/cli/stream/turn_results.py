@@ -4,8 +4,10 @@ Claude Code 2.1.332 writes one ``result`` per turn of the main conversation and 
 (``result_index`` 0, 1, …); a turn a background task's notification started carries ``origin``
 (``{"kind": "task-notification", "producer": "session-task", "runId"}``). Each result also has
 ``subagent_stats``, ``safety_stops``, ``api_error_status`` (null when no API call failed),
-``queued_turn_count`` and ``model_usage_since_last_result`` (the ``modelUsage`` counted since the previous
-result). The 2.1.92 profile's result objects stay as recorded: :class:`TurnResults` leaves them alone.
+``queued_turn_count``, ``model_usage_since_last_result`` (the ``modelUsage`` counted since the previous
+result) and the timings of the turn's first request (``time_to_request_ms``, ``ttft_stream_ms``,
+``first_content_frame_ms``, ``ttft_ms``: catui.session.request_timing). The 2.1.92 profile's result objects
+stay as recorded: :class:`TurnResults` leaves them alone.
 """
 
 from __future__ import annotations
@@ -62,9 +64,10 @@ class TurnResults:
         self.written = 0
         self._usage_before: Mapping[str, Any] = {}
 
-    def stamp(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def stamp(self, obj: dict[str, Any], timings: Mapping[str, int] | None = None) -> dict[str, Any]:
         """``obj`` (a main-agent result object, ``subagent_stats`` already in) with the current keys before its
-        ``uuid``; unchanged in the 2.1.92 profile. Call it once per result, in order."""
+        ``uuid``; unchanged in the 2.1.92 profile. ``timings``: the run's ``ResultEvent.request_timings``.
+        Call it once per result, in order."""
         index = self.written
         self.written += 1
         found = obj.get("modelUsage")
@@ -76,4 +79,4 @@ class TurnResults:
         rest = {k: v for k, v in obj.items() if k != "uuid"}
         rest.setdefault("api_error_status", None)
         return {**rest, "safety_stops": 0, "queued_turn_count": 0, "result_index": index,
-                "model_usage_since_last_result": since, "uuid": obj.get("uuid")}
+                "model_usage_since_last_result": since, **(timings or {}), "uuid": obj.get("uuid")}

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from catui.session.events import Event
+from catui.subagents.child_shells import ChildShells
 from catui.subagents.run import SubagentRun
 
 
@@ -20,6 +21,8 @@ class InProcessExecutor:
         once, even in the middle of a model request: the session ends its stream and cancels its work.
         """
         first_index, tools_before = len(run.session.messages), run.tool_use_count
+        # The current contract announces the child's background shells and stops them when it ends.
+        shells = ChildShells(run) if run.current_contract else None
         run.start_limits()
         stream = run.session.run(run.first_message)
         # One waiter per run, not one per event: the session's stream ends the moment a stop comes
@@ -30,6 +33,8 @@ class InProcessExecutor:
             try:
                 async for event in stream:
                     run.observe(event)
+                    if shells is not None:
+                        shells.observe(event)
                     yield event
                     if stop.done():
                         break
@@ -49,6 +54,9 @@ class InProcessExecutor:
             if closer is not None:
                 with contextlib.suppress(BaseException):
                     await closer()
+            if shells is not None:
+                with contextlib.suppress(Exception):
+                    await shells.stop()
             if run.mcp_servers is not None:
                 with contextlib.suppress(Exception):
                     await run.mcp_servers.aclose()
