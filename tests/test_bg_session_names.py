@@ -7,34 +7,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from catui.bgsessions import classify
 from catui.bgsessions.classify import CLASSIFIER_SYSTEM, NAMER_SYSTEM
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.bg_sessions import GUARD_S, catui, kill_all, session_row, wait_for
-from tests.support.cli_env import cli_env, git_repo
+from tests.support.bg_sessions import GUARD_S, bg_repo, catui, kill_all, session_row, start, wait_for  # noqa: F401 - bg_repo: the repo fixture
+from tests.support.cli_env import cli_env
 
 
 def text(value: str) -> list[dict[str, str]]:
     return [{"type": "text", "text": value}]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Iterator[Path]:
-    folder = git_repo(tmp_path)
-    yield folder
-    kill_all(tmp_path / "catui-home")
-
-
-def start(repo: Path, env: dict[str, str], prompt: str, *args: str) -> str:
-    done = catui(repo, env, "--bg", prompt, *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()[0].split(" · ")[1]
 
 
 def side_bodies(server: AnthropicTestServer, system: str, needle: str) -> list[dict[str, Any]]:

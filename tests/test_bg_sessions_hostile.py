@@ -6,31 +6,26 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.bg_sessions import GUARD_S, catui, kill_all, session_row, sessions_json, wait_for
-from tests.support.cli_env import cli_env, git_repo
+from tests.support.bg_sessions import (  # noqa: F401 - bg_repo: the repo fixture
+    GUARD_S,
+    bg_repo,
+    catui,
+    kill_all,
+    session_row,
+    sessions_json,
+    start,
+    wait_for,
+)
+from tests.support.cli_env import cli_env
 
 WAIT = {"turns": [{"match": {"last_user_contains": "wait here"}, "content": [{"type": "text", "text": "ready"}],
                    "repeat": True},
                   {"match": {"last_user_contains": "hello"}, "content": [{"type": "text", "text": "hi back"}]}]}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Iterator[Path]:
-    folder = git_repo(tmp_path)
-    yield folder
-    kill_all(tmp_path / "catui-home")
-
-
-def start(repo: Path, env: dict[str, str], prompt: str, *args: str) -> str:
-    done = catui(repo, env, "--bg", prompt, *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()[0].split(" · ")[1]
 
 
 def workers_of(session: str) -> list[int]:

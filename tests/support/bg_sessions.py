@@ -7,11 +7,13 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.support.cli_env import run_catui
+import pytest
+
+from tests.support.cli_env import git_repo, run_catui
 
 GUARD_S = 30.0  # a broken scenario fails here instead of hanging (not a timing assertion)
 
@@ -72,3 +74,18 @@ def is_side_request(body: dict[str, Any]) -> bool:
 def main_bodies(server: Any) -> list[dict[str, Any]]:
     """The request bodies of the sessions' turns, without the side requests made after each."""
     return [body for body in server.bodies() if not is_side_request(body)]
+
+
+@pytest.fixture(name="repo")
+def bg_repo(tmp_path: Path) -> Iterator[Path]:
+    """A git repository whose background sessions are killed when the test ends."""
+    folder = git_repo(tmp_path)
+    yield folder
+    kill_all(tmp_path / "catui-home")
+
+
+def start(repo: Path, env: dict[str, str], prompt: str, *args: str) -> str:
+    """Start ``catui --bg prompt args…`` in ``repo``; the new session's id."""
+    done = catui(repo, env, "--bg", prompt, *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[0].split(" · ")[1]
