@@ -39,6 +39,11 @@ the agent definitions, the model provider, the session loop and the tool set. Th
 * **click and the CLI itself** for ``catui --help``: the help is click's rendering stored as text
   (``catui.cli.stored_help``) and printed from ``catui.cli.entry`` on a terminal at least 80 columns
   wide; ``catui sessions | logs | stop`` are answered there too (``catui.bgsessions.quick``).
+* **Compaction** (``catui.session.compaction``): before a request of a conversation of two messages or
+  more (one message is never compacted), on ``/compact``, or when the provider refuses a request as too
+  long. **A memory agent's tools** (``catui.subagents.memory_tools``): only for an agent with ``memory``.
+  **The run's controls** (``catui.app.controls``): when a front end changes the permission mode, stops
+  a task or rewinds files.
 * **The terminal UI**, the **subcommands** and the **stream-json control protocol**: only in the
   modes that use them (``catui.cli.main``, ``catui.cli.run``); AskUserQuestion
   (``catui.tools.ask_user_question``) only in interactive sessions, the only ones that offer it.
@@ -49,7 +54,7 @@ the application made (``catui.cli.main``), and the SDK loads its modules and the
 allocations trigger walks them again (~11 ms of CPU a run; now 1-2 ms).
 
 What stays on the trivial path, with its CPU cost on this machine (docs/decisions.md has the figures): the
-interpreter, asyncio (with ssl and logging), click, h11 and ~185 of catui's modules. pydantic left it in
+interpreter, asyncio (with ssl and logging), click, h11 and ~183 of catui's modules. pydantic left it in
 the second round (issue 28): a run imports it when it validates a tool call's input or an agent
 definition given by keyword.
 

@@ -22,7 +22,6 @@ from catui.errors import ConfigurationError
 from catui.hooks.config import HooksConfig, parse_hooks
 from catui.messages import Block
 from catui.permissions.context import PermissionContext
-from catui.subagents.memory_tools import MEMORY_TOOL_NAMES, grant_memory_tools
 from catui.subagents.prompt import load_agent_memory, memory_dir
 from catui.subagents.tool_filter import matches_tool_spec
 from catui.tools.base import Tool
@@ -85,6 +84,8 @@ def with_agent_memory(
 ) -> tuple[list[Tool], PermissionContext, str | None]:
     """A ``memory`` agent's session: the Read/Write/Edit it lacks (from ``pool``, confined to its memory folder),
     the permission context that confines them, and its memory section for the system prompt (observed §15)."""
+    from catui.subagents.memory_tools import grant_memory_tools  # lazy (catui.lazy): memory agents only
+
     folder = memory_dir(definition, project_root)
     granted, permissions = grant_memory_tools(definition, tools, pool, permissions, folder)
     return granted, permissions, load_agent_memory(definition, project_root)
@@ -117,6 +118,8 @@ def keep_agent_tools(definition: AgentDefinition, tools: Sequence[Tool]) -> list
     """:func:`restrict_tools`, keeping a memory agent's granted Read/Write/Edit (confined by its permissions)."""
     kept = restrict_tools(definition, tools)
     if definition.memory:
+        from catui.subagents.memory_tools import MEMORY_TOOL_NAMES  # lazy (catui.lazy): memory agents only
+
         names = {t.name for t in kept}
         denied = definition.disallowed_tools or []
         extra = {id(t) for t in tools if t.name in MEMORY_TOOL_NAMES and t.name not in names

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from catui.agents.definition import AgentDefinition
 from catui.agents.registry import AgentRegistry
-from catui.app import controls, status
+from catui.app import status
 from catui.app.options import RunOptions
 from catui.config.compat import CompatProfile
 from catui.config.settings import Settings
@@ -155,6 +155,8 @@ class AgentApp:
 
     def set_permission_mode(self, mode: Any) -> None:
         """Use ``mode`` for the main agent's following tool calls. Raises ConfigurationError for an unknown mode."""
+        from catui.app import controls  # lazy (catui.lazy): SDK/terminal controls only
+
         controls.set_permission_mode(self.session.ctx, mode)
 
     def switch_model(self, model: Any) -> ResolvedModel:
@@ -197,10 +199,14 @@ class AgentApp:
 
     async def stop_task(self, task_id: Any) -> None:
         """Stop a background task, or a sub-agent running in the foreground, by id. Raises CatuiError if unknown."""
+        from catui.app import controls  # lazy (catui.lazy): SDK/terminal controls only
+
         await controls.stop_task(self.tasks, self._built_runtime(), task_id)
 
     def rewind_files(self, user_message_id: Any) -> RewindOutcome:
         """Put the files the agents changed since a prompt (its uuid) back as they were before it."""
+        from catui.app import controls  # lazy (catui.lazy): SDK/terminal controls only
+
         return controls.rewind_files(self.session.config.file_history, user_message_id)
 
     async def background_foreground_agents(self) -> list[str]:

@@ -15,7 +15,6 @@ from catui.errors import ProviderError
 from catui.messages import Message
 from catui.models.base import STREAM_RETRY
 from catui.models.http_api.accumulate import MessageAccumulator
-from catui.session.compaction import compact_session, is_prompt_too_long
 from catui.session.events import (
     AssistantMessageEvent,
     StreamEventRaw,
@@ -37,6 +36,8 @@ async def model_turn(state: LoopState, session: LoopDeps) -> Message:
     try:
         return await turn_with_fallback(state, session)
     except ProviderError as exc:
+        from catui.session.compaction import compact_session, is_prompt_too_long  # lazy (catui.lazy)
+
         policy = session.config.context_policy
         if policy is None or not is_prompt_too_long(exc) or len(state.messages) < 2 or session.ctx.abort.is_set():
             raise

@@ -18,7 +18,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError, ProviderError
 from catui.messages import Block, Message, text_of, tool_uses_of, user_message
@@ -26,7 +26,6 @@ from catui.models.base import ModelRequest
 from catui.permissions.rules import denies_tool_outright
 from catui.prompt_blocks import PromptBlockError, check_tool_results
 from catui.session.budget import BUDGET_SUBTYPE
-from catui.session.compaction import CompactionOutcome, compact_session, fit_context
 from catui.session.config import PermissionHook, SessionConfig, TurnTotals, new_session_id
 from catui.session.context_window import ContextPolicy
 from catui.session.events import ErrorEvent, Event, ResultEvent, UserMessageEvent
@@ -39,6 +38,9 @@ from catui.session.run_state import RunState
 from catui.session.tool_round import run_tool_round, transcript_tool_results, with_plan_reminder
 from catui.tools.base import Tool
 from catui.tools.plan_file import plan_file_for_session
+
+if TYPE_CHECKING:
+    from catui.session.compaction import CompactionOutcome
 
 __all__ = [
     "PermissionHook", "Session", "SessionConfig", "TurnTotals", "format_validation_error", "new_session_id",
@@ -166,6 +168,8 @@ class Session:
 
     async def compact(self, instructions: str | None = None) -> CompactionOutcome:
         """``/compact``: summarise the conversation now (between runs); raises CompactionError if it cannot."""
+        from catui.session.compaction import compact_session  # lazy (catui.lazy): /compact, a full context
+
         policy = self.config.context_policy or ContextPolicy()
         return await compact_session(self.state, self, policy, trigger="manual", instructions=instructions)
 
@@ -334,7 +338,11 @@ class Session:
                     await step()
                     if self.ctx.abort.is_set():  # the hook stopped the run (a sub-agent at one of its limits)
                         raise asyncio.CancelledError
-                if self.config.context_policy is not None:
+                # A conversation of one message is never compacted (fit_context returns at once), so a
+                # one-prompt run does not load the compaction code.
+                if self.config.context_policy is not None and len(self.state.messages) >= 2:
+                    from catui.session.compaction import fit_context  # lazy (catui.lazy)
+
                     await fit_context(self.state, self, self.config.context_policy)
                 in_tools = False
                 assistant = await model_turn(self.state, self)
