@@ -360,10 +360,9 @@ def test_a_corpus_file_continued_at_column_0_is_reported_with_its_line(project: 
 
 def test_catui_help_does_not_import_the_yaml_parser() -> None:
     """The loaders import PyYAML at module level; start-up of `catui --help` must not reach them."""
+    import os
     import subprocess
     import sys
-
-    import os
 
     # a narrow terminal: click renders the help (a wide one prints the stored copy, catui.cli.stored_help)
     done = subprocess.run(
