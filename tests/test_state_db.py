@@ -248,3 +248,13 @@ def test_unopenable_database_is_a_clear_error(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(StateError, match="cannot open the state database"):
         StateDB(tmp_path, path=folder).list_tasks()
+
+
+def test_a_lone_surrogate_is_stored_as_a_replacement_character(db: StateDB) -> None:
+    # A model's JSON "\ud800" escape reaches a task's description as a lone surrogate, which UTF-8 cannot
+    # encode: the row is written with U+FFFD in its place instead of the write failing.
+    row = db.upsert_task("t1", type="local_workflow", status="running", description="a\ud800b",
+                         meta={"label": "\udfff"})
+    assert row["description"] == "a\ufffdb" and row["meta"] == {"label": "\ufffd"}
+    assert db.set_name("s1", "x\ud800", "a1")
+    assert db.get_name("s1", "x\ufffd") == "a1"

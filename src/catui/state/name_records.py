@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from catui.state.connection import StateConnection
+from catui.state.rows import storable
 
 
 class AgentNameRecords:
@@ -16,6 +17,7 @@ class AgentNameRecords:
         With ``overwrite=False`` an existing different registration is kept and
         ``False`` returned; otherwise returns ``True``.
         """
+        session_id, name, agent_id = storable((session_id, name, agent_id))
         with self.store.transaction() as conn:
             row = conn.execute(
                 "SELECT agent_id FROM agent_names WHERE session_id = ? AND name = ?", (session_id, name)
@@ -32,14 +34,15 @@ class AgentNameRecords:
     def get_name(self, session_id: str, name: str) -> str | None:
         """The agent id registered under ``name`` in ``session_id``, or ``None``."""
         rows = self.store.query(
-            "SELECT agent_id FROM agent_names WHERE session_id = ? AND name = ?", (session_id, name)
+            "SELECT agent_id FROM agent_names WHERE session_id = ? AND name = ?", storable((session_id, name))
         )
         return str(rows[0]["agent_id"]) if rows else None
 
     def release_name(self, session_id: str, name: str) -> bool:
         """Drop a name registration; ``True`` if there was one."""
         return (
-            self.store.write("DELETE FROM agent_names WHERE session_id = ? AND name = ?", (session_id, name)) > 0
+            self.store.write("DELETE FROM agent_names WHERE session_id = ? AND name = ?",
+                             storable((session_id, name))) > 0
         )
 
     def names(self, session_id: str) -> dict[str, str]:

@@ -10,6 +10,21 @@ from typing import Any
 from catui.state.connection import StateError
 
 
+def storable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``values`` as SQLite can store them: a text with a lone surrogate (a model's JSON ``\\ud800`` escape, an
+    undecodable byte of a file name) cannot be encoded as UTF-8, so each such character becomes U+FFFD
+    instead of failing the write (the object in memory keeps its text)."""
+    return tuple(_storable_text(v) if isinstance(v, str) else v for v in values)
+
+
+def _storable_text(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 def encode_json(value: Any, column: str) -> str | None:
     """A value for a JSON column (strings and None as they are)."""
     if value is None or isinstance(value, str):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from catui.state.connection import StateConnection, StateError
-from catui.state.rows import decode_row, encode_json
+from catui.state.rows import decode_row, encode_json, storable
 from catui.state.schema import LIVE_TASK_STATUSES, TASK_COLUMNS
 
 
@@ -58,7 +58,7 @@ class TaskRecords:
         updates = ", ".join(f"{name} = excluded.{name}" for name in values) or "id = id"
         sql = f"INSERT INTO tasks ({columns}) VALUES ({placeholders}) ON CONFLICT(id) DO UPDATE SET {updates}"
         with self.store.transaction() as conn:
-            conn.execute(sql, tuple(insert.values()))
+            conn.execute(sql, storable(tuple(insert.values())))
             row = conn.execute("SELECT * FROM tasks WHERE id = ?", (id,)).fetchone()
         result = decode_row(row)
         assert result is not None

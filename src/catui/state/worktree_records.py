@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from catui.state.connection import StateConnection, StateError
-from catui.state.rows import decode_row, decode_row_dict, encode_json
+from catui.state.rows import decode_row, decode_row_dict, encode_json, storable
 from catui.state.schema import WORKTREE_STATUSES
 
 
@@ -50,7 +50,7 @@ class WorktreeRecords:
         placeholders = ", ".join("?" for _ in row)
         with self.store.transaction() as conn:
             conn.execute(
-                f"INSERT OR REPLACE INTO worktrees ({columns}) VALUES ({placeholders})", tuple(row.values())
+                f"INSERT OR REPLACE INTO worktrees ({columns}) VALUES ({placeholders})", storable(tuple(row.values()))
             )
         decoded = decode_row_dict(row)
         return decoded
