@@ -416,6 +416,7 @@ def fuzz_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(raw=tool_inputs)
 @example(raw={"scriptPath": "\x00"})  # found by the fuzzing: a NUL in the name raised ValueError
 @example(raw={"script": "return 1", "description": "\ud800"})  # found by the fuzzing: state.db refused the text
+@example(raw={"resumeFromRunId": "wf_" + "a" * 300})  # found by the fuzzing: a file name too long (OSError)
 @example(raw={"scriptPath": "~nosuchuser/x.js"})  # expanduser raised RuntimeError
 @example(raw={"script": "export const meta = {name: '\\u0000../x'}\nreturn 1"})
 def test_fuzzed_workflow_tool_input_gets_an_error_tool_result_or_a_run_that_ends(fuzz_project: Path,

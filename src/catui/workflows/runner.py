@@ -259,10 +259,13 @@ class WorkflowRunner:
 def locate_run(cwd: Path, run_id: str) -> WorkflowFiles | None:
     """The files of run ``run_id`` of this project: a ``catui workflow`` run or a Workflow tool run of any session."""
     project = WorkflowFiles.for_project(cwd, run_id)
-    if project.record.is_file():
-        return project
-    for record in sorted(sessions_dir(cwd).glob(f"*/workflows/{run_id}.json")):
-        return WorkflowFiles.for_session(cwd, record.parent.parent.name, run_id)
+    try:
+        if project.record.is_file():
+            return project
+        for record in sorted(sessions_dir(cwd).glob(f"*/workflows/{run_id}.json")):
+            return WorkflowFiles.for_session(cwd, record.parent.parent.name, run_id)
+    except OSError:  # an id no file can be named after (too long for the file system): no such run
+        return None
     return None
 
 
@@ -274,6 +277,9 @@ def read_record(cwd: Path, run_id: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CatuiError(f"no workflow run {run_id} in this project; `catui workflow list` shows the runs") from None
+    except OSError as exc:  # e.g. an id too long to be a file name
+        raise CatuiError(f"no workflow run {run_id[:80]} in this project ({exc.strerror}); `catui workflow list` "
+                         "shows the runs") from None
     except json.JSONDecodeError as exc:
         raise CatuiError(f"{path}: not JSON ({exc.msg})") from None
     if not isinstance(data, dict):
