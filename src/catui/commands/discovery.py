@@ -13,10 +13,9 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from catui.agents.plugins import MANIFEST_PATH, read_manifest
 from catui.agents.tool_lists import parse_tool_list
 from catui.commands.locations import project_command_dirs, user_command_dirs
-from catui.skills.discovery import SkillLoad, read_frontmatter_file, text_field
+from catui.skills.discovery import SkillLoad, plugin_roots, read_frontmatter_file, text_field
 from catui.skills.model import SkillDefinition, SkillSource
 
 COMMAND_SUFFIX = ".md"
@@ -77,18 +76,7 @@ def load_command_file(path: Path, source: SkillSource, *, name: str, into: Skill
 def load_plugin_commands(plugin_dirs: Sequence[str], cwd: Path) -> SkillLoad:
     """The ``commands/`` folder of each plugin, commands named ``<plugin>:<name>``."""
     load = SkillLoad()
-    seen: set[Path] = set()
-    for raw in plugin_dirs:
-        root = Path(raw).expanduser()
-        if not root.is_absolute():
-            root = cwd / root
-        key = root.resolve()
-        if key in seen or not (root / MANIFEST_PATH).is_file():
-            continue  # the agent loader already reports a plugin folder without a manifest
-        seen.add(key)
-        manifest, _error = read_manifest(root)
-        declared = (manifest or {}).get("name")
-        plugin_name = declared.strip() if isinstance(declared, str) and declared.strip() else root.name
+    for root, plugin_name in plugin_roots(plugin_dirs, cwd):
         load.extend(load_command_folder(root / "commands", "plugin", prefix=f"{plugin_name}:"))
     return load
 

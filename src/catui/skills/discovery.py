@@ -134,6 +134,14 @@ def load_skill_file(path: Path, source: SkillSource, *, name: str, into: SkillLo
 def load_plugin_skills(plugin_dirs: Sequence[str], cwd: Path) -> SkillLoad:
     """The ``skills/`` folder of each plugin, skills named ``<plugin>:<name>`` (plugin name from its manifest)."""
     load = SkillLoad()
+    for root, plugin_name in plugin_roots(plugin_dirs, cwd):
+        load.extend(load_skill_folder(root / "skills", "plugin", prefix=f"{plugin_name}:"))
+    return load
+
+
+def plugin_roots(plugin_dirs: Sequence[str], cwd: Path) -> list[tuple[Path, str]]:
+    """Each plugin folder with a manifest, once, with its name (the manifest's ``name``, else the folder's)."""
+    roots: list[tuple[Path, str]] = []
     seen: set[Path] = set()
     for raw in plugin_dirs:
         root = Path(raw).expanduser()
@@ -145,9 +153,8 @@ def load_plugin_skills(plugin_dirs: Sequence[str], cwd: Path) -> SkillLoad:
         seen.add(key)
         manifest, _error = read_manifest(root)
         declared = (manifest or {}).get("name")
-        plugin_name = declared.strip() if isinstance(declared, str) and declared.strip() else root.name
-        load.extend(load_skill_folder(root / "skills", "plugin", prefix=f"{plugin_name}:"))
-    return load
+        roots.append((root, declared.strip() if isinstance(declared, str) and declared.strip() else root.name))
+    return roots
 
 
 def discover_skills(
