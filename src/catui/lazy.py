@@ -53,6 +53,10 @@ the application made (``catui.cli.main``), and the SDK loads its modules and the
 :func:`long_lived_load`. Those objects live to the end of the process; left young, each collection the
 allocations trigger walks them again (~11 ms of CPU a run; now 1-2 ms).
 
+The dataclasses that stay on the path (about a hundred) reuse their generated methods' compiled code
+from a file kept beside catui's bytecode (:mod:`catui.dataclass_code`, entered by the CLI's entry point and
+by :func:`long_lived_load`): Python 3.11 compiles each generated method anew, ~30 ms a run.
+
 What stays on the trivial path, with its CPU cost on this machine (docs/decisions.md has the figures): the
 interpreter, asyncio (with ssl and logging), click, h11 and ~183 of catui's modules. pydantic left it in
 the second round (issue 28): a run imports it when it validates a tool call's input or an agent
@@ -100,12 +104,16 @@ def long_lived_load() -> Iterator[None]:
     paused while the block runs, and what exists afterwards is moved to the oldest generation
     (``gc.freeze`` then ``gc.unfreeze``: where survivors of those collections would have ended up),
     which young collections skip. A program that froze objects itself (``gc.get_freeze_count()``) keeps
-    them frozen: then only the pause applies. The collector's enabled state comes back as it was.
+    them frozen: then only the pause applies. The collector's enabled state comes back as it was. The
+    dataclasses the block defines reuse their methods' compiled code (:mod:`catui.dataclass_code`).
     """
+    from catui.dataclass_code import reused_dataclass_code
+
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        with reused_dataclass_code():
+            yield
     finally:
         if gc.get_freeze_count() == 0:
             gc.freeze()

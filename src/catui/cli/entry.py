@@ -1,6 +1,7 @@
 """The ``catui`` script's entry point: the background-session commands a script runs often (``catui sessions``,
 ``catui logs ID``, ``catui stop ID``) and ``catui --help`` (catui.cli.stored_help) are answered without importing
-click or the rest of the CLI; everything else goes to :func:`catui.cli.main.main`."""
+click or the rest of the CLI; everything else goes to :func:`catui.cli.main.main`, with the methods of the
+dataclasses it defines compiled once per machine (:mod:`catui.dataclass_code`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def main(argv: list[str] | None = None) -> None:
         tolerate_non_unicode_output()
         if quick.run(args):
             return
-    from catui.cli.main import main as full_main
+    from catui.dataclass_code import reused_dataclass_code
 
-    full_main(args)
+    with reused_dataclass_code():  # the CLI's dataclasses reuse their compiled methods (catui.dataclass_code)
+        from catui.cli.main import main as full_main
+
+        full_main(args)
