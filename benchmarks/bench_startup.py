@@ -68,8 +68,9 @@ asyncio.run(main())
 
 def base_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_"))}
-    # An installed catui has its bytecode compiled (pip does it); without the cache every run would compile
-    # every module again, so the warm-up run must be allowed to write it.
+    # An installed catui has its bytecode compiled (pip does it) and, after its first run, its dataclasses'
+    # generated methods (catui.dataclass_code); without them every run would compile again, so the warm-up
+    # run must be allowed to write them.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(HOME=str(home), CATUI_HOME=str(home / ".catui"), NO_PROXY="127.0.0.1,localhost")
     return env
