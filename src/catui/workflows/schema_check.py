@@ -1,0 +1,70 @@
+"""The up-front check of an ``agent({schema})`` call's JSON Schema.
+
+A schema the agent's ``StructuredOutput`` tool could never be built from fails the call at once, before any
+agent starts, with a message naming the problem and where it is in the schema; the script can catch it.
+Without this check such an agent would run to its end and fail for want of a StructuredOutput call.
+
+Two rules, as Claude Code applies them (observed in 2.1.332's ``agent({schema})``): the schema must be a valid
+JSON Schema (checked against its ``$schema`` draft's meta-schema by the ``jsonschema`` library, 2020-12 when it
+names none), and its root must declare ``type: "object"`` (a tool's input schema must be an object: the
+Messages API refuses anything else).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_FIX = "fix the schema and call agent() again"
+
+
+def agent_schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot be an agent's output schema (one line naming the problem and the fix), or None."""
+    if not isinstance(schema, dict):
+        return f"agent({{schema}}): the schema must be a JSON Schema object, not {_kind(schema)}; {_FIX}"
+    problem = _meta_schema_problem(schema)
+    if problem is not None:
+        return f"agent({{schema}}) received an invalid JSON Schema: {problem}; the agent was not started — {_FIX}"
+    if schema.get("type") != "object":
+        return ("agent({schema}) received an unusable JSON Schema: its root must declare "
+                f"type: \"object\" (it declares {_declared(schema)}), because the agent answers through "
+                "a tool whose input is an object; wrap an array or a single value in an object "
+                f"property. The agent was not started — {_FIX}")
+    return None
+
+
+def _meta_schema_problem(schema: dict[str, Any]) -> str | None:
+    """The most relevant way ``schema`` breaks its draft's meta-schema, with its place (``at $.x.y``), or None."""
+    import jsonschema  # imported when a workflow runs, never at start-up
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_class = validator_for(schema, default=jsonschema.Draft202012Validator)
+        error = best_match(validator_class(validator_class.META_SCHEMA).iter_errors(schema))
+    except RecursionError:
+        return "it nests too deeply to be checked"
+    if error is None:
+        return None
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
+    return f"{message} (at {error.json_path})"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _declared(schema: dict[str, Any]) -> str:
+    if "type" not in schema:
+        return "no type"
+    declared = repr(schema["type"])
+    return "type " + (declared if len(declared) <= 60 else declared[:60] + "…")
