@@ -21,7 +21,11 @@ def agent_schema_problem(schema: Any) -> str | None:
     """Why ``schema`` cannot be an agent's output schema (one line naming the problem and the fix), or None."""
     if not isinstance(schema, dict):
         return f"agent({{schema}}): the schema must be a JSON Schema object, not {_kind(schema)}; {_FIX}"
-    problem = _meta_schema_problem(schema)
+    try:
+        problem = _meta_schema_problem(schema)
+    except RecursionError:  # the meta-schema check recurses a few frames per level: ~80 levels of properties pass
+        return (f"agent({{schema}}): the schema nests too deeply to be checked; flatten it (nest fewer "
+                f"properties/items inside each other) — {_FIX}")
     if problem is not None:
         return f"agent({{schema}}) received an invalid JSON Schema: {problem}; the agent was not started — {_FIX}"
     if schema.get("type") != "object":
@@ -38,11 +42,10 @@ def _meta_schema_problem(schema: dict[str, Any]) -> str | None:
     from jsonschema.exceptions import best_match
     from jsonschema.validators import validator_for
 
-    try:
-        validator_class = validator_for(schema, default=jsonschema.Draft202012Validator)
-        error = best_match(validator_class(validator_class.META_SCHEMA).iter_errors(schema))
-    except RecursionError:
-        return "it nests too deeply to be checked"
+    # A "$schema" that is not a string names no draft: the 2020-12 meta-schema then says what is wrong with it.
+    named = isinstance(schema.get("$schema"), str)
+    validator_class = validator_for(schema if named else {}, default=jsonschema.Draft202012Validator)
+    error = best_match(validator_class(validator_class.META_SCHEMA).iter_errors(schema))
     if error is None:
         return None
     message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
