@@ -47,7 +47,10 @@ def workflow_budget_usd(settings: Any, env: dict[str, str]) -> float | None:
             value = raw
         return _dollars(value, f"{BUDGET_ENV}={raw!r}")
     if isinstance(settings, dict) and settings.get(BUDGET_SETTING) is not None:
-        return _dollars(settings[BUDGET_SETTING], f"the {BUDGET_SETTING} setting ({settings[BUDGET_SETTING]!r})")
+        from catui.config.settings import setting_origin
+
+        where = f"the {BUDGET_SETTING} setting{setting_origin(settings, BUDGET_SETTING)} ({settings[BUDGET_SETTING]!r})"
+        return _dollars(settings[BUDGET_SETTING], where)
     return None
 
 
