@@ -12,15 +12,38 @@ Messages API refuses anything else).
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 _FIX = "fix the schema and call agent() again"
+_CACHED_MAX_CHARS = 64 * 1024
+"""Longer schemas are checked each time rather than kept (the cache holds 256)."""
 
 
 def agent_schema_problem(schema: Any) -> str | None:
     """Why ``schema`` cannot be an agent's output schema (one line naming the problem and the fix), or None."""
     if not isinstance(schema, dict):
         return f"agent({{schema}}): the schema must be a JSON Schema object, not {_kind(schema)}; {_FIX}"
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):  # not JSON (a Python caller's dict): checked as it is
+        return _problem(schema)
+    if len(text) > _CACHED_MAX_CHARS:
+        return _problem(schema)
+    try:
+        return _problem_of_text(text)
+    except RecursionError:  # JSON too deep to read back
+        return _problem(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _problem_of_text(text: str) -> str | None:
+    # A fan-out gives a thousand agents one schema: checking it costs ~2 ms, looking it up here microseconds.
+    return _problem(json.loads(text))
+
+
+def _problem(schema: dict[str, Any]) -> str | None:
     try:
         problem = _meta_schema_problem(schema)
     except RecursionError:  # the meta-schema check recurses a few frames per level: ~80 levels of properties pass
