@@ -151,6 +151,8 @@ class WorkflowRunner:
     """Set when the run is being stopped (TaskStop): no new agent starts."""
     children: ChildWorkflows | None = None
     """Where ``workflow(name, args)`` runs a child workflow; None: the call rejects."""
+    groups: list[str] = field(default_factory=list)
+    """The progress groups of the run's child workflows (``▸ name``), in the order they started."""
     _seen: dict[str, int] = field(default_factory=dict)
     _gate: asyncio.Semaphore | None = None
 
@@ -170,6 +172,7 @@ class WorkflowRunner:
 
     def reserve_phase(self, title: str) -> None:
         """A progress group (a child workflow's) that does not become the current phase."""
+        self.groups.append(title)
         self._progress({"type": "workflow_phase", "title": title})
 
     def log(self, message: str) -> None:
