@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -256,3 +257,72 @@ def test_a_runner_without_children_rejects_workflow(tmp_path: Path) -> None:
     runner = WorkflowRunner(files=WorkflowFiles(tmp_path, "wf_test0000-000"), run_agent=Answers(), concurrency=1)
     engine = ScriptEngine(source='try { await workflow("x") } catch (e) { return e.message }', args=None, host=runner)
     assert "cannot start child workflows" in asyncio.run(engine.run())
+
+
+# -- Hypothesis through the real Workflow tool (in process, the scripted provider) ------------------------
+
+schemas = st.one_of(st.sampled_from([{"type": "bogus"}, {"type": "array"}, {"type": "object", "properties": {}},
+                                     {"type": "object", "required": "x"}]), json_values)
+
+
+async def tool_run(project: Path, script: str) -> dict[str, Any]:
+    """One Workflow call in a session on the scripted provider (every agent answers "fine"); the run's record."""
+    import os
+
+    from catui.app.build import build_app
+    from catui.app.options import RunOptions
+
+    app = build_app(RunOptions(cwd=project, model=f"scripted:{project / 'model.json'}",
+                               permission_mode="bypassPermissions", setting_sources=["project"],
+                               env={**os.environ, "CATUI_COMPAT": "2.1.332"}))
+    try:
+        tool = app.session.find_tool("Workflow")
+        assert tool is not None
+        result = await tool.call(tool.input_model.model_validate({"script": script}), app.session.ctx)
+        assert not result.is_error, result.content
+        task = await app.tasks.wait(result.data["taskId"], TIMEOUT_S)
+        assert task.status in ("completed", "failed"), task.status
+        record_path = Path(result.data["transcriptDir"]).parent.parent.parent / "workflows" / f"{result.data['runId']}.json"
+        return dict(json.loads(record_path.read_text(encoding="utf-8")))
+    finally:
+        await app.aclose()
+
+
+@pytest.fixture(scope="module")
+def tool_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = tmp_path_factory.mktemp("tool-fuzz")
+    (project / "model.json").write_text(json.dumps({"turns": [{"content": text("fine"), "repeat": True}]}))
+    saved = project / ".claude" / "workflows"
+    saved.mkdir(parents=True)
+    (saved / "child.js").write_text('return {args, said: await agent("child step")}\n')
+    (project / "child.js").write_text('return {args, said: await agent("child step")}\n')
+    return project
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(schema=schemas, ref=references, args=json_values)
+@example(schema={"type": "bogus"}, ref="child", args={"k": [1, 2]})
+def test_fuzzed_schemas_and_references_through_the_workflow_tool(tool_project: Path, schema: Any, ref: Any,
+                                                                 args: Any) -> None:
+    from catui.workflows.schema_check import agent_schema_problem
+
+    script = (f"const schema = JSON.parse({json.dumps(json.dumps(schema))}), ref = JSON.parse("
+              f"{json.dumps(json.dumps(ref))}), a = JSON.parse({json.dumps(json.dumps(args))})\n"
+              "const out = {}\n"
+              "try { out.agent = await agent('schema step', {schema}) } catch (e) { out.agent = e.message }\n"
+              "try { out.child = await workflow(ref, a) } catch (e) { out.child = e.message }\n"
+              "return out\n")
+    record = asyncio.run(tool_run(tool_project, script))
+    assert record["status"] == "completed", record.get("error")
+    out = record["result"]
+    problem = agent_schema_problem(schema) if schema is not None else None
+    if problem is not None:  # refused in the script, word for word, before any agent started
+        assert out["agent"] == problem
+        assert not [e for e in record["workflowProgress"] if e.get("label") == "schema step"]
+    else:  # the agent ran (and, answering "fine" without StructuredOutput when it had a schema, failed)
+        assert any(e.get("label") == "schema step" for e in record["workflowProgress"])
+    if isinstance(out["child"], dict):
+        assert out["child"] == {"args": args, "said": "fine"}
+    else:
+        assert out["child"].startswith("workflow(")
