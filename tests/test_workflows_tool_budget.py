@@ -1,13 +1,14 @@
 """A Workflow-tool run's own dollar budget: the ``workflowBudgetUsd`` setting or ``CATUI_WORKFLOW_BUDGET_USD``
 (the tool's input has no budget field, as Claude Code's), through the real CLI against the loopback server.
 Once the run's agents have spent it no new agent starts (a rejection the script can catch), and the run is
-recorded as a ``catui workflow run --budget`` run is; a resume through the tool keeps the run's budget; a bad
+recorded as a ``catui workflow run --budget`` run is; a resume through the tool keeps the run's budget, or the setting's when lower; a bad
 value is a one-line error naming where it was set. Hypothesis on the values the setting may hold."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def test_a_tool_run_stops_new_agents_once_its_budget_is_spent(tmp_path: Path, ho
     assert [e["label"] for e in journal_of(record, tmp_path) if e["type"] == "started"] == ["Costly work"]
 
 
-def test_a_tool_resume_keeps_the_runs_budget_without_the_setting(tmp_path: Path) -> None:
+def test_a_tool_resume_keeps_the_runs_budget_or_the_settings_lower_one(tmp_path: Path) -> None:
     repo = git_repo(tmp_path)
     # The first run: budget 0.01 from the setting; its second agent is refused and the script fails with it.
     script = ('export const meta = {name: "strict", description: "Fails when refused"}\n'
@@ -85,6 +86,14 @@ def test_a_tool_resume_keeps_the_runs_budget_without_the_setting(tmp_path: Path)
     (record,) = records(tmp_path)
     assert record["status"] == "completed" and record["budget"] == 0.01
     assert record["result"] == {"first": "costly answer", "second": "second", "total": 0.01}
+    # Resumed again where the setting is lower: the lower cap holds (everything comes from the journal).
+    with AnthropicTestServer({"turns": turns}) as server:
+        done, _ = stream_run(repo, cli_env(tmp_path, server, **CURRENT), "Resume it", "--permission-mode",
+                             "bypassPermissions", *MODEL, "--settings", json.dumps({"workflowBudgetUsd": 0.001}))
+        assert done.returncode == 0, done.stderr
+        assert not [r for r in server.requests if re.search(r"(Costly|Second) work", first_user_text(r.body))]
+    (record,) = records(tmp_path)
+    assert record["budget"] == 0.001 and record["result"]["total"] == 0.001
 
 
 def test_a_bad_budget_is_a_one_line_error_naming_where_it_was_set(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ class WorkflowTool(Tool):
         self.live = live if live is not None else LiveWorkflows()
         """The runs this tool launched (the terminal's /workflows view reads them)."""
         self.budget_usd = budget_usd
-        """Each run's dollar budget (the ``workflowBudgetUsd`` setting); a resumed run that had one keeps it."""
+        """Each run's dollar budget (the ``workflowBudgetUsd`` setting); a resumed run keeps its own when lower."""
 
     @property
     def description(self) -> str:
@@ -133,8 +133,9 @@ class WorkflowTool(Tool):
         task_id = new_task_id()
         workflow_name = str(meta.get("name") or args.name or "workflow")
         summary = str(meta.get("description") or args.description or workflow_name)
-        recorded = _recorded_budget(resume_files) if resume_files is not None else None
-        budget_usd = recorded if recorded is not None else self.budget_usd
+        # A resume keeps the run's budget, and the setting's cap holds too: the lower of the two.
+        caps = [b for b in (_recorded_budget(resume_files) if resume_files else None, self.budget_usd) if b is not None]
+        budget_usd = min(caps) if caps else None
         launched = self._launch(ctx, source=source, args=args.args, files=files, task_id=task_id,
                                 workflow_name=workflow_name, summary=summary, resume=resume_files is not None,
                                 script_path=script_path, meta=meta, budget_usd=budget_usd)
