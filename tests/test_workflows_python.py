@@ -5,6 +5,7 @@ catch, a workflow that raises fails run_workflow with its message, and the API r
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from catui.app import RunOptions
 from catui.errors import CatuiError
 from catui.models.resolve import clear_provider_cache
 from catui.sdk import run_workflow
-from catui.workflows import AgentFailed, agent, log, parallel, phase, pipeline
+from catui.workflows import AgentFailed, agent, log, parallel, phase, pipeline, sub_workflow
 from tests.support.anthropic_server import AnthropicTestServer
 
 
@@ -80,3 +81,21 @@ def test_a_raising_workflow_fails_and_calls_outside_a_run_are_refused(tmp_path: 
         run_workflow(broken, options=RunOptions(cwd=tmp_path, permission_mode="bypassPermissions"))
     with pytest.raises(CatuiError, match="inside a workflow"):
         asyncio.run(agent("Summarise"))
+
+
+def test_a_bad_schema_fails_at_once_and_sub_workflow_runs_a_script_as_a_step(tmp_path: Path, server: Any) -> None:
+    (tmp_path / "child.js").write_text('return {args, said: await agent("Summarise the child")}\n')
+
+    async def parent() -> dict[str, Any]:
+        try:
+            await agent("Summarise with a bad schema", schema={"type": "bogus"})
+            refused = None
+        except AgentFailed as exc:
+            refused = str(exc)
+        return {"refused": refused, "child": await sub_workflow(tmp_path / "child.js", {"n": 1})}
+
+    value = run_workflow(parent, options=RunOptions(cwd=tmp_path, permission_mode="bypassPermissions"))
+    assert value["refused"].startswith("agent({schema}) received an invalid JSON Schema: ")
+    assert "(at $.type)" in value["refused"]
+    assert value["child"] == {"args": {"n": 1}, "said": "a summary"}
+    assert not [r for r in server.requests if "bad schema" in json.dumps(r.body)]  # that agent never started

@@ -97,3 +97,21 @@ def test_which_runs_and_the_errors(tmp_path: Path) -> None:
     asyncio.run(commands.dispatch(host, "/workflows wf_nope"))
     assert host.lines == ["/workflows: no workflow 'wf_nope' in this session; its runs: wf_00000001-aaa, "
                           "wf_00000002-bbb"]
+
+
+def test_a_child_workflows_group_is_marked_by_its_own_agents(tmp_path: Path) -> None:
+    run = a_run(tmp_path, "wtask0003", "wf_00000003-ccc")
+    run.runner.reserve_phase("▸ inner")  # what workflow("inner") does: a group, not the current phase
+    run.runner.progress += [{"type": "workflow_agent", "label": "look", "agentId": "a4", "phase": "▸ inner",
+                             "state": "start"}]
+    live = LiveWorkflows()
+    live.add(run)
+    host = Host(live)
+    asyncio.run(SlashCommands(WORKFLOW_COMMANDS).dispatch(host, "/workflows"))
+    assert host.lines[2] == "  phases: ✓ Plan  ▸ Work  · Merge  ▸ ▸ inner"
+    assert any(line.split()[:4] == ["◐", "look", "[▸", "inner]"] for line in host.lines)
+    run.runner.progress += [{"type": "workflow_agent", "label": "look", "agentId": "a4", "phase": "▸ inner",
+                             "state": "done", "tokens": 5}]
+    host = Host(live)
+    asyncio.run(SlashCommands(WORKFLOW_COMMANDS).dispatch(host, "/workflows"))
+    assert host.lines[2] == "  phases: ✓ Plan  ▸ Work  · Merge  ✓ ▸ inner"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         pipeline,
         run_workflow,
         run_workflow_async,
+        sub_workflow,
         workflow,
     )
     from catui.workflows.runner import AgentFailed, BudgetSpent
@@ -32,10 +33,11 @@ __getattr__ = lazy_exports(__name__, {
     "pipeline": "catui.workflows.api",
     "run_workflow": "catui.workflows.api",
     "run_workflow_async": "catui.workflows.api",
+    "sub_workflow": "catui.workflows.api",
     "workflow": "catui.workflows.api",
     "AgentFailed": "catui.workflows.runner",
     "BudgetSpent": "catui.workflows.runner",
 })
 
 __all__ = ["AgentFailed", "BudgetSpent", "agent", "log", "parallel", "phase", "pipeline", "run_workflow",
-           "run_workflow_async", "workflow"]
+           "run_workflow_async", "sub_workflow", "workflow"]

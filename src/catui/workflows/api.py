@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from os import PathLike, fspath
 from typing import Any, TypeVar
 
 from catui.errors import CatuiError
@@ -68,6 +69,17 @@ async def phase(title: str) -> None:
 async def log(message: str) -> None:
     """A line in the run's log."""
     current_runner().log(message)
+
+
+async def sub_workflow(name_or_path: str | PathLike[str], args: Any = None) -> Any:
+    """Run another workflow as one step of this one and return its value (a script's ``workflow(name, args)``).
+
+    ``name_or_path``: the name of a saved workflow (``.claude/workflows/<name>.js``, a plugin's, a built-in) or
+    the path of a script file. The child shares this run's cap, budget, stop and journal; it may not start
+    workflows of its own. Raises :class:`catui.workflows.AgentFailed` when it cannot run or fails.
+    """
+    ref: Any = name_or_path if isinstance(name_or_path, str) else {"scriptPath": fspath(name_or_path)}
+    return await current_runner().sub_workflow(ref, args)
 
 
 def workflow(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -152,8 +152,16 @@ _PRELUDE = r"""
     if (text.length > LOG_MAX) text = slice(text, 0, LOG_MAX) + "… (" + (text.length - LOG_MAX) + " more characters cut)";
     queue(0, "log", stringify(text));
   };
-  global.workflow = function workflow(name, args) {
-    return call("workflow", {name: String(name), args: args === undefined ? null : args});
+  global.workflow = function workflow(ref, args) {
+    var payload;
+    if (typeof ref === "string") payload = {name: ref};
+    else if (ref !== null && typeof ref === "object" && typeof ref.scriptPath === "string") {
+      payload = {scriptPath: ref.scriptPath};
+    } else {
+      return Promise.reject(new TypeError("workflow() expects a workflow name (string) or {scriptPath: string}"));
+    }
+    payload.args = args === undefined ? null : args;
+    return call("workflow", payload);
   };
   global.budget = {
     get total() { return numbers.total; },
@@ -190,7 +198,9 @@ class Host(Protocol):
     def phase(self, title: str) -> None: ...
     def log(self, message: str) -> None: ...
     def budget(self, what: str) -> float | None: ...
-    def sub_workflow(self, name: str, args: Any) -> Awaitable[Any]: ...
+    def sub_workflow(self, ref: Any, args: Any) -> Awaitable[Any]:
+        """``workflow(ref, args)``: ``ref`` is a name or ``{"scriptPath": path}``."""
+        ...
 
 
 def _wrapped(source: str) -> str:
@@ -451,7 +461,8 @@ class ScriptEngine:
         payload = request.payload
         if request.kind == "agent":
             return await self.host.agent(payload["prompt"], payload["opts"])
-        return await self.host.sub_workflow(payload["name"], payload.get("args"))
+        ref = payload["name"] if "name" in payload else {"scriptPath": payload["scriptPath"]}
+        return await self.host.sub_workflow(ref, payload.get("args"))
 
     def _step(self, ctx: Any, code: str) -> None:
         self._push_budget(ctx)
@@ -488,6 +499,11 @@ def _checked_request(item: Any) -> _Request:
         if not isinstance(payload, dict) or not isinstance(payload.get("prompt"), str):
             raise ScriptFailed(problem)
         payload = {"prompt": payload["prompt"], "opts": payload.get("opts")}  # the host checks the options
-    elif not isinstance(payload, dict) or not isinstance(payload.get("name"), str):
+    elif not isinstance(payload, dict) or not (isinstance(payload.get("name"), str)
+                                               or isinstance(payload.get("scriptPath"), str)):
         raise ScriptFailed(problem)
+    elif isinstance(payload.get("name"), str):
+        payload = {"name": payload["name"], "args": payload.get("args")}
+    else:
+        payload = {"scriptPath": payload["scriptPath"], "args": payload.get("args")}
     return _Request(item["id"], kind, payload)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 WORKFLOWS_SETTING = "workflows"
 DISABLE_ENV = ("CLAUDE_CODE_DISABLE_WORKFLOWS", "DISABLE_WORKFLOWS")
+BUDGET_SETTING = "workflowBudgetUsd"
+BUDGET_ENV = "CATUI_WORKFLOW_BUDGET_USD"
 
 
 def workflows_enabled(current: bool, settings: Any, env: dict[str, str]) -> bool:
@@ -29,6 +31,36 @@ def workflows_enabled(current: bool, settings: Any, env: dict[str, str]) -> bool
     if any(is_truthy(env.get(name)) for name in DISABLE_ENV):
         return False
     return current or (isinstance(settings, dict) and settings.get(WORKFLOWS_SETTING) is True)
+
+
+def workflow_budget_usd(settings: Any, env: dict[str, str]) -> float | None:
+    """The dollar budget of each Workflow-tool run: ``CATUI_WORKFLOW_BUDGET_USD``, else the
+    ``workflowBudgetUsd`` setting, else none. It is the user's (the tool's input has no budget field, and a
+    script's ``meta`` is the model's): as ``catui workflow run --budget``, no new agent starts once the run's
+    agents have spent it. Raises ConfigurationError naming the variable or setting for a value that is not a
+    number of dollars >= 0."""
+    raw = env.get(BUDGET_ENV)
+    if raw is not None and raw.strip():
+        try:
+            value: Any = float(raw.strip())
+        except ValueError:
+            value = raw
+        return _dollars(value, f"{BUDGET_ENV}={raw!r}")
+    if isinstance(settings, dict) and settings.get(BUDGET_SETTING) is not None:
+        from catui.config.settings import setting_origin
+
+        where = f"the {BUDGET_SETTING} setting{setting_origin(settings, BUDGET_SETTING)} ({settings[BUDGET_SETTING]!r})"
+        return _dollars(settings[BUDGET_SETTING], where)
+    return None
+
+
+def _dollars(value: Any, where: str) -> float:
+    from catui.errors import ConfigurationError
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        raise ConfigurationError(f"{where} is not an amount of US dollars; set it to a number >= 0, e.g. 2.50, "
+                                 "or remove it for no workflow budget")
+    return float(value)
 
 
 def install_workflows(session: Session, options: RunOptions, merged: Any, env: dict[str, str], compat: CompatProfile,
@@ -46,7 +78,7 @@ def install_workflows(session: Session, options: RunOptions, merged: Any, env: d
     tool = WorkflowTool(runtime=lambda: system.runtime, tasks=tasks, cwd=options.cwd.resolve(),
                         session_id=lambda: session.session_id,
                         plugin_dirs=lambda: [*options.plugin_dirs, *plugin_paths(merged)],
-                        current=compat.current)
+                        current=compat.current, budget_usd=workflow_budget_usd(merged, env))
     tools = [t for t in session.tools if t.name != tool.name]
     if skills is not None:
         skills.skills.setdefault(WORKFLOW_AUTHORING_SKILL.name, WORKFLOW_AUTHORING_SKILL)

@@ -71,6 +71,12 @@ class LiveWorkflow:
                 titles.append(str(entry.get("title")))
         return titles
 
+    def group_running(self, title: str) -> bool | None:
+        """For a child workflow's group: whether any of its agents still runs (None: ``title`` is no group)."""
+        if title not in self.runner.groups:
+            return None
+        return any(line.phase == title and line.state == "running" for line in self.agents())
+
     def agents(self) -> list[AgentLine]:
         """Every agent call so far, in the order they started, with its state and tokens."""
         lines: list[AgentLine] = []

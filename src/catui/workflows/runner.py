@@ -17,11 +17,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from catui.errors import CatuiError
 from catui.paths import sessions_dir
 from catui.workflows.journal import Journal, call_key
+from catui.workflows.schema_check import agent_schema_problem
 
 DEFAULT_AGENT_TYPE = "general-purpose"
 MAX_CONCURRENT_ENV = "CLAUDE_CODE_WORKFLOW_MAX_CONCURRENT_AGENTS"
@@ -125,6 +126,12 @@ agent has its id, before it runs (its journal ``started`` line and its progress 
 """
 
 
+class ChildWorkflows(Protocol):
+    """Runs ``workflow(name, args)`` for a runner (:class:`catui.workflows.nested.NestedWorkflows`)."""
+
+    async def run(self, runner: WorkflowRunner, ref: Any, args: Any) -> Any: ...
+
+
 @dataclass
 class WorkflowRunner:
     """The host of one run: agent calls, phases, logs, the budget, the journal and the run record."""
@@ -142,6 +149,10 @@ class WorkflowRunner:
     """Called after each progress entry (phase, agent start, agent done): the Workflow tool's task_progress."""
     stopping: bool = False
     """Set when the run is being stopped (TaskStop): no new agent starts."""
+    children: ChildWorkflows | None = None
+    """Where ``workflow(name, args)`` runs a child workflow; None: the call rejects."""
+    groups: list[str] = field(default_factory=list)
+    """The progress groups of the run's child workflows (``▸ name``), in the order they started."""
     _seen: dict[str, int] = field(default_factory=dict)
     _gate: asyncio.Semaphore | None = None
 
@@ -159,6 +170,11 @@ class WorkflowRunner:
         self.current_phase = title
         self._progress({"type": "workflow_phase", "title": title})
 
+    def reserve_phase(self, title: str) -> None:
+        """A progress group (a child workflow's) that does not become the current phase."""
+        self.groups.append(title)
+        self._progress({"type": "workflow_phase", "title": title})
+
     def log(self, message: str) -> None:
         self.logs.append(message)
 
@@ -169,8 +185,11 @@ class WorkflowRunner:
             return None
         return self.budget_usd if what == "total" else max(0.0, round(self.budget_usd - self.counts.cost_usd, 6))
 
-    async def sub_workflow(self, name: str, args: Any) -> Any:
-        raise AgentFailed(f"workflow({name!r}): nested workflows are not supported by catui yet")
+    async def sub_workflow(self, ref: Any, args: Any) -> Any:
+        """``workflow(ref, args)``: run the child workflow ``ref`` (a name or ``{"scriptPath": …}``) on this run."""
+        if self.children is None:
+            raise AgentFailed("workflow(): this run cannot start child workflows")
+        return await self.children.run(self, ref, args)
 
     async def agent(self, prompt: str, opts: dict[str, Any]) -> Any:
         if not isinstance(opts, dict):
@@ -178,6 +197,10 @@ class WorkflowRunner:
         unknown = sorted(set(opts) - AGENT_OPTION_KEYS)
         if unknown:
             raise AgentFailed(f"agent(): unknown option {unknown[0]!r}; options are {', '.join(sorted(AGENT_OPTION_KEYS))}")
+        if opts.get("schema") is not None:  # checked before anything starts: the script can catch it at once
+            problem = agent_schema_problem(opts["schema"])
+            if problem is not None:
+                raise AgentFailed(problem)
         identity = json.dumps({"prompt": prompt, "opts": opts}, sort_keys=True, ensure_ascii=False)
         occurrence = self._seen.get(identity, 0)
         self._seen[identity] = occurrence + 1

@@ -14,6 +14,7 @@ from catui.app import AgentApp, RunOptions, build_app
 from catui.errors import CatuiError
 from catui.workflows.agents import agents_context, runtime_agent_runner
 from catui.workflows.execute import WorkflowOutcome, execute
+from catui.workflows.nested import NestedWorkflows, WorkflowSources
 from catui.workflows.runner import (
     AgentRunner,
     WorkflowFiles,
@@ -99,12 +100,22 @@ async def _run(*, source: str | None, kind: str, script_path: Path | None, args:
     app = build_app(options)  # its agents ask for the distributed executor themselves (SpawnRequest.remote)
     try:
         runner = WorkflowRunner(files=files, run_agent=app_agent_runner(app, run_id, transcript_dir=files.run_dir),
-                                concurrency=max_concurrent_agents(), budget_usd=budget)
+                                concurrency=max_concurrent_agents(), budget_usd=budget,
+                                children=NestedWorkflows(WorkflowSources(options.cwd.resolve(), _plugin_dirs(app))))
         name = (script_path.stem if script_path is not None else getattr(function, "__name__", "workflow"))
         return await execute(runner, kind=kind, source=source, function=function, args=args, name=name,
                              script_path=script_path, resume=resume_run_id is not None, on_start=on_start)
     finally:
         await app.aclose()
+
+
+def _plugin_dirs(app: AgentApp) -> Callable[[], list[str]]:
+    """The plugin folders whose ``workflows/`` a child ``workflow(name)`` may come from (as the tool's ``name``)."""
+    def listed() -> list[str]:
+        from catui.agents.plugins import plugin_paths  # lazy (catui.lazy): plugins and YAML
+
+        return [*app.options.plugin_dirs, *plugin_paths(app.settings.merged)]
+    return listed
 
 
 def app_agent_runner(app: AgentApp, run_id: str, *, transcript_dir: Path | None = None) -> AgentRunner:

@@ -37,14 +37,19 @@ agents do the work.
 - `agent(prompt, options)` → the agent's final text, or with `schema` the object it handed back (the agent
   gets a StructuredOutput tool whose input schema is yours). Options: `label` (shown in progress; default
   the prompt), `phase`, `schema`, `model`, `effort`, `isolation` ("worktree"), `agentType`. A failed agent
-  rejects: wrap it in try/catch to go on.
+  rejects: wrap it in try/catch to go on. A `schema` must be a valid JSON Schema whose root is
+  `{type: "object", properties: {...}}`; any other is refused at once, before an agent starts.
 - `parallel([() => agent(...), ...])` → all results in order; takes functions, not promises. A failed entry
   is `null`. At most CLAUDE_CODE_WORKFLOW_MAX_CONCURRENT_AGENTS agents run at once (default min(16, CPUs−2)).
 - `pipeline(items, stage1, stage2, ...)` → each item goes through the stages in turn (`stage(value, item,
   index)`), items side by side.
 - `phase(title)` starts a phase; `log(text)` adds a line to the run's log.
+- `workflow(name, args)` or `workflow({scriptPath}, args)` runs another workflow (a saved one by name, or a
+  script file) as one step and gives its return value; the child sees `args`. It shares this run's agent
+  cap, budget and journal, and its agents are grouped under `▸ name`. Only one level: a child cannot call
+  `workflow()`. An unknown name, an unreadable file, a syntax error or a child that throws rejects the call.
 - `args` is the tool call's `args`; `budget.total`, `budget.spent()`, `budget.remaining()` are dollars
-  (total is null without a budget).
+  (total is null without a budget; the user sets it). Once it is spent, further agent() calls reject.
 
 ## Good practice
 

@@ -72,7 +72,7 @@ class WorkflowTool(Tool):
 
     def __init__(self, *, runtime: Callable[[], Any], tasks: TaskRegistry, cwd: Path,
                  session_id: Callable[[], str], plugin_dirs: Callable[[], list[str]], current: bool,
-                 live: LiveWorkflows | None = None) -> None:
+                 live: LiveWorkflows | None = None, budget_usd: float | None = None) -> None:
         self.runtime = runtime
         """The sub-agent runtime, asked for when a workflow starts (it is built on first use: catui.lazy)."""
         self.tasks = tasks
@@ -82,6 +82,8 @@ class WorkflowTool(Tool):
         self.current = current
         self.live = live if live is not None else LiveWorkflows()
         """The runs this tool launched (the terminal's /workflows view reads them)."""
+        self.budget_usd = budget_usd
+        """Each run's dollar budget (the ``workflowBudgetUsd`` setting); a resumed run keeps its own when lower."""
 
     @property
     def description(self) -> str:
@@ -94,6 +96,7 @@ class WorkflowTool(Tool):
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         from catui.workflows.engine import ScriptParseError, check_syntax
+        from catui.workflows.nested import resolve_script_path
         from catui.workflows.script_file import read_script_file
 
         assert isinstance(args, WorkflowInput)
@@ -107,11 +110,7 @@ class WorkflowTool(Tool):
             source, script_path = args.script, None
         elif args.scriptPath is not None:
             try:
-                script_path = Path(args.scriptPath).expanduser()
-            except RuntimeError:  # "~someone/x.js" for a user this machine does not know
-                return tool_use_error(f"scriptPath: cannot read {args.scriptPath}: no such user's home folder")
-            script_path = script_path if script_path.is_absolute() else self.cwd / script_path
-            try:
+                script_path = resolve_script_path(args.scriptPath, self.cwd)
                 source = read_script_file(script_path, SCRIPT_MAX_CHARS)
             except CatuiError as exc:
                 return tool_use_error(f"scriptPath: {exc}")
@@ -134,9 +133,12 @@ class WorkflowTool(Tool):
         task_id = new_task_id()
         workflow_name = str(meta.get("name") or args.name or "workflow")
         summary = str(meta.get("description") or args.description or workflow_name)
+        # A resume keeps the run's budget, and the setting's cap holds too: the lower of the two.
+        caps = [b for b in (_recorded_budget(resume_files) if resume_files else None, self.budget_usd) if b is not None]
+        budget_usd = min(caps) if caps else None
         launched = self._launch(ctx, source=source, args=args.args, files=files, task_id=task_id,
                                 workflow_name=workflow_name, summary=summary, resume=resume_files is not None,
-                                script_path=script_path, meta=meta)
+                                script_path=script_path, meta=meta, budget_usd=budget_usd)
         copy_path = launched
         text = (f"Workflow launched in background. Task ID: {task_id}\n"
                 f"Summary: {summary}\n"
@@ -154,9 +156,10 @@ class WorkflowTool(Tool):
 
     def _launch(self, ctx: ToolContext, *, source: str, args: Any, files: WorkflowFiles, task_id: str,
                 workflow_name: str, summary: str, resume: bool, script_path: Path | None,
-                meta: dict[str, Any]) -> Path:
+                meta: dict[str, Any], budget_usd: float | None) -> Path:
         from catui.workflows.agents import agents_context, runtime_agent_runner
         from catui.workflows.execute import execute
+        from catui.workflows.nested import NestedWorkflows, WorkflowSources
 
         tool_use_id = ctx.tool_use_id
         output_file = self.tasks.output_path(task_id)
@@ -166,7 +169,8 @@ class WorkflowTool(Tool):
         agents_ctx = agents_context(ctx, stop=stop, observe=lambda event: live.observe(event))
         runner = WorkflowRunner(files=files, run_agent=runtime_agent_runner(self.runtime(), agents_ctx, files.run_id,
                                                                             transcript_dir=files.run_dir),
-                                concurrency=max_concurrent_agents())
+                                concurrency=max_concurrent_agents(), budget_usd=budget_usd,
+                                children=NestedWorkflows(WorkflowSources(self.cwd, self.plugin_dirs)))
         live = LiveWorkflow(task_id, files.run_id, workflow_name, summary, runner)
         live.set_meta(meta)
         self.live.add(live)
@@ -272,6 +276,15 @@ def _summary(description: str, status: str, error: str | None) -> str:
     if status == "stopped":
         return f'Dynamic workflow "{description}" was stopped'
     return f'Dynamic workflow "{description}" failed: {error or "unknown error"}'
+
+
+def _recorded_budget(files: WorkflowFiles) -> float | None:
+    """The dollar budget run ``files`` started with (a resume keeps it, as ``catui workflow resume`` does)."""
+    try:
+        budget = json.loads(files.record.read_text(encoding="utf-8")).get("budget")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(budget) if isinstance(budget, int | float) and not isinstance(budget, bool) else None
 
 
 def _static_meta(source: str) -> dict[str, Any]:

@@ -53,7 +53,11 @@ def render_run(run: LiveWorkflow) -> list[str]:
         reached = titles.index(current) if current in titles else -1
         marks = []
         for index, title in enumerate(titles):
-            if index < reached or (index == reached and run.status == "completed"):
+            group_running = run.group_running(title)  # a child workflow's group: by its own agents
+            if group_running is not None:
+                mark = ("▸" if run.status == "running" else "·") if group_running else "✓"  # "·": stopped in it
+                marks.append(f"{mark} {title}")
+            elif index < reached or (index == reached and run.status == "completed"):
                 marks.append(f"✓ {title}")
             elif index == reached:
                 marks.append(f"▸ {title}")
