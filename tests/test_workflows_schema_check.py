@@ -144,6 +144,7 @@ def deeply_nested(depth: int) -> dict[str, Any]:
 @example(schema={"$schema": "no such draft", "type": "object"})
 @example(schema={"$schema": {"type": "object"}})  # found by the fuzzing: jsonschema's draft lookup raised TypeError
 @example(schema=deeply_nested(30))
+@example(schema={"type": "object", "properties": {"\n": {"type": "bogus"}}})  # found at merge: a key broke the line
 def test_fuzzed_schemas_are_refused_before_any_agent_or_handed_on_unchanged(tmp_path_factory: Any,
                                                                            schema: Any) -> None:
     started = Started()

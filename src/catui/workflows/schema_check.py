@@ -71,8 +71,14 @@ def _meta_schema_problem(schema: dict[str, Any]) -> str | None:
     error = best_match(validator_class(validator_class.META_SCHEMA).iter_errors(schema))
     if error is None:
         return None
-    message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
-    return f"{message} (at {error.json_path})"
+    return f"{_one_line(error.message)} (at {_one_line(error.json_path)})"
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    # Property names are the script's own strings: a newline or other control character in one must not
+    # break the one-line error (the fuzzing found a key "\n").
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
 def _kind(value: Any) -> str:
