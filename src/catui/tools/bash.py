@@ -193,11 +193,11 @@ class BashTool(Tool):
         task.stop_callback = stop
         registry.add(task)
         notice = f"\n{launch.notice}" if launch.notice else ""
-        return ToolResult(
-            f"Command running in the background with ID: {task_id}. Its output is being written to "
-            f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.{notice}",
-            data={"background_task_id": task_id, "output_file": str(output_file)},
-        )
+        reports = ctx.services.shell_reports
+        text = (reports.launched(task, ctx) if reports is not None else
+                f"Command running in the background with ID: {task_id}. Its output is being written to "
+                f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.")
+        return ToolResult(text + notice, data={"background_task_id": task_id, "output_file": str(output_file)})
 
 
 def _launch_plan(command: str, ctx: ToolContext, scratch: list[Path]) -> LaunchPlan:
