@@ -118,8 +118,9 @@ def test_the_main_agents_shell_is_announced_waited_for_and_notified_as_a_new_tur
     assert len(inits) == 2
     assert (lines.index(first) < lines.index(updated) < lines.index(note) < lines.index(emptied)
             < lines.index(inits[1]) < lines.index(second))
-    assert (first["result"], first["result_index"], "origin" in first) == ("waiting", 0, False)
-    assert (second["result"], second["result_index"]) == ("noted", 1)
+    assert (first["result"], first["result_index"], "origin" in first, first["num_turns"]) == ("waiting", 0, False, 2)
+    # num_turns counts the turn's own requests (2.1.332: 1 for the notification turn), not the session's 3.
+    assert (second["result"], second["result_index"], second["num_turns"]) == ("noted", 1, 1)
     assert second["origin"] == {"kind": "task-notification", "producer": "session-task", "runId": run_id}
     # The notification turn's message: the task-notification inside a system reminder, without note or result.
     told = json.dumps(bodies[-1]["messages"][-1]["content"])
@@ -155,6 +156,7 @@ def test_a_shell_that_ends_while_the_agent_works_is_notified_at_its_next_tool_ro
 def test_the_old_profile_keeps_its_text_sends_no_shell_events_and_does_not_wait(tmp_path: Path,
                                                                               repo: Path) -> None:
     lines, bodies = run(tmp_path, repo, "sleep 1; echo done-bg")
+    assert [line["num_turns"] for line in lines if line.get("type") == "result"] == [2]
     assert not [line for line in lines if line.get("task_type") == "local_bash"
                 or line.get("subtype") == "background_tasks_changed"]
     _, said = launch_result(lines)
