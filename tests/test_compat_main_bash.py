@@ -164,3 +164,88 @@ def test_the_old_profile_keeps_its_text_sends_no_shell_events_and_does_not_wait(
     assert [line["result"] for line in lines if line.get("type") == "result"] == ["waiting"]
     assert len(system(lines, "init")) == 1
     assert not any("<task-notification>" in json.dumps(b["messages"]) for b in bodies)
+
+
+class LongForeground(DynamicServer):
+    """The main agent (``child=False``) or its foreground child runs one foreground command, then answers."""
+
+    def __init__(self, command: str, *, child: bool, **extra: Any) -> None:
+        super().__init__({"turns": []})
+        self.command, self.child, self.extra = command, child, extra
+
+    def decide(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        sent = json.dumps(body["messages"])
+        if self.child and "Child one" not in json.dumps(body["messages"][0]):
+            if "toolu_a" not in sent:
+                return [{"type": "tool_use", "id": "toolu_a", "name": "Agent", "input": {
+                    "description": "job a", "prompt": "Child one", "subagent_type": "general-purpose",
+                    "run_in_background": False}}]
+            return text("parent done")
+        if "toolu_fg" not in sent:
+            return [bash("toolu_fg", self.command, "Slow job", **self.extra)]
+        return text("done")
+
+
+def run_foreground(tmp_path: Path, repo: Path, command: str, *, child: bool = False, extra: dict[str, str],
+                   **call: Any) -> list[dict[str, Any]]:
+    with LongForeground(command, child=child, **call) as server:
+        done, lines = stream_run(repo, cli_env(tmp_path, server, **extra), "Go",
+                                 "--permission-mode", "bypassPermissions")
+    assert done.returncode == 0, done.stderr
+    return lines
+
+
+def foreground_events(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [line for line in lines if line.get("type") == "system" and line.get("tool_use_id") == "toolu_fg"]
+
+
+def command_result_index(lines: list[dict[str, Any]]) -> int:
+    return next(i for i, line in enumerate(lines) if line.get("type") == "user" and any(
+        isinstance(b, dict) and b.get("tool_use_id") == "toolu_fg" for b in line["message"]["content"]))
+
+
+def stripped(event: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in event.items() if k not in ("type", "uuid", "session_id")}
+
+
+def test_a_long_foreground_command_is_announced_and_its_end_reported(tmp_path: Path, repo: Path) -> None:
+    """2.1.332 announced a foreground command that ran 3.3 s (not one of 2.8 s); catui does so after 3 s."""
+    lines = run_foreground(tmp_path, repo, "sleep 4; echo slept", extra=CURRENT)
+    started, note = foreground_events(lines)
+    task_id, run_id = started["task_id"], started["run_id"]
+    assert stripped(started) == {"subtype": "task_started", "task_id": task_id, "run_id": run_id,
+                                 "tool_use_id": "toolu_fg", "description": "Slow job", "is_backgrounded": False,
+                                 "task_type": "local_bash"}
+    assert list(stripped(started)) == ["subtype", "task_id", "run_id", "tool_use_id", "description",
+                                       "is_backgrounded", "task_type"]
+    assert stripped(note) == {"subtype": "task_notification", "task_id": task_id, "run_id": run_id,
+                              "tool_use_id": "toolu_fg", "status": "completed", "output_file": "",
+                              "summary": "Slow job"}
+    assert lines.index(started) < lines.index(note) < command_result_index(lines)
+    # Nothing of a background task's: no task_updated, no change of the background set.
+    assert not [line for line in lines if line.get("subtype") in ("task_updated", "background_tasks_changed")]
+
+
+def test_a_timed_out_foreground_command_is_reported_failed(tmp_path: Path, repo: Path) -> None:
+    lines = run_foreground(tmp_path, repo, "sleep 30", extra=CURRENT, timeout=4000)
+    started, note = foreground_events(lines)
+    assert note["status"] == "failed" and note["task_id"] == started["task_id"]
+
+
+def test_a_childs_long_foreground_command_is_announced_as_its_own(tmp_path: Path, repo: Path) -> None:
+    lines = run_foreground(tmp_path, repo, "sleep 4", child=True, extra=CURRENT)
+    parent = next(e["task_id"] for e in system(lines, "task_started") if e.get("tool_use_id") == "toolu_a")
+    started, note = foreground_events(lines)
+    assert list(stripped(started)) == ["subtype", "task_id", "run_id", "owned_by_subagent", "tool_use_id",
+                                       "description", "is_backgrounded", "parent_task_id", "task_type"]
+    assert (started["owned_by_subagent"], started["parent_task_id"], started["is_backgrounded"]) == (
+        True, parent, False)
+    assert stripped(note) == {"subtype": "task_notification", "task_id": started["task_id"],
+                              "run_id": started["run_id"], "owned_by_subagent": True, "tool_use_id": "toolu_fg",
+                              "status": "completed", "output_file": "", "summary": "Slow job"}
+    assert lines.index(started) < lines.index(note) < command_result_index(lines)
+
+
+def test_the_old_profile_announces_no_foreground_command(tmp_path: Path, repo: Path) -> None:
+    lines = run_foreground(tmp_path, repo, "sleep 4", extra={})
+    assert foreground_events(lines) == []

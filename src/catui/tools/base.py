@@ -170,11 +170,23 @@ class OutputReviewer(Protocol):
         ...
 
 
+class ForegroundShellReport(Protocol):
+    """One foreground Bash command being reported (``ShellReports.foreground``)."""
+
+    def ended(self, status: str) -> None:
+        """The command ended: ``completed``, ``failed`` (a non-zero exit or its timeout) or ``stopped``."""
+        ...
+
+
 class ShellReports(Protocol):
-    """How background shell commands are reported in the current contract (``catui.app.shell_reports``)."""
+    """How shell commands are reported in the current contract (``catui.app.shell_reports``)."""
 
     def launched(self, task: Task, ctx: ToolContext) -> str:
         """Report the shell ``task`` that the agent of ``ctx`` has just started; the tool result's text."""
+        ...
+
+    def foreground(self, ctx: ToolContext, description: str) -> ForegroundShellReport:
+        """Start reporting a foreground command of the agent of ``ctx`` (announced once it runs long)."""
         ...
 
 

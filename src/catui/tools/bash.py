@@ -77,7 +77,16 @@ class BashTool(Tool):
         if args.run_in_background:
             return await self._start_background(args, ctx)
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        return await self._run(args.command, timeout_ms, ctx, notes)
+        reports = ctx.services.shell_reports
+        report = reports.foreground(ctx, args.description or args.command) if reports is not None else None
+        status = "stopped"
+        try:
+            result = await self._run(args.command, timeout_ms, ctx, notes)
+            status = "stopped" if ctx.abort.is_set() else "failed" if result.is_error else "completed"
+            return result
+        finally:
+            if report is not None:
+                report.ended(status)
 
     async def _run(self, command: str, timeout_ms: int, ctx: ToolContext, notes: list[str]) -> ToolResult:
         with tempfile.TemporaryDirectory(prefix="catui-bash-") as scratch:
