@@ -57,7 +57,9 @@ class _ForegroundShell:
         self.description = description
         self.parent = ctx.agent_id
         self.announced = False
-        self._timer = asyncio.get_running_loop().call_later(FOREGROUND_ANNOUNCE_S, self._announce)
+        # Only a tool call is announced (a command's `!` line runs Bash outside any call).
+        self._timer = (asyncio.get_running_loop().call_later(FOREGROUND_ANNOUNCE_S, self._announce)
+                       if ctx.tool_use_id is not None else None)
 
     def _announce(self) -> None:
         self.announced = True
@@ -67,7 +69,8 @@ class _ForegroundShell:
         self._emit("task_started", {**started, "task_type": "local_bash"})
 
     def ended(self, status: str) -> None:
-        self._timer.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
         if self.announced:
             self._emit("task_notification", {**self.fields, "status": status, "output_file": "",
                                              "summary": self.description})
@@ -86,7 +89,8 @@ class _Shell:
 
 
 class MainShellReports:
-    """Announces the main agent's background shells, and reports and notifies their ends (``ShellReports``)."""
+    """``ShellReports``: announces the main agent's background shells and reports and notifies their ends; gives
+    a sub-agent's its launch text; announces any agent's long foreground command."""
 
     def __init__(self, tasks: TaskRegistry) -> None:
         self.tasks = tasks
