@@ -72,16 +72,32 @@ class ChildWithShell(DynamicServer):
             assert shell is not None, last_text(body)
             return [{"type": "tool_use", "id": "toolu_out", "name": "TaskOutput",
                      "input": {"task_id": shell.group(1), "block": True}}]
+        if step == 2 and self.kind == "failing":
+            return [bash("toolu_next", "true", "One more")]
         return text("child done")
 
 
 def run(tmp_path: Path, repo: Path, kind: str, *, background: bool = False,
         **extra: str) -> list[dict[str, Any]]:
+    return run_with_requests(tmp_path, repo, kind, background=background, **extra)[0]
+
+
+def run_with_requests(tmp_path: Path, repo: Path, kind: str, *, background: bool = False,
+                      **extra: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     with ChildWithShell(kind, tmp_path / "shell.pid", background) as server:
         done, lines = stream_run(repo, cli_env(tmp_path, server, **extra), "Go",
                                  "--permission-mode", "bypassPermissions")
+        bodies = server.bodies()
     assert done.returncode == 0, done.stderr
-    return lines
+    return lines, bodies
+
+
+def child_launch_text(lines: list[dict[str, Any]]) -> str:
+    """The text of the child's Bash result that started its background shell."""
+    line = lines[child_line_index(lines, "toolu_bg")]
+    block = next(b for b in line["message"]["content"] if isinstance(b, dict) and b.get("tool_use_id") == "toolu_bg")
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 def system(lines: list[dict[str, Any]], subtype: str) -> list[dict[str, Any]]:
@@ -145,13 +161,35 @@ def test_a_childs_running_shell_is_announced_and_stopped_when_the_child_ends(tmp
 
 
 def test_a_childs_shell_that_ends_on_its_own(tmp_path: Path, repo: Path) -> None:
-    lines = run(tmp_path, repo, "failing", **CURRENT)
+    lines, bodies = run_with_requests(tmp_path, repo, "failing", **CURRENT)
     updated, note = [e for e in shell_events(lines) if e["subtype"] in ("task_updated", "task_notification")]
     assert updated["patch"]["status"] == "failed" and "error" not in updated["patch"]
     assert note["status"] == "failed" and note["summary"] == 'Background command "Long job" failed with exit code 3'
+    # It ended while the child was still working: the child is told at its next tool round, once (its launch
+    # text promised it), in a tool-result message; the main agent is not.
+    child = [b for b in bodies if "Child one" in first_user_text(b)][-1]
+    told = [m for m in child["messages"] if m["role"] == "user" and "<task-notification>" in json.dumps(m)]
+    assert len(told) == 1 and any(b.get("type") == "tool_result" for b in told[0]["content"])
+    text_told = json.dumps(told[0])
+    assert f"<task-id>{note['task_id']}</task-id>" in text_told and "<status>failed</status>" in text_told
+    assert "<tool-use-id>toolu_bg</tool-use-id>" in text_told
+    parent = [b for b in bodies if "Child one" not in first_user_text(b)]
+    assert not any(f"<task-id>{note['task_id']}" in json.dumps(b["messages"]) for b in parent)
+
+
+def test_a_childs_launch_text_says_its_shell_ends_with_it(tmp_path: Path, repo: Path) -> None:
+    lines = run(tmp_path, repo, "long", **CURRENT)
+    shell, = [e["task_id"] for e in system(lines, "task_started") if e.get("task_type") == "local_bash"]
+    output_file = next(e["output_file"] for e in system(lines, "task_notification") if e["task_id"] == shell)
+    assert child_launch_text(lines) == (
+        f"Command running in background with ID: {shell}. Output is being written to: {output_file}. If it exits "
+        "while you are still working you will be notified, but it is terminated when you give your final response "
+        "and no notification can follow that \u2014 so do not end your turn to wait for it; if you need its result, "
+        "wait for it before giving your final response. To check interim output, use Read on that file path.")
 
 
 def test_the_old_profile_sends_no_shell_events_and_leaves_the_shell_running(tmp_path: Path, repo: Path) -> None:
     lines = run(tmp_path, repo, "long")
     assert not [line for line in lines if "owned_by_subagent" in line or line.get("task_type") == "local_bash"]
+    assert child_launch_text(lines).startswith("Command running in the background with ID: bash_")
     assert check_result(lines).strip() == "alive"

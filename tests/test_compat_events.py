@@ -114,6 +114,8 @@ def test_background_agent_events_turns_and_the_tools_used_reminder(tmp_path: Pat
     assert (first["result_index"], second["result_index"]) == (0, 1) and "origin" not in first
     assert first["result"] == "parent done" and second["result"] == "noted"
     assert second["origin"] == {"kind": "task-notification", "producer": "session-task", "runId": run_id}
+    # Each counts its own turn's requests, as 2.1.332's did (2, then 1), not the session's running total.
+    assert (first["num_turns"], second["num_turns"]) == (2, 1)
     assert all("subagent_stats" in r for r in (first, second))
     for shown in (first, second):
         assert shown["api_error_status"] is None and shown["safety_stops"] == 0 and shown["queued_turn_count"] == 0
@@ -204,6 +206,7 @@ def test_json_output_prints_the_last_turns_numbered_result(tmp_path: Path, repo:
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
     assert shown["result"] == "noted" and shown["result_index"] == 1 and shown["safety_stops"] == 0
+    assert shown["num_turns"] == 1
     assert list(shown)[-1] == "uuid" and shown["model_usage_since_last_result"]
     assert shown["origin"]["kind"] == "task-notification" and RUN_ID.match(shown["origin"]["runId"])
     assert shown["subagent_stats"]["completed"] == 1
@@ -269,4 +272,5 @@ def test_a_driven_session_numbers_its_results_and_names_the_notification_run(tmp
     first, second = results(lines)
     run_id = system(lines, "task_started")[0]["run_id"]
     assert (first["result_index"], second["result_index"]) == (0, 1) and "origin" not in first
+    assert (first["num_turns"], second["num_turns"]) == (2, 1)
     assert second["origin"] == {"kind": "task-notification", "producer": "session-task", "runId": run_id}

@@ -268,8 +268,10 @@ def test_list_agents(tmp_path: Path, repo: Path, extra: dict[str, str], args: tu
     (_, launched), = main_results(lines, "toolu_a")
     (block, _), = main_results(lines, "toolu_list")
     listing = result_text(block).split("\n")
+    # 2.1.332's first line, word for word (run against the loopback server beside a `claude --bg` peer).
     assert re.fullmatch(r"This session is repo-[0-9a-f]{2} \[[0-9a-f]{6}\] — the name other sessions use to "
-                        r"message it \(.*\)\.", listing[0])
+                        r"message it \(it is not listed below; a message to it would be a message to yourself\)\.",
+                        listing[0])
     assert listing[1:3] == ["", "Subagents (1):"]
     assert re.fullmatch(rf"  {launched['agentId']}  ·  general-purpose  ·  (running|completed)  ·  started \d+s ago",
                         listing[3])

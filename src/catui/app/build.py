@@ -36,7 +36,7 @@ from catui.app.options import RunOptions, effective_env
 from catui.app.prompt import first_prompt_content, session_system_prompt, styles_apply
 from catui.app.services import AgentApp, AppServices
 from catui.app.tool_set import hold_to_agent_tools, offers_search_tools, session_tools, settings_plugin_paths
-from catui.config.compat import resolve_compat
+from catui.config.compat import CompatProfile, resolve_compat
 from catui.config.concurrency import tool_use_concurrency
 from catui.config.context import git_branch, load_project_memory
 from catui.config.settings import load_settings, settings_env, settings_files
@@ -64,7 +64,7 @@ from catui.subagents.install import SubagentHandle, SubagentParts, install_subag
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import SCHEDULE_FILE, CronSchedule
 from catui.telemetry.switch import start_telemetry
-from catui.tools.base import ToolContext, ToolServices
+from catui.tools.base import ShellReports, ToolContext, ToolServices
 from catui.tools.web_search_backends import NO_BACKEND_REASON
 from catui.workflows.install import install_workflows
 
@@ -170,7 +170,7 @@ def build_app(options: RunOptions) -> AgentApp:
     subagent_handle = SubagentHandle(lambda: subagents)
     services = ToolServices(
         env={**settings_env(settings), **(options.env or {})}, tasks=tasks, sandbox=sandbox, schedule=schedule,
-        subagents=subagent_handle, output_review=subagent_handle,
+        subagents=subagent_handle, output_review=subagent_handle, shell_reports=_shell_reports(compat, tasks),
     )
     ctx = ToolContext(
         cwd=cwd, project_root=project_root, permissions=permissions, interactive=options.interactive,
@@ -318,6 +318,15 @@ def _restyler(options: RunOptions, cwd: Path, model_id: str) -> Callable[[Output
                                      style=style)
 
     return restyle
+
+
+def _shell_reports(compat: CompatProfile, tasks: TaskRegistry) -> ShellReports | None:
+    """The current contract's reports of background shells (events, texts, the main agent's notifications)."""
+    if not compat.current:
+        return None
+    from catui.app.shell_reports import MainShellReports  # lazy (catui.lazy): the current profile only
+
+    return MainShellReports(tasks)
 
 
 def _extra_hooks(options: RunOptions, main_agent: AgentDefinition | None) -> HooksConfig | None:

@@ -210,6 +210,11 @@ class CompatProfile:
         """``isolation: "remote"`` accepted."""
         return self.current
 
+    def worktree_full_id(self) -> bool:
+        """A sub-agent's worktree named after its whole id, ``agent-<id>`` on ``worktree-agent-<id>`` (2.1.92:
+        the first 8 characters)."""
+        return self.current
+
     def model_aliases(self) -> dict[str, str]:
         """Default alias targets of this profile ({} keeps catui's own)."""
         return dict(CURRENT_MODEL_ALIASES) if self.current else {}

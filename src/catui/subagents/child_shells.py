@@ -7,8 +7,9 @@ then ``task_started`` (``owned_by_subagent: true``, ``is_backgrounded: true``, `
 (``completed``, ``failed`` or ``killed``), ``task_notification`` (``owned_by_subagent``; the summary
 ``Background command "<description>" completed (exit code 0)``, ``… failed with exit code N``, or the
 description when stopped) and ``background_tasks_changed`` follow. The shells still running when the child
-ends are stopped then, before the child's own end is reported. The 2.1.92 profile has none of this: its
-children's shells run until the session ends, as before.
+ends are stopped then, before the child's own end is reported; one that ends while the child still works
+is notified to the child at its next tool round (its launch text says so: catui.tasks.shell_texts). The
+2.1.92 profile has none of this: its children's shells run until the session ends, as before.
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from catui.session.events import SystemEvent, UserMessageEvent
 from catui.subagents.ids import new_run_id
+from catui.tasks.shell_texts import end_summary, notified_status, shell_notification, updated_status
 
 if TYPE_CHECKING:
     from catui.session.events import Event
     from catui.subagents.run import SubagentRun
     from catui.tasks.model import Task
-
-# task_notification's status for a shell's end (a stopped shell is "killed" in task_updated, "stopped" here).
-_NOTIFIED_STATUS = {"completed": "completed", "failed": "failed"}
 
 
 @dataclass
@@ -45,6 +44,13 @@ class ChildShells:
         self.run = run
         self._live: dict[str, _Shell] = {}
         self._watchers: list[asyncio.Task[None]] = []
+        self._notices: list[str] = []
+        self._ending = False
+        run.session.add_pending_messages(self._notices_for_round)
+
+    def _notices_for_round(self) -> list[str]:
+        notices, self._notices = self._notices, []
+        return notices
 
     def observe(self, event: Event) -> None:
         """Announce the shells a tool result of the child's own says it started (call before the event is
@@ -70,6 +76,7 @@ class ChildShells:
 
     async def stop(self) -> None:
         """The child ended: stop its shells still running and report every shell's end."""
+        self._ending = True  # the child gives its final response: no notification can reach it now
         registry = self.run.parent_ctx.services.tasks
         for shell in list(self._live.values()):
             if registry is not None and not shell.task.done.is_set():
@@ -81,22 +88,15 @@ class ChildShells:
     async def _watch(self, shell: _Shell) -> None:
         await shell.task.done.wait()
         task = shell.task
-        ended = task.status if task.status in _NOTIFIED_STATUS else "killed"
-        code = task.exit_code if task.exit_code is not None else 0
-        if ended == "completed":
-            summary = f'Background command "{task.description}" completed (exit code {code})'
-        elif ended == "failed":
-            summary = f'Background command "{task.description}" failed with exit code {code}'
-        else:
-            summary = task.description
         self._live.pop(task.id, None)
         self._emit("task_updated", {"task_id": task.id, "run_id": shell.run_id,
-                                    "patch": {"status": ended, "end_time": int(time.time() * 1000)}})
+                                    "patch": {"status": updated_status(task), "end_time": int(time.time() * 1000)}})
         self._emit("task_notification", {
             "task_id": task.id, "run_id": shell.run_id, "owned_by_subagent": True, "tool_use_id": shell.tool_use_id,
-            "status": _NOTIFIED_STATUS.get(ended, "stopped"), "output_file": str(task.output_file),
-            "summary": summary})
+            "status": notified_status(task), "output_file": str(task.output_file), "summary": end_summary(task)})
         self._emit("background_tasks_changed", {"tasks": self._listing()})
+        if not self._ending:
+            self._notices.append(shell_notification(task, shell.tool_use_id))
 
     def _listing(self) -> list[dict[str, Any]]:
         return [{"task_id": s.task.id, "run_id": s.run_id, "task_type": "local_bash",

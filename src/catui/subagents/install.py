@@ -341,7 +341,7 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
             mcp=parts.mcp,
             compat=compat,
         )
-        worktrees = WorktreeLeases(deps.project_root, settings)
+        worktrees = WorktreeLeases(deps.project_root, settings, full_ids=compat.worktree_full_id())
         runner = executor or build_executor(
             chosen, worktrees, settings=settings, env=env, parent_resolved=deps.parent_resolved,
             remote_foreground=parts.remote_foreground, mcp=parts.mcp,

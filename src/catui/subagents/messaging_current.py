@@ -216,7 +216,7 @@ class ListAgentsTool(Tool):
         me = peers.own_entry()
         name = me.name if me is not None else session_name(Path(ctx.project_root), session_id)
         lines = [f"This session is {name} [{ref_of(session_id)}] — the name other sessions use to message it "
-                 "(SendMessage to a peer's name reaches that session)."]
+                 "(it is not listed below; a message to it would be a message to yourself)."]  # 2.1.332's words
         rows = self._subagents(ctx, args.q)
         if rows:
             lines += ["", f"Subagents ({len(rows)}):", *rows]

@@ -21,10 +21,14 @@ KeptWorktree = tuple[str | None, str | None]
 class WorktreeLeases:
     """Creates, settles and re-opens the worktrees of one project's sub-agents (records in state.db)."""
 
-    def __init__(self, project_root: Path, settings: Mapping[str, Any], state: StateDB | None = None) -> None:
+    def __init__(self, project_root: Path, settings: Mapping[str, Any], state: StateDB | None = None, *,
+                 full_ids: bool = False) -> None:
         self.project_root = project_root
         self.settings = settings
         self._state = state
+        self.full_ids = full_ids
+        """Name worktrees after the whole agent id (``agent-<id>``, branch ``worktree-agent-<id>``: the current
+        contract) rather than its first 8 characters."""
 
     def state(self) -> StateDB:
         """The project's state database (worktree records), opened on first use."""
@@ -37,11 +41,13 @@ class WorktreeLeases:
     async def create(self, agent_id: str, session_id: str) -> WorktreeInfo:
         """A new worktree for ``agent_id``. Raises AgentSpawnError with the reason."""
         from catui.worktree.create import create_worktree  # lazy (catui.lazy): worktrees and git
+        from catui.worktree.guard import worktree_slug
 
         try:
+            slug = worktree_slug(agent_id, full_id=True) if self.full_ids else None
             return await create_worktree(
                 agent_id, repo_root=self.project_root, settings=self.settings, state=self.state(),
-                session_id=session_id,
+                session_id=session_id, slug=slug,
             )
         except CatuiError as exc:
             raise AgentSpawnError(f"Agent could not create its worktree: {exc}") from None

@@ -24,6 +24,10 @@ FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "k
 LIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
 """Not finished: waiting for a free place (``queued``, background agents past the session's cap) or running."""
 
+NOTIFIES_PARENT_KEY = "notifies_parent"
+"""``Task.metadata`` key of a background shell whose end its agent is told of (the current contract's main
+agent's shells: catui.app.shell_reports); front ends wait for its notification as for a background agent's."""
+
 ID_PREFIXES: dict[str, str] = {"local_bash": "bash_", "local_agent": "a", "local_workflow": "w"}
 
 

@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from catui.errors import CatuiError
 from catui.paths import project_runtime_dir
-from catui.tasks.model import FINAL_STATUSES, ID_PREFIXES, Task, TaskStatus, TaskType, new_task_id
+from catui.tasks.model import (
+    FINAL_STATUSES,
+    ID_PREFIXES,
+    NOTIFIES_PARENT_KEY,
+    Task,
+    TaskStatus,
+    TaskType,
+    new_task_id,
+)
 from catui.tasks.notifications import NotificationBox, TaskNotification
 from catui.tasks.store import STOP_POLL_S, open_state, stop_requested_ids, task_row
 
@@ -133,8 +141,10 @@ class TaskRegistry:
         return task
 
     def has_running_agents(self) -> bool:
-        """Whether a background agent or workflow is still running or queued (so a notification may yet come)."""
-        return any(t.type in ("local_agent", "local_workflow") and t.is_live for t in self._tasks.values())
+        """Whether a background agent or workflow (or a shell whose end will be notified) is still running or
+        queued (so a notification may yet come)."""
+        return any(t.is_live and (t.type in ("local_agent", "local_workflow") or t.metadata.get(NOTIFIES_PARENT_KEY))
+                   for t in self._tasks.values())
 
     # -- notifications --------------------------------------------------------------------------
 

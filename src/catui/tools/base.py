@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from catui.agents.definition import AgentDefinition
     from catui.sandbox.policy import BashSandbox
+    from catui.tasks.model import Task
     from catui.tasks.registry import TaskRegistry
     from catui.tasks.schedule import CronSchedule
     from catui.tools.tool_input import ToolInput as ToolInput
@@ -169,6 +170,26 @@ class OutputReviewer(Protocol):
         ...
 
 
+class ForegroundShellReport(Protocol):
+    """One foreground Bash command being reported (``ShellReports.foreground``)."""
+
+    def ended(self, status: str) -> None:
+        """The command ended: ``completed``, ``failed`` (a non-zero exit or its timeout) or ``stopped``."""
+        ...
+
+
+class ShellReports(Protocol):
+    """How shell commands are reported in the current contract (``catui.app.shell_reports``)."""
+
+    def launched(self, task: Task, ctx: ToolContext) -> str:
+        """Report the shell ``task`` that the agent of ``ctx`` has just started; the tool result's text."""
+        ...
+
+    def foreground(self, ctx: ToolContext, description: str) -> ForegroundShellReport:
+        """Start reporting a foreground command of the agent of ``ctx`` (announced once it runs long)."""
+        ...
+
+
 @dataclass(frozen=True)
 class TeamMembership:
     """Set on a teammate's context: the team it belongs to (spec 12.3's rules read it)."""
@@ -199,6 +220,9 @@ class ToolServices:
     """Where Bash commands run when the ``sandbox`` setting is on (shared by every agent); None when off."""
     schedule: CronSchedule | None = None
     """The session's scheduled prompts (CronCreate / CronDelete / CronList), shared with its sub-agents."""
+    shell_reports: ShellReports | None = None
+    """The current contract's reports of background shells (their events, texts and notifications); None in
+    the 2.1.92 profile, whose Bash keeps catui's own texts and tells nobody when a shell ends."""
 
     def for_child(self) -> ToolServices:
         """A copy for a child agent's context."""

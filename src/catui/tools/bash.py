@@ -77,7 +77,16 @@ class BashTool(Tool):
         if args.run_in_background:
             return await self._start_background(args, ctx)
         timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        return await self._run(args.command, timeout_ms, ctx, notes)
+        reports = ctx.services.shell_reports
+        report = reports.foreground(ctx, args.description or args.command) if reports is not None else None
+        status = "stopped"
+        try:
+            result = await self._run(args.command, timeout_ms, ctx, notes)
+            status = "stopped" if ctx.abort.is_set() else "failed" if result.is_error else "completed"
+            return result
+        finally:
+            if report is not None:
+                report.ended(status)
 
     async def _run(self, command: str, timeout_ms: int, ctx: ToolContext, notes: list[str]) -> ToolResult:
         with tempfile.TemporaryDirectory(prefix="catui-bash-") as scratch:
@@ -193,11 +202,11 @@ class BashTool(Tool):
         task.stop_callback = stop
         registry.add(task)
         notice = f"\n{launch.notice}" if launch.notice else ""
-        return ToolResult(
-            f"Command running in the background with ID: {task_id}. Its output is being written to "
-            f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.{notice}",
-            data={"background_task_id": task_id, "output_file": str(output_file)},
-        )
+        reports = ctx.services.shell_reports
+        text = (reports.launched(task, ctx) if reports is not None else
+                f"Command running in the background with ID: {task_id}. Its output is being written to "
+                f"{output_file}. Read it with TaskOutput (or Read the file); stop it with TaskStop.")
+        return ToolResult(text + notice, data={"background_task_id": task_id, "output_file": str(output_file)})
 
 
 def _launch_plan(command: str, ctx: ToolContext, scratch: list[Path]) -> LaunchPlan:

@@ -1,7 +1,7 @@
 """``create_worktree``: give an agent its own working copy.
 
 With git: ``<git root>/.catui/worktrees/agent-<8>`` on a new branch
-``worktree-agent-<8>`` from the commit HEAD points at (a dirty main checkout
+``worktree-agent-<8>`` (the current contract: the whole agent id) from the commit HEAD points at (a dirty main checkout
 is fine; the worktree starts from HEAD, not from the uncommitted files). One
 ``git worktree add`` does the work; the checks around it read git's files
 directly so creation costs about what the bare git command costs.
@@ -85,8 +85,9 @@ async def create_worktree(
 ) -> WorktreeInfo:
     """Create the isolated worktree of ``agent_id`` and record it in ``state`` (status ``active``).
 
-    ``slug`` names the folder (and the branch, ``worktree-<slug>``) instead of
-    ``agent-<first 8 of id>``: EnterWorktree's ``name``.
+    ``slug`` names the folder (and the branch, ``worktree-<slug>``; WorktreeCreate hooks get it as ``name``)
+    instead of ``agent-<first 8 of id>``: EnterWorktree's ``name``, a sub-agent's ``agent-<id>`` in the current
+    contract.
 
     Raises :class:`~catui.worktree.model.WorktreeError` with a one-line reason
     (not a git repository and no hooks, git missing, path or branch taken, a
@@ -97,7 +98,7 @@ async def create_worktree(
     symlink_dirs, sparse_paths = worktree_settings(settings)
     create_hooks = configured_hooks(settings, CREATE_EVENT)
     if create_hooks:
-        info = await _create_with_hooks(agent_id, repo_root, settings, session_id)
+        info = await _create_with_hooks(agent_id, repo_root, settings, session_id, slug)
     else:
         info = await _create_with_git(
             agent_id, repo_root, symlink_dirs, sparse_paths, session_id, slug, state=state
@@ -331,9 +332,9 @@ async def _remove_git_worktree(info: WorktreeInfo) -> None:
 
 
 async def _create_with_hooks(
-    agent_id: str, repo_root: Path, settings: Mapping[str, Any], session_id: str
+    agent_id: str, repo_root: Path, settings: Mapping[str, Any], session_id: str, slug: str | None = None
 ) -> WorktreeInfo:
-    slug = worktree_slug(agent_id)
+    slug = slug or worktree_slug(agent_id)
     remove_hooks = tuple(configured_hooks(settings, REMOVE_EVENT))
     payload = {
         "session_id": session_id,

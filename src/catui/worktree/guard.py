@@ -7,13 +7,13 @@ from pathlib import Path
 
 from catui.worktree.model import WORKTREES_DIRNAME, WorktreeError
 
-# Claude Code names a worktree after the first 8 characters of the agent id.
+# Claude Code 2.1.92 names a worktree after the first 8 characters of the agent id (2.1.332: the whole id).
 ID_PREFIX_LENGTH = 8
 
 
-def worktree_slug(agent_id: str) -> str:
-    """``agent-<first 8 of id>``: the worktree folder's name."""
-    short = agent_id[:ID_PREFIX_LENGTH]
+def worktree_slug(agent_id: str, *, full_id: bool = False) -> str:
+    """``agent-<first 8 of id>`` (``full_id``: ``agent-<id>``, as Claude Code 2.1.332): the worktree folder's name."""
+    short = agent_id if full_id else agent_id[:ID_PREFIX_LENGTH]
     if not short or not all(ch.isalnum() or ch in "-_" for ch in short):
         raise WorktreeError(f"agent id {agent_id!r} cannot name a worktree: use letters, digits, '-' or '_'")
     return f"agent-{short}"

@@ -127,11 +127,13 @@ class StreamJsonWriter:
         """Echo the main agent's own input too (``--replay-user-messages``): the SDK reads prompts' uuids there."""
 
     def notification_turn(self) -> None:
-        """Print mode starts a turn with a background task's notification: the current contract's result
-        says so (``origin``); the 2.1.92 profile's print mode shows none."""
+        """Print mode starts a turn with a background task's notification: the current contract opens it with
+        an init event, as a team turn, and its result says so (``origin``); the 2.1.92 profile's print mode
+        shows none of this."""
         if self.app.services.compat.current:
             from catui.cli.stream.turn_results import notification_turn_origin
 
+            self.init()
             self.origin = notification_turn_origin(self.app)
 
     def _emit(self, obj: dict[str, Any]) -> None:

@@ -6,7 +6,8 @@ Claude Code 2.1.332 writes one ``result`` per turn of the main conversation and 
 ``subagent_stats``, ``safety_stops``, ``api_error_status`` (null when no API call failed),
 ``queued_turn_count``, ``model_usage_since_last_result`` (the ``modelUsage`` counted since the previous
 result) and the timings of the turn's first request (``time_to_request_ms``, ``ttft_stream_ms``,
-``first_content_frame_ms``, ``ttft_ms``: catui.session.request_timing). The 2.1.92 profile's result objects
+``first_content_frame_ms``, ``ttft_ms``: catui.session.request_timing); its ``num_turns`` counts the turn's own
+model requests (the session's count goes on across turns). The 2.1.92 profile's result objects
 stay as recorded: :class:`TurnResults` leaves them alone.
 """
 
@@ -63,6 +64,7 @@ class TurnResults:
         self.app = app
         self.written = 0
         self._usage_before: Mapping[str, Any] = {}
+        self._turns_before = 0
 
     def stamp(self, obj: dict[str, Any], timings: Mapping[str, int] | None = None) -> dict[str, Any]:
         """``obj`` (a main-agent result object, ``subagent_stats`` already in) with the current keys before its
@@ -74,9 +76,13 @@ class TurnResults:
         usage: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         since = usage_since(usage, self._usage_before)
         self._usage_before = dict(usage)
+        turns = obj.get("num_turns")
+        turns_before, self._turns_before = self._turns_before, turns if isinstance(turns, int) else self._turns_before
         if not self.app.compat.current:
             return obj
         rest = {k: v for k, v in obj.items() if k != "uuid"}
+        if isinstance(turns, int):  # 2.1.332 counts the turn's own requests (a notification turn's: 1), not the run's
+            rest["num_turns"] = turns - turns_before
         rest.setdefault("api_error_status", None)
         return {**rest, "safety_stops": 0, "queued_turn_count": 0, "result_index": index,
                 "model_usage_since_last_result": since, **(timings or {}), "uuid": obj.get("uuid")}
