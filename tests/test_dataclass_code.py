@@ -405,3 +405,25 @@ def test_the_default_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert second == tmp_path / "xdg" / "catui" / first.name
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/not/used")
     assert cache_file_candidates()[1].parent == Path(os.path.expanduser("~"), ".cache", "catui")
+
+
+def test_each_kept_code_is_read_only_when_its_text_comes_up(tmp_path: Path,
+                                                            unique_names: Callable[[], str]) -> None:
+    cache_file = tmp_path / "methods.bin"
+    valid_file(cache_file, unique_names())
+    entries = read_cache_file(cache_file)
+    assert entries
+    used_texts = list(entries)
+    damaged_text = used_texts[0]
+    # Thousands of texts no run uses, and one used text whose kept code is damaged (a file written by a
+    # buggy or older writer): the file stays usable, the unused ones cost nothing, the damaged one is
+    # compiled again.
+    entries.update({f"def __create_fn__():\n def unused_{n}(self): pass\n return unused_{n}": b"\xff not code"
+                    for n in range(1500)})
+    entries[damaged_text] = b"\x00 damaged"
+    assert write_cache_file(cache_file, entries)
+    plain = behaviour(load_sample(unique_names()))
+    with reused_dataclass_code(write=True, files=[cache_file]) as cache:
+        module = load_sample(unique_names())
+    assert cache is not None and cache.compiled == 1 and cache.reused == len(used_texts) - 1
+    assert behaviour(module) == plain
