@@ -203,11 +203,12 @@ class AgentApp:
 
         await controls.stop_task(self.tasks, self._built_runtime(), task_id)
 
-    def rewind_files(self, user_message_id: Any) -> RewindOutcome:
-        """Put the files the agents changed since a prompt (its uuid) back as they were before it."""
+    def rewind_files(self, user_message_id: Any, *, dry_run: bool = False) -> RewindOutcome:
+        """Put the files the agents changed since a prompt (its uuid) back as they were before it
+        (``dry_run``: only say what that would change)."""
         from catui.app import controls  # lazy (catui.lazy): SDK/terminal controls only
 
-        return controls.rewind_files(self.session.config.file_history, user_message_id)
+        return controls.rewind_files(self.session.config.file_history, user_message_id, dry_run=dry_run)
 
     async def background_foreground_agents(self) -> list[str]:
         """Move every foreground sub-agent to the background (Ctrl-B); the ids moved (none without a runtime)."""

@@ -15,6 +15,7 @@ so a resumed session can still rewind to its earlier prompts.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import json
 import os
@@ -53,10 +54,19 @@ class Checkpoint:
 
 @dataclass
 class RewindOutcome:
-    """What a rewind did: files written back and files removed (they did not exist at that prompt)."""
+    """What a rewind did (or, as a dry run, would do): files written back and files removed (they did not
+    exist at that prompt), and the lines the changes it undoes had added (``insertions``) and removed
+    (``deletions``), as Claude Code's RewindFilesResult counts them."""
 
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    insertions: int = 0
+    deletions: int = 0
+
+    @property
+    def files_changed(self) -> list[str]:
+        """Every file the rewind writes back or removes."""
+        return [*self.restored, *self.removed]
 
 
 class FileHistory:
@@ -127,8 +137,12 @@ class FileHistory:
     def knows(self, prompt_uuid: str) -> bool:
         return prompt_uuid in self._prompts
 
-    def rewind(self, prompt_uuid: str) -> RewindOutcome:
-        """Put every file changed at or after ``prompt_uuid`` back as it was just before that prompt."""
+    def rewind(self, prompt_uuid: str, *, dry_run: bool = False) -> RewindOutcome:
+        """Put every file changed at or after ``prompt_uuid`` back as it was just before that prompt.
+
+        With ``dry_run`` nothing is written: the outcome says what the rewind would change. A file already
+        as it was then is left out.
+        """
         if prompt_uuid not in self._prompts:
             raise RewindError(
                 f"no file checkpoint for user message {prompt_uuid!r}: it is not a prompt of this session "
@@ -141,17 +155,24 @@ class FileHistory:
         outcome, failed = RewindOutcome(), []
         for path, blob in earliest.items():
             try:
-                if blob is None:
-                    with contextlib.suppress(FileNotFoundError):
+                target = (self.folder / "blobs" / blob).read_bytes() if blob is not None else None
+                current = _read_or_none(Path(path))
+                if current == target:
+                    continue
+                added, removed = _line_changes(target, current)
+                if not dry_run:
+                    if target is None:
                         os.unlink(path)
-                        outcome.removed.append(path)
-                else:
-                    _write_atomic(Path(path), (self.folder / "blobs" / blob).read_bytes())
-                    outcome.restored.append(path)
+                    else:
+                        _write_atomic(Path(path), target)
+                (outcome.removed if target is None else outcome.restored).append(path)
+                outcome.insertions += added
+                outcome.deletions += removed
             except OSError as exc:
                 failed.append(f"{path} ({exc.strerror or exc})")
         if failed:
-            raise RewindError(f"could not restore {len(failed)} of {len(earliest)} files: " + "; ".join(failed))
+            verb = "read" if dry_run else "restore"
+            raise RewindError(f"could not {verb} {len(failed)} of {len(earliest)} files: " + "; ".join(failed))
         return outcome
 
     def _store(self, data: bytes) -> str:
@@ -169,6 +190,25 @@ class FileHistory:
             os.write(fd, line)
         finally:
             os.close(fd)
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _line_changes(before: bytes | None, after: bytes | None) -> tuple[int, int]:
+    """Lines added and removed going from ``before`` to ``after`` (None: no file)."""
+    old = (before or b"").decode("utf-8", "replace").splitlines()
+    new = (after or b"").decode("utf-8", "replace").splitlines()
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from catui.app.build import AgentApp
+from catui.cli.stream.output import api_key_source
 from catui.commands.listing import command_entries
 from catui.errors import CatuiError
+from catui.session.file_history import RewindError
 from catui.styles.active import reported_style
 
 log = logging.getLogger(__name__)
@@ -89,8 +91,18 @@ def initialize_response(app: AgentApp) -> dict[str, Any]:
         "output_style": reported_style(app.services.output_style)[0],
         "available_output_styles": reported_style(app.services.output_style)[1],
         "models": [{"value": app.session.config.model, "displayName": app.model_display, "description": ""}],
+        "account": account_info(app),
         "pid": os.getpid(),
     }
+
+
+def account_info(app: AgentApp) -> dict[str, str]:
+    """The SDKs' AccountInfo (TypeScript ``accountInfo()``): where the credential came from; catui signs in to
+    no account, so there is no email or organization. ``apiProvider`` only when the model is Anthropic's API."""
+    account = {"tokenSource": "none", "apiKeySource": api_key_source(app.services.env)}
+    if app.session.config.provider.name == "anthropic":
+        account["apiProvider"] = "firstParty"
+    return account
 
 
 class ControlRequestHandler:
@@ -121,7 +133,7 @@ class ControlRequestHandler:
                                  "launched with --dangerously-skip-permissions or --allow-dangerously-skip-permissions "
                                  "(the SDKs' allowDangerouslySkipPermissions / permission_mode='bypassPermissions')")
             self.app.set_permission_mode(request.get("mode"))
-            return {}
+            return {"mode": request.get("mode")}  # the mode now in effect (the TypeScript SDK resolves with it)
         if subtype == "background_tasks":
             return {"task_ids": await background_tasks(self.app)}
         if subtype == "get_settings":
@@ -138,8 +150,7 @@ class ControlRequestHandler:
             await self.app.stop_task(request.get("task_id"))
             return {}
         if subtype == "rewind_files":
-            self.app.rewind_files(request.get("user_message_id"))
-            return {}
+            return rewind_files(self.app, request.get("user_message_id"), request.get("dry_run"))
         if subtype == "mcp_status":
             return self.app.mcp_status()
         if subtype == "get_context_usage":
@@ -162,6 +173,25 @@ async def background_tasks(app: AgentApp) -> list[str]:
     if app.subagent_runtime is None:
         raise CatuiError("background_tasks: this session has no sub-agent runtime")
     return await app.background_foreground_agents()
+
+
+def rewind_files(app: AgentApp, user_message_id: Any, dry_run: Any) -> dict[str, Any]:
+    """Claude Code's RewindFilesResult for a rewind (``dry_run``: a preview that changes no file).
+
+    A real rewind that cannot be done is an error answer (claude-agent-sdk's ``rewind_files`` reads nothing
+    else); a dry run answers ``canRewind: false`` and the reason instead, as Claude Code does, since that is
+    the question it asks.
+    """
+    if dry_run is not None and not isinstance(dry_run, bool):
+        raise CatuiError(f"rewind_files: 'dry_run' must be true or false, not {dry_run!r}")
+    try:
+        outcome = app.rewind_files(user_message_id, dry_run=bool(dry_run))
+    except RewindError as exc:
+        if dry_run:
+            return {"canRewind": False, "error": str(exc)}
+        raise
+    return {"canRewind": True, "filesChanged": outcome.files_changed, "insertions": outcome.insertions,
+            "deletions": outcome.deletions}
 
 
 def rename_session(app: AgentApp, title: Any) -> dict[str, Any]:

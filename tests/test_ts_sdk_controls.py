@@ -1,0 +1,157 @@
+"""The TypeScript Agent SDK's ``Query`` control methods against the real ``catui`` CLI: what each resolves
+with is what the SDK's types promise (``rewindFiles``' RewindFilesResult and its ``dryRun``,
+``accountInfo()``, ``setPermissionMode``'s mode in effect, ``backgroundTasks(toolUseId)``).
+
+Each case is a small ES module run under node with the SDK releases of tests/support/ts_sdk.py, on the
+loopback Anthropic server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.loopback import started_servers
+from tests.support.ts_sdk import RELEASES, run_case
+
+ServerFactory = Callable[..., AnthropicTestServer]
+
+# A streamed conversation whose prompts are sent one at a time: ``send(text)`` resolves with that prompt's
+# messages up to its result, so a case can call a control method between prompts.
+CONVERSATION = """
+const inbox = [];
+let wake = null;
+async function* prompts() {
+  while (true) {
+    while (inbox.length === 0) await new Promise((resolve) => { wake = resolve; });
+    const next = inbox.shift();
+    if (next === null) return;
+    yield { type: "user", message: { role: "user", content: next }, parent_tool_use_id: null };
+  }
+}
+const push = (value) => { inbox.push(value); if (wake) { const w = wake; wake = null; w(); } };
+const startConversation = (options) => {
+  const q = sdk.query({ prompt: prompts(), options });
+  const iterator = q[Symbol.asyncIterator]();
+  const send = async (text) => {
+    push(text);
+    const out = [];
+    while (true) {
+      const { value, done } = await iterator.next();
+      if (done) return out;
+      out.push(value);
+      if (value.type === "result") return out;
+    }
+  };
+  const end = async () => { push(null); while (!(await iterator.next()).done) { } };
+  return { q, send, end };
+};
+"""
+
+
+@pytest.fixture
+def loopback() -> Iterator[ServerFactory]:
+    yield from started_servers(AnthropicTestServer)
+
+
+@pytest.fixture(params=RELEASES)
+def release(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def emitted(lines: list[Any], key: str) -> Any:
+    """The value of the first ``{key: value}`` line a case emitted."""
+    return next(line[key] for line in lines if isinstance(line, dict) and key in line)
+
+
+def test_rewind_files_dry_run_previews_and_changes_nothing(release: str, loopback: ServerFactory,
+                                                           tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "kept.txt").write_text("one\ntwo\nthree\n")
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "EDIT"}, "content": [
+            {"type": "tool_use", "name": "Read", "input": {"file_path": str(work / "kept.txt")}},  # Write needs it
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(work / "kept.txt"),
+                                                            "content": "one\nTWO\nthree\nfour\n"}},
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(work / "new.txt"),
+                                                            "content": "made\n"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}], "repeat": True},
+    ]})
+    run = run_case(release, CONVERSATION + """
+const { q, send, end } = startConversation({ ...base, permissionMode: "bypassPermissions",
+  allowDangerouslySkipPermissions: true, enableFileCheckpointing: true,
+  extraArgs: { "replay-user-messages": null } });
+const messages = await send("EDIT the files");
+const prompt = messages.find((m) => m.type === "user" && JSON.stringify(m.message).includes("EDIT the files"));
+emit({ preview: await q.rewindFiles(prompt.uuid, { dryRun: true }) });
+emit({ unknown: await q.rewindFiles("not-a-prompt", { dryRun: true }) });
+emit({ rewound: await q.rewindFiles(prompt.uuid) });
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    preview = emitted(run.lines, "preview")
+    assert preview["canRewind"] is True
+    assert sorted(preview["filesChanged"]) == [str(work / "kept.txt"), str(work / "new.txt")]
+    # the changes the rewind undoes: TWO and four and made added, two removed
+    assert (preview["insertions"], preview["deletions"]) == (3, 1)
+    unknown = emitted(run.lines, "unknown")
+    assert unknown["canRewind"] is False and "not-a-prompt" in unknown["error"]
+    assert emitted(run.lines, "rewound") == preview  # the real rewind did what the preview said
+    assert (work / "kept.txt").read_text() == "one\ntwo\nthree\n" and not (work / "new.txt").exists()
+
+
+def test_a_dry_run_leaves_the_files_as_they_are(release: str, loopback: ServerFactory, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "EDIT"}, "content": [
+            {"type": "tool_use", "name": "Write", "input": {"file_path": str(work / "new.txt"), "content": "made\n"}}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}], "repeat": True},
+    ]})
+    run = run_case(release, CONVERSATION + """
+const { q, send, end } = startConversation({ ...base, permissionMode: "bypassPermissions",
+  allowDangerouslySkipPermissions: true, enableFileCheckpointing: true,
+  extraArgs: { "replay-user-messages": null } });
+const messages = await send("EDIT the files");
+const prompt = messages.find((m) => m.type === "user" && JSON.stringify(m.message).includes("EDIT the files"));
+await q.rewindFiles(prompt.uuid, { dryRun: true });
+emit({ after: "dry run" });
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert emitted(run.lines, "after") == "dry run"
+    assert (work / "new.txt").read_text() == "made\n"
+
+
+def test_account_info_names_the_api_key_source(release: str, loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "hi"}], "repeat": True}]})
+    run = run_case(release, CONVERSATION + """
+const { q, send, end } = startConversation({ ...base });
+await send("hello");
+emit({ account: (await q.accountInfo()) ?? null });
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert emitted(run.lines, "account") == {"apiKeySource": "ANTHROPIC_API_KEY", "apiProvider": "firstParty",
+                                             "tokenSource": "none"}
+
+
+def test_set_permission_mode_resolves_with_the_mode_in_effect(loopback: ServerFactory, tmp_path: Path) -> None:
+    # only the current release reads the answer (0.2.92's resolves to undefined whatever the CLI says)
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "hi"}], "repeat": True}]})
+    run = run_case("current", CONVERSATION + """
+const { q, send, end } = startConversation({ ...base });
+await send("hello");
+emit({ mode: (await q.setPermissionMode("acceptEdits")) ?? null });
+try { await q.setPermissionMode("bypassPermissions"); emit({ refused: null }); }
+catch (error) { emit({ refused: String(error.message ?? error) }); }
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert emitted(run.lines, "mode") == {"mode": "acceptEdits"}
+    assert "Cannot set permission mode to bypassPermissions" in emitted(run.lines, "refused")
