@@ -165,7 +165,9 @@ class ControlRequestHandler:
             raise CatuiError("catui is already initialized; send initialize once, before the first prompt")
         if isinstance(subtype, str) and subtype in UNSUPPORTED:
             raise CatuiError(f"catui does not support the control request {subtype!r}: {UNSUPPORTED[subtype]}")
-        raise CatuiError(f"unknown control request subtype {subtype!r}")
+        if not isinstance(subtype, str):
+            raise CatuiError(f"a control request needs a 'subtype' string (such as 'interrupt'), not {subtype!r}")
+        raise CatuiError(f"unknown control request subtype {subtype[:200]!r}")
 
 
 async def background_tasks(app: AgentApp) -> list[str]:

@@ -132,9 +132,15 @@ class StreamSession:
 
     def _on_request(self, message: dict[str, Any], line: int) -> None:
         request_id, request = message.get("request_id"), message.get("request")
-        if not isinstance(request_id, str) or not isinstance(request, dict):
-            self.warn(f"stdin line {line}: a control_request needs a 'request_id' string and a 'request' object")
+        problem = malformed_request(request_id, request)
+        if problem is not None:
+            self.warn(f"stdin line {line}: {problem}")
+            # Answered all the same, so a driver waiting on it hears why; an id that is not a string or an
+            # integer cannot be echoed faithfully (NaN is not JSON), so the answer then names none.
+            echo = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+            self.channel.respond_error(echo, f"stdin line {line}: {problem}")
             return
+        assert isinstance(request_id, str) and isinstance(request, dict)  # malformed_request said so
         if request.get("subtype") == "initialize" and self._initialize is not None and not self._initialize.done():
             self._initialize.set_result(message)
             return
@@ -430,6 +436,18 @@ class StreamSession:
                     self.last_result = event
         finally:
             self._running = False
+
+
+def malformed_request(request_id: Any, request: Any) -> str | None:
+    """What is wrong with a ``control_request`` line's envelope (None: nothing)."""
+    if request_id is None:
+        return "a control_request needs a 'request_id' (a string unique to the request); this one has none"
+    if not isinstance(request_id, str):
+        return f"a control_request's 'request_id' must be a string, not {type(request_id).__name__}"
+    if not isinstance(request, dict):
+        return (f"control_request {request_id[:80]!r} needs a 'request' object with a 'subtype', "
+                f"not {type(request).__name__}")
+    return None
 
 
 def prompt_content(app: AgentApp, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
