@@ -155,3 +155,39 @@ await end();
     assert run.returncode == 0, run.stderr
     assert emitted(run.lines, "mode") == {"mode": "acceptEdits"}
     assert "Cannot set permission mode to bypassPermissions" in emitted(run.lines, "refused")
+
+
+def test_background_tasks_with_a_tool_use_id_moves_only_that_agent(loopback: ServerFactory, tmp_path: Path) -> None:
+    # The sub-agent waits inside an in-process tool until the case releases it, so both calls find it running
+    # in the foreground: the order is set by the tool's promise, not by time.
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "start"}, "content": [
+            {"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+             "input": {"description": "wait at the gate", "prompt": "GATE: wait", "subagent_type": "general-purpose"}}]},
+        {"match": {"last_user_contains": "GATE", "last_is_tool_result": False},
+         "content": [{"type": "tool_use", "name": "mcp__gate__wait", "input": {}}]},
+        {"match": {"last_user_contains": "released"}, "content": [{"type": "text", "text": "sub-agent done"}]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "main carries on"}]},
+        {"content": [{"type": "text", "text": "noted"}], "repeat": True},
+    ]})
+    run = run_case("current", CONVERSATION + """
+let entered; const inside = new Promise((resolve) => { entered = resolve; });
+let release; const released = new Promise((resolve) => { release = resolve; });
+const wait = sdk.tool("wait", "Wait at the gate", {}, async () => {
+  entered(); await released; return { content: [{ type: "text", text: "released" }] }; });
+const gate = sdk.createSdkMcpServer({ name: "gate", version: "1.0.0", tools: [wait] });
+const { q, send, end } = startConversation({ ...base, mcpServers: { gate }, allowedTools: ["mcp__gate__wait"] });
+const turn = send("start");
+await inside;
+emit({ other: await q.backgroundTasks("toolu_other") });
+emit({ agent: await q.backgroundTasks("toolu_agent") });
+const first = await turn;
+release();
+emit({ firstResult: first.at(-1).result });
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert emitted(run.lines, "other") is False  # no foreground agent of that call: nothing moved
+    assert emitted(run.lines, "agent") is True
+    # the prompt's turn ended while the agent, now in the background, still waited at the gate
+    assert emitted(run.lines, "firstResult") == "main carries on"

@@ -210,10 +210,11 @@ class AgentApp:
 
         return controls.rewind_files(self.session.config.file_history, user_message_id, dry_run=dry_run)
 
-    async def background_foreground_agents(self) -> list[str]:
-        """Move every foreground sub-agent to the background (Ctrl-B); the ids moved (none without a runtime)."""
+    async def background_foreground_agents(self, tool_use_id: str | None = None) -> list[str]:
+        """Move every foreground sub-agent to the background (Ctrl-B; with ``tool_use_id`` only the one that Agent
+        call started); the ids moved (none without a runtime)."""
         runtime = self._built_runtime()
-        return await runtime.background_all_foreground() if runtime is not None else []
+        return await runtime.background_all_foreground(tool_use_id) if runtime is not None else []
 
     @property
     def skills(self) -> SkillRegistry | None:

@@ -135,7 +135,7 @@ class ControlRequestHandler:
             self.app.set_permission_mode(request.get("mode"))
             return {"mode": request.get("mode")}  # the mode now in effect (the TypeScript SDK resolves with it)
         if subtype == "background_tasks":
-            return {"task_ids": await background_tasks(self.app)}
+            return await background_tasks(self.app, request.get("tool_use_id"))
         if subtype == "get_settings":
             return {"settings": dict(self.app.settings.merged)}
         if subtype == "mirror_error":
@@ -170,11 +170,16 @@ class ControlRequestHandler:
         raise CatuiError(f"unknown control request subtype {subtype[:200]!r}")
 
 
-async def background_tasks(app: AgentApp) -> list[str]:
-    """Claude Code's Ctrl-B: the running foreground sub-agents move to the background; their task ids."""
+async def background_tasks(app: AgentApp, tool_use_id: Any = None) -> dict[str, Any]:
+    """Claude Code's Ctrl-B: the running foreground sub-agents move to the background (with ``tool_use_id``,
+    only the one that Agent call started). Answers their task ids and ``backgrounded``, which the TypeScript
+    SDK's ``backgroundTasks()`` resolves with: false only when ``tool_use_id`` matched no foreground agent."""
+    if tool_use_id is not None and (not isinstance(tool_use_id, str) or not tool_use_id):
+        raise CatuiError(f"background_tasks: 'tool_use_id' must be the id of an Agent call, not {tool_use_id!r}")
     if app.subagent_runtime is None:
         raise CatuiError("background_tasks: this session has no sub-agent runtime")
-    return await app.background_foreground_agents()
+    moved = await app.background_foreground_agents(tool_use_id)
+    return {"task_ids": moved, "backgrounded": bool(moved) or tool_use_id is None}
 
 
 def rewind_files(app: AgentApp, user_message_id: Any, dry_run: Any) -> dict[str, Any]:
