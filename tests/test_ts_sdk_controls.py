@@ -191,3 +191,27 @@ await end();
     assert emitted(run.lines, "agent") is True
     # the prompt's turn ended while the agent, now in the background, still waited at the gate
     assert emitted(run.lines, "firstResult") == "main carries on"
+
+
+def test_set_max_thinking_tokens_changes_the_next_requests_thinking(release: str, loopback: ServerFactory,
+                                                                    tmp_path: Path) -> None:
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "ok"}], "repeat": True}]})
+    run = run_case(release, CONVERSATION + """
+const { q, send, end } = startConversation({ ...base, maxThinkingTokens: 2048 });
+await send("one");
+await q.setMaxThinkingTokens(4096);
+await send("two");
+await q.setMaxThinkingTokens(0);
+await send("three");
+await q.setMaxThinkingTokens(null);
+await send("four");
+try { await q.setMaxThinkingTokens(12); emit({ tooSmall: null }); }
+catch (error) { emit({ tooSmall: String(error.message ?? error) }); }
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    sent = [body.get("thinking") for body in server.bodies()]
+    # 0 turns thinking off (no thinking field at all); null goes back to the session's starting budget
+    assert sent == [{"type": "enabled", "budget_tokens": 2048}, {"type": "enabled", "budget_tokens": 4096}, None,
+                    {"type": "enabled", "budget_tokens": 2048}]
+    assert "below the API's minimum of 1024 tokens" in emitted(run.lines, "tooSmall")

@@ -20,6 +20,7 @@ from catui.app.build import AgentApp
 from catui.cli.stream.output import api_key_source
 from catui.commands.listing import command_entries
 from catui.errors import CatuiError
+from catui.models.reasoning import thinking_from_budget
 from catui.session.file_history import RewindError
 from catui.styles.active import reported_style
 
@@ -29,7 +30,6 @@ log = logging.getLogger(__name__)
 # Each is answered with an error naming the request and this text; the session goes on.
 _UI_ONLY = "catui has no such dialog; its terminal shows that state with its own commands"
 UNSUPPORTED: dict[str, str] = {
-    "set_max_thinking_tokens": "the thinking budget is fixed at start (--max-thinking-tokens, --thinking)",
     "apply_flag_settings": "settings are read at start (--settings)",
     "update_settings": "settings are read at start (--settings); edit the settings files",
     "cancel_async_message": "a queued prompt runs in turn; interrupt stops the running one",
@@ -118,6 +118,8 @@ class ControlRequestHandler:
         self.interrupt = interrupt
         self.main_usage = main_usage
         self.bypass_allowed = bypass_allowed
+        self.start_thinking = app.session.config.thinking
+        """The thinking config the session started with; ``set_max_thinking_tokens`` with null goes back to it."""
         """Whether ``set_permission_mode`` may switch to bypassPermissions (Claude Code allows it only when the
         session started in that mode or with --allow-dangerously-skip-permissions)."""
 
@@ -146,6 +148,8 @@ class ControlRequestHandler:
             return rename_session(self.app, request.get("title"))
         if subtype == "set_model":
             return {"model": self.app.switch_model(request.get("model")).model_id}
+        if subtype == "set_max_thinking_tokens":
+            return self.set_max_thinking_tokens(request.get("max_thinking_tokens"), request.get("thinking_display"))
         if subtype == "stop_task":
             await self.app.stop_task(request.get("task_id"))
             return {}
@@ -168,6 +172,17 @@ class ControlRequestHandler:
         if not isinstance(subtype, str):
             raise CatuiError(f"a control request needs a 'subtype' string (such as 'interrupt'), not {subtype!r}")
         raise CatuiError(f"unknown control request subtype {subtype[:200]!r}")
+
+    def set_max_thinking_tokens(self, budget: Any, display: Any) -> dict[str, Any]:
+        """The main agent's thinking budget from its next request on: N tokens (at least the API's minimum),
+        0 for none, null for the session's starting config. A thinking display catui cannot send is refused
+        after the budget is applied, as Claude Code does."""
+        thinking = self.start_thinking if budget is None else thinking_from_budget(budget, "set_max_thinking_tokens")
+        self.app.session.config.thinking = thinking
+        if display is not None:
+            raise CatuiError(f"set_max_thinking_tokens: catui cannot send the thinking display {display!r} (the "
+                             "budget was applied); leave thinkingDisplay out")
+        return {}
 
 
 async def background_tasks(app: AgentApp, tool_use_id: Any = None) -> dict[str, Any]:
