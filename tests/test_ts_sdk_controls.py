@@ -215,3 +215,32 @@ await end();
     assert sent == [{"type": "enabled", "budget_tokens": 2048}, {"type": "enabled", "budget_tokens": 4096}, None,
                     {"type": "enabled", "budget_tokens": 2048}]
     assert "below the API's minimum of 1024 tokens" in emitted(run.lines, "tooSmall")
+
+
+def test_supported_models_and_commands_list_what_set_model_and_prompts_take(
+        release: str, loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [
+        {"match": {"system_contains": "working memory of a coding agent"},
+         "content": [{"type": "text", "text": "Summary."}]},
+        {"content": [{"type": "text", "text": "ok"}], "repeat": True}]})
+    run = run_case(release, CONVERSATION + """
+const { q, send, end } = startConversation({ ...base });
+await send("one");
+const models = await q.supportedModels();
+emit({ models });
+emit({ commands: await q.supportedCommands() });
+await q.setModel(models.find((m) => m.value === "haiku").value);
+await send("two");
+emit({ compacted: (await send("/compact")).at(-1).result });
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    models = emitted(run.lines, "models")
+    assert models[0]["value"] == "claude-sonnet-4-6"  # the session's model first
+    by_value = {m["value"]: m for m in models}
+    assert by_value["haiku"]["resolvedModel"] == "claude-haiku-4-5-20251001"
+    assert {"sonnet", "opus", "haiku"} <= set(by_value)
+    assert [body["model"] for body in server.bodies()][:2] == ["claude-sonnet-4-6", "claude-haiku-4-5-20251001"]
+    (compact,) = [c for c in emitted(run.lines, "commands") if c["name"] == "compact"]
+    assert compact["builtin"] is True and compact["description"]
+    assert emitted(run.lines, "compacted").startswith("Compacted:")

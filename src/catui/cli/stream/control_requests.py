@@ -21,6 +21,7 @@ from catui.cli.stream.output import api_key_source
 from catui.commands.listing import command_entries
 from catui.errors import CatuiError
 from catui.models.reasoning import thinking_from_budget
+from catui.models.resolve import model_aliases
 from catui.session.file_history import RewindError
 from catui.styles.active import reported_style
 
@@ -90,10 +91,28 @@ def initialize_response(app: AgentApp) -> dict[str, Any]:
                    for a in getattr(registry, "active", [])],
         "output_style": reported_style(app.services.output_style)[0],
         "available_output_styles": reported_style(app.services.output_style)[1],
-        "models": [{"value": app.session.config.model, "displayName": app.model_display, "description": ""}],
+        "models": supported_models(app),
         "account": account_info(app),
         "pid": os.getpid(),
     }
+
+
+def supported_models(app: AgentApp) -> list[dict[str, str]]:
+    """The SDKs' ModelInfo list (TypeScript ``supportedModels()``): the session's model, then on Anthropic's API
+    every model alias (``set_model`` takes each ``value``), with the model id it stands for."""
+    current = app.session.config.model
+    models = [{"value": current, "resolvedModel": current, "displayName": app.model_display,
+               "description": "the session's model"}]
+    if app.session.config.provider.name != "anthropic":
+        return models  # the aliases name Anthropic models, which this session's credentials may not reach
+    try:
+        aliases = model_aliases(app.settings.merged, app.services.env)
+    except CatuiError:
+        return models  # a bad modelAliases setting was reported at start
+    for alias, target in aliases.items():
+        models.append({"value": alias, "resolvedModel": target, "displayName": alias.capitalize(),
+                       "description": f"alias of {target}"})
+    return models
 
 
 def account_info(app: AgentApp) -> dict[str, str]:

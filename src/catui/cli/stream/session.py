@@ -46,6 +46,7 @@ from catui.cli.stream.turn_results import notification_turn_origin
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
+from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent, UsageEvent
 
 if TYPE_CHECKING:
@@ -400,15 +401,18 @@ class StreamSession:
             self.last_result = refusal
             return
         command = await command_prompt(app, prompt.content) if isinstance(prompt, UserInput) else None
+        # `/compact [instructions]` compacts the session instead of running a turn, as in print mode and the SDK
+        instructions = compact_prompt(prompt.content) if isinstance(prompt, UserInput) and command is None else None
+        content: Any = ""  # a compaction sends none
         if isinstance(prompt, UserInput):
             if command is not None and command.error is None:
                 # a custom command (`/name args`): its expansion stands for the typed text
-                content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
+                content = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
                 grant_for_run(app.session, command.rules)
-            else:
+            elif instructions is None:
                 # The context reminders go before the conversation's first prompt only, as in the terminal session.
                 content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
-            self._sent_first_prompt = True
+            self._sent_first_prompt = self._sent_first_prompt or instructions is None
             mcp = app.services.mcp
             if mcp is not None:
                 await mcp.ready()  # the tool list is settled before the init line lists it
@@ -421,7 +425,9 @@ class StreamSession:
         if self.structured is not None:
             self.structured.start_turn()
         try:
-            if command is not None and command.error is not None:
+            if instructions is not None:
+                events = compact_events(app.session, instructions)
+            elif command is not None and command.error is not None:
                 events = refusal_events(app, command)
             else:
                 model = command.skill.model if command is not None and command.skill is not None else None
@@ -448,6 +454,15 @@ def malformed_request(request_id: Any, request: Any) -> str | None:
         return (f"control_request {request_id[:80]!r} needs a 'request' object with a 'subtype', "
                 f"not {type(request).__name__}")
     return None
+
+
+def compact_prompt(content: str | list[dict[str, Any]]) -> str | None:
+    """The instructions of a ``/compact`` prompt, sent as a string or as one text block; None for another prompt."""
+    if isinstance(content, str):
+        return compact_instructions(content)
+    if len(content) != 1 or content[0].get("type") != "text" or not isinstance(content[0].get("text"), str):
+        return None
+    return compact_instructions(content[0]["text"])
 
 
 def prompt_content(app: AgentApp, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
