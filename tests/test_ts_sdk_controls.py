@@ -8,6 +8,7 @@ loopback Anthropic server.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,36 @@ await end();
     (compact,) = [c for c in emitted(run.lines, "commands") if c["name"] == "compact"]
     assert compact["builtin"] is True and compact["description"]
     assert emitted(run.lines, "compacted").startswith("Compacted:")
+
+
+def test_read_file_reads_what_the_read_tool_may_read(loopback: ServerFactory, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("héllo notes\n", encoding="utf-8")
+    (work / "secret.txt").write_text("s3cret\n")
+    (work / "bytes.bin").write_bytes(b"\xff\x00ab")
+    (tmp_path / "outside.txt").write_text("not in the working folder\n")
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "ok"}], "repeat": True}]})
+    run = run_case("current", CONVERSATION + f"""
+const {{ q, send, end }} = startConversation({{ ...base,
+  settings: {{ permissions: {{ deny: ["Read(./secret.txt)"] }} }} }});
+await send("one");
+emit({{ notes: await q.readFile("notes.txt") }});
+emit({{ cut: await q.readFile("notes.txt", {{ maxBytes: 3 }}) }});
+emit({{ binary: await q.readFile("bytes.bin", {{ encoding: "base64" }}) }});
+emit({{ lossy: await q.readFile("bytes.bin") }});
+emit({{ denied: await q.readFile("secret.txt") }});
+emit({{ outside: await q.readFile({json.dumps(str(tmp_path / "outside.txt"))}) }});
+emit({{ missing: await q.readFile("nope.txt") }});
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    assert emitted(run.lines, "notes") == {"absPath": str(work / "notes.txt"), "truncated": False,
+                                           "contents": "héllo notes\n", "lossy": False}
+    cut = emitted(run.lines, "cut")
+    assert cut["truncated"] is True and cut["contents"] == "hé" and cut["lossy"] is False
+    assert emitted(run.lines, "binary") == {"absPath": str(work / "bytes.bin"), "truncated": False,
+                                            "contents": "/wBhYg==", "encoding": "base64"}
+    assert emitted(run.lines, "lossy")["lossy"] is True
+    # a deny rule, a path outside the working folders and a missing file: the SDK's null
+    assert [emitted(run.lines, key) for key in ("denied", "outside", "missing")] == [None, None, None]

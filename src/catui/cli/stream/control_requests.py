@@ -65,7 +65,6 @@ UNSUPPORTED: dict[str, str] = {
     "get_status": "get_server_info and mcp_status report catui's state",
     "get_hooks_listing": "hooks are the settings' and those sent in initialize",
     "list_permission_rules": "the rules are the settings' and the allowed/disallowed tools given at start",
-    "read_file": "read the file from the driving program",
     "message_rated": "catui collects no ratings",
     "submit_feedback": "catui collects no feedback",
     "submit_survey_feedback": "catui collects no feedback",
@@ -174,6 +173,11 @@ class ControlRequestHandler:
             return {}
         if subtype == "rewind_files":
             return rewind_files(self.app, request.get("user_message_id"), request.get("dry_run"))
+        if subtype == "read_file":
+            from catui.cli.stream.read_file_request import read_file  # lazy: only hosts that show files ask
+
+            return read_file(self.app.session.ctx, request.get("path"), request.get("max_bytes"),
+                             request.get("encoding"))
         if subtype == "mcp_status":
             return self.app.mcp_status()
         if subtype == "get_context_usage":
