@@ -261,7 +261,9 @@ class AgentApp:
 
     def context_usage(self, last_usage: dict[str, Any] | None) -> dict[str, Any]:
         """claude-agent-sdk's ``get_context_usage()`` for the main agent, from the last request's usage."""
-        return status.context_usage(self.session.config.model, last_usage)
+        policy = self.session.config.context_policy
+        return status.context_usage(self.session.config.model, last_usage,
+                                    auto_compact=policy.auto_enabled if policy is not None else True)
 
     async def reconnect_mcp_server(self, server_name: Any) -> None:
         """Reconnect a configured MCP server; the main agent is offered its tools again."""
