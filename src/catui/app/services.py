@@ -185,6 +185,11 @@ class AgentApp:
             system.follow_model(resolved)
         return resolved
 
+    def set_thinking(self, thinking: dict[str, Any] | None) -> None:
+        """Use this extended-thinking config (``{"type": "enabled", "budget_tokens": N}``, disabled, or None for
+        none) for the main agent's requests from the next one on."""
+        self.session.config.thinking = thinking
+
     def set_output_style(self, name: str, *, remember: bool = True) -> Path | None:
         """Use the output style called ``name`` from the next model request on; with ``remember``, write it to
         the project's ``.catui/settings.local.json`` (returned) so that later sessions start with it.

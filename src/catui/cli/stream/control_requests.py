@@ -136,10 +136,10 @@ class ControlRequestHandler:
         self.interrupt = interrupt
         self.main_usage = main_usage
         self.bypass_allowed = bypass_allowed
-        self.start_thinking = app.session.config.thinking
-        """The thinking config the session started with; ``set_max_thinking_tokens`` with null goes back to it."""
         """Whether ``set_permission_mode`` may switch to bypassPermissions (Claude Code allows it only when the
         session started in that mode or with --allow-dangerously-skip-permissions)."""
+        self.start_thinking = app.session.config.thinking
+        """The thinking config the session started with; ``set_max_thinking_tokens`` with null goes back to it."""
 
     async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The success ``response`` object for ``request``; raises CatuiError with the reason otherwise."""
@@ -201,7 +201,7 @@ class ControlRequestHandler:
         0 for none, null for the session's starting config. A thinking display catui cannot send is refused
         after the budget is applied, as Claude Code does."""
         thinking = self.start_thinking if budget is None else thinking_from_budget(budget, "set_max_thinking_tokens")
-        self.app.session.config.thinking = thinking
+        self.app.set_thinking(thinking)
         if display is not None:
             raise CatuiError(f"set_max_thinking_tokens: catui cannot send the thinking display {display!r} (the "
                              "budget was applied); leave thinkingDisplay out")
