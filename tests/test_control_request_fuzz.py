@@ -130,3 +130,32 @@ def test_a_control_request_without_a_usable_id_is_answered_with_the_problem(
         ("text", "stdin line 5: control_request 'text' needs a 'request' object with a 'subtype', not str"),
         ("nosub", "a control request needs a 'subtype' string (such as 'interrupt'), not None"),
     ]
+
+
+INITIALIZE_FIELDS = ["hooks", "agents", "sdkMcpServers", "mcpServers", "systemPrompt", "appendSystemPrompt",
+                     "settings", "disallowedTools", "additionalDirectories", "plugins", "forwardSubagentText",
+                     "jsonSchema", "promptSuggestions", "title", "skills"]
+
+
+@FUZZ
+@given(fields=st.dictionaries(st.sampled_from(INITIALIZE_FIELDS), json_values, max_size=4))
+def test_any_initialize_is_answered_once_and_never_crashes(
+        fields: dict[str, Any], server: AnthropicTestServer, tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp_path = tmp_path_factory.mktemp("fuzz-init")
+    lines = [control_line("init", {"subtype": "initialize", **fields}), control_line("after", {"subtype": "mcp_status"})]
+    # a hang fails the example here instead of stalling the suite (not a timing assertion)
+    done = subprocess.run([sys.executable, "-m", "catui", *STREAM_FLAGS, "--model", "claude-sonnet-4-6"],
+                          input="".join(json.dumps(line) + "\n" for line in lines), cwd=tmp_path,
+                          env=cli_env(tmp_path, server), capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr
+    out = [strict_json(line) for line in done.stdout.split("\n") if line.strip()]
+    (answer,) = [o["response"] for o in out if o.get("type") == "control_response" and
+                 o["response"]["request_id"] == "init"]
+    if answer["subtype"] == "error":
+        # an initialize catui cannot apply ends the session with the reason, on one line (the SDK raises it)
+        assert done.returncode == 1 and "\n" not in answer["error"] and answer["error"].strip()
+    else:
+        assert done.returncode == 0, done.stderr
+        after = [o["response"] for o in out if o.get("type") == "control_response" and
+                 o["response"]["request_id"] == "after"]
+        assert [a["subtype"] for a in after] == ["success"]  # the session serves on
