@@ -278,3 +278,41 @@ await end();
     assert emitted(run.lines, "lossy")["lossy"] is True
     # a deny rule, a path outside the working folders and a missing file: the SDK's null
     assert [emitted(run.lines, key) for key in ("denied", "outside", "missing")] == [None, None, None]
+
+
+def test_seed_read_state_lets_an_edit_skip_the_read_unless_the_file_changed(
+        release: str, loopback: ServerFactory, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    target = work / "notes.txt"
+    target.write_text("one\n")
+    seen_ms = target.stat().st_mtime_ns // 1_000_000
+
+    def edit(new: str) -> dict[str, Any]:
+        return {"type": "tool_use", "name": "Edit",
+                "input": {"file_path": str(target), "old_string": "one", "new_string": new}}
+
+    server = loopback({"turns": [
+        {"match": {"last_user_contains": "FIRST", "last_is_tool_result": False}, "content": [edit("uno")]},
+        {"match": {"last_user_contains": "SECOND", "last_is_tool_result": False}, "content": [edit("eins")]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "edited"}], "repeat": True},
+    ]})
+    run = run_case(release, CONVERSATION + f"""
+const {{ q, send, end }} = startConversation({{ ...base, permissionMode: "acceptEdits" }});
+await q.seedReadState("notes.txt", {seen_ms - 60_000});  // seen a minute before its last change: skipped
+await send("FIRST edit");
+await q.seedReadState("notes.txt", {seen_ms});
+await send("SECOND edit");
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    first, second = [block for body in server.bodies() for block in tool_results(body)][-2:]
+    assert first.get("is_error") and "has not been read yet" in str(first["content"])
+    assert not second.get("is_error")
+    assert target.read_text() == "eins\n"
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    last = body["messages"][-1]
+    content = last.get("content")
+    return [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []

@@ -47,7 +47,6 @@ UNSUPPORTED: dict[str, str] = {
     "set_mcp_permission_mode_override": "MCP tools follow the session's permission mode",
     "generate_session_title": "catui titles a session from its first prompt",
     "remote_control": "catui runs locally, driven over stdin/stdout",
-    "seed_read_state": "catui's Read tool tracks the files it read itself",
     "set_proactive": "catui answers prompts only",
     "side_question": "send the question as a prompt",
     "reload_plugins": "plugins are loaded at start (--plugin-dir)",
@@ -174,10 +173,14 @@ class ControlRequestHandler:
         if subtype == "rewind_files":
             return rewind_files(self.app, request.get("user_message_id"), request.get("dry_run"))
         if subtype == "read_file":
-            from catui.cli.stream.read_file_request import read_file  # lazy: only hosts that show files ask
+            from catui.cli.stream.file_requests import read_file  # lazy: only hosts that show files ask
 
             return read_file(self.app.session.ctx, request.get("path"), request.get("max_bytes"),
                              request.get("encoding"))
+        if subtype == "seed_read_state":
+            from catui.cli.stream.file_requests import seed_read_state  # lazy, as read_file
+
+            return seed_read_state(self.app.session.ctx, request.get("path"), request.get("mtime"))
         if subtype == "mcp_status":
             return self.app.mcp_status()
         if subtype == "get_context_usage":

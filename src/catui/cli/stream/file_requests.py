@@ -1,10 +1,14 @@
-"""The driver's ``read_file`` control request (the TypeScript SDK's ``Query.readFile``): a file of the session
-for the host to show, read under the same permission rules as the Read tool.
+"""The driver's control requests about the session's files (the TypeScript SDK's ``Query.readFile`` and
+``Query.seedReadState``).
 
-The path is taken from the session's working folder; a read the main agent's rules and mode would not allow
-without asking (a deny rule, a path outside the working directories) is refused, as is anything that is not a
-regular file. The answer is Claude Code's ``{contents, absPath, truncated, encoding?, lossy?}``; the SDK turns
-a refusal into ``null``.
+``read_file``: a file of the session for the host to show, read under the same permission rules as the Read
+tool. The path is taken from the session's working folder; a read the main agent's rules and mode would not
+allow without asking (a deny rule, a path outside the working directories) is refused, as is anything that is
+not a regular file. The answer is Claude Code's ``{contents, absPath, truncated, encoding?, lossy?}``; the SDK
+turns a refusal into ``null``.
+
+``seed_read_state``: the host saw the main agent read a file (a Read since dropped from the context), so an
+Edit or Write of it need not read it again; the seed is skipped when the file changed after that mtime.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from catui.errors import CatuiError
 from catui.permissions.model import PermissionRequest
 from catui.tools.base import ToolContext
 from catui.tools.bounded_read import UnreadableFile, open_regular, read_at_most
-from catui.tools.files import resolve_path
+from catui.tools.files import mtime_of, record_read, resolve_path
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 """What a request without ``max_bytes`` reads at most (the SDK's documented default)."""
@@ -63,3 +67,20 @@ def read_file(ctx: ToolContext, path: Any, max_bytes: Any = None, encoding: Any 
     except UnicodeDecodeError:
         lossy = True
     return {**answer, "contents": text, "lossy": lossy}
+
+
+def seed_read_state(ctx: ToolContext, path: Any, mtime: Any) -> dict[str, Any]:
+    """Count ``path`` as read by the main agent when it has not changed since ``mtime`` (milliseconds, floored,
+    as the SDK sends it); a file changed since then is left unread, so an Edit asks for a fresh Read."""
+    if not isinstance(path, str) or not path.strip():
+        raise CatuiError(f"seed_read_state needs a 'path' string, not {path!r}")
+    if isinstance(mtime, bool) or not isinstance(mtime, (int, float)) or mtime < 0:
+        raise CatuiError(f"seed_read_state: 'mtime' must be the file's mtime in milliseconds, not {mtime!r}")
+    resolved = resolve_path(path, ctx)
+    try:
+        current_ms = int(mtime_of(resolved) * 1000)
+    except OSError as exc:
+        raise CatuiError(f"seed_read_state: cannot stat {resolved}: {exc.strerror or exc}") from None
+    if current_ms <= mtime:
+        record_read(resolved, ctx)
+    return {}
