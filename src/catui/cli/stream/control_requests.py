@@ -51,7 +51,7 @@ UNSUPPORTED: dict[str, str] = {
     "side_question": "send the question as a prompt",
     "reload_plugins": "plugins are loaded at start (--plugin-dir)",
     "reload_skills": "skills are loaded at start",
-    "reload_output_styles": "catui has the default output style only",
+    "reload_output_styles": "output styles are read at start (initialize's available_output_styles lists them)",
     "set_cwd": "the working folder is fixed at start (cwd)",
     "set_peer_delivery": "catui has no peer sessions",
     "decide_held_peer_message": "catui has no peer sessions",
