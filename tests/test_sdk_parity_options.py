@@ -320,7 +320,8 @@ async def test_server_info_mcp_status_and_context_usage(project: Path, tmp_path:
         status = await client.get_mcp_status()
         usage = await client.get_context_usage()
     assert init.data["slash_commands"] == ["greet", "compact"] and init.data["skills"] == ["greet"]
-    assert [c["name"] for c in info["commands"]] == ["greet"] and info["output_style"] == "default"
+    assert [c["name"] for c in info["commands"]] == ["greet", "compact"] and info["output_style"] == "default"
+    assert info["commands"][-1]["builtin"] is True  # catui's own, listed as the init message lists it
     servers = {s["name"]: s for s in status["mcpServers"]}
     assert servers["tools"]["status"] == "connected" and "echo" in [t["name"] for t in servers["tools"]["tools"]]
     assert servers["local"] == {"name": "local", "status": "connected",

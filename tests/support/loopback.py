@@ -13,7 +13,9 @@ shape how connections are accepted: ``listen_backlog`` (the listen queue's
 length; None keeps socketserver's 5, or whatever a caller set on ``_Server``)
 and ``accept_delay_s`` (a pause before each accept: a server that accepts
 slowly). ``open_connections`` and ``max_open_connections`` count the
-connections open at once, as the server sees them.
+connections open at once, as the server sees them. :meth:`LoopbackServer.hold`
+keeps the next request that matches waiting until the test releases it, so a
+test can order what happens around a request in flight without sleeping.
 """
 
 from __future__ import annotations
@@ -54,6 +56,27 @@ class Fault:
     error_event_after: int | None = None
     raw_body: bytes | bytearray | None = None
     drop_connection: bool = False
+
+
+@dataclass
+class HeldRequest:
+    """The next request matching ``matches`` waits, unanswered, until :meth:`release` (see ``LoopbackServer.hold``).
+
+    ``arrived`` is set once it waits; a test on an event loop awaits :meth:`wait_arrived`.
+    """
+
+    matches: Callable[[RecordedRequest], bool]
+    arrived: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def wait_arrived(self, timeout_s: float) -> None:
+        """Wait (off the event loop) until the held request has arrived; AssertionError after ``timeout_s``."""
+        import asyncio
+
+        assert await asyncio.to_thread(self.arrived.wait, timeout_s), "the held request never arrived"
 
 
 @dataclass
@@ -190,6 +213,7 @@ class LoopbackServer:
         self.responses: list[bytearray] = []  # each grows as its answer is sent
         self.connections: list[Any] = []
         self.faults: collections.deque[Fault] = collections.deque()
+        self.holds: list[HeldRequest] = []
         self.require_key = require_key
         self.framing = "chunked"
         self.tls_context: ssl.SSLContext | None = None
@@ -220,6 +244,8 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        for held in list(self.holds):
+            held.release()  # a handler thread still waiting must not outlive the server
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -259,6 +285,22 @@ class LoopbackServer:
     def _next_fault(self) -> Fault | None:
         with self._lock:
             return self.faults.popleft() if self.faults else None
+
+    def hold(self, matches: Callable[[RecordedRequest], bool]) -> HeldRequest:
+        """Keep the next request for which ``matches`` is true waiting until the returned hold is released."""
+        held = HeldRequest(matches)
+        with self._lock:
+            self.holds.append(held)
+        return held
+
+    def _take_hold(self, request: RecordedRequest) -> HeldRequest | None:
+        """The unused hold this request matches, now marked arrived (each hold takes one request)."""
+        with self._lock:
+            for held in self.holds:
+                if not held.arrived.is_set() and held.matches(request):
+                    held.arrived.set()
+                    return held
+        return None
 
     def bodies(self) -> list[Any]:
         return [r.body for r in self.requests]
@@ -308,6 +350,9 @@ class LoopbackServer:
                 )
                 with owner._lock:
                     owner.requests.append(request)
+                held = owner._take_hold(request)
+                if held is not None:
+                    held.released.wait()
                 fault = owner._next_fault()
                 if fault is not None and fault.drop_connection:
                     self._cut()

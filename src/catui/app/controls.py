@@ -44,11 +44,12 @@ async def stop_task(tasks: TaskRegistry | None, runtime: SubagentSpawner | None,
         f"no background task with id {task_id!r} and no sub-agent running with that id (known: {known})")
 
 
-def rewind_files(history: FileHistory | None, user_message_id: Any) -> RewindOutcome:
+def rewind_files(history: FileHistory | None, user_message_id: Any, *, dry_run: bool = False) -> RewindOutcome:
     """Put the files the agents changed since ``user_message_id`` (a prompt's uuid) back as they were before it.
 
-    Raises RewindError when checkpointing is off, the id is not a prompt of this session, or a file
-    could not be restored (all others are restored, and the error names those that were not).
+    ``dry_run`` changes nothing and says what the rewind would change. Raises RewindError when checkpointing
+    is off, the id is not a prompt of this session, or a file could not be restored (all others are restored,
+    and the error names those that were not).
     """
     if history is None:
         raise RewindError(
@@ -56,4 +57,4 @@ def rewind_files(history: FileHistory | None, user_message_id: Any) -> RewindOut
             "CATUI_FILE_CHECKPOINTING=1 (claude-agent-sdk: enable_file_checkpointing=True)")
     if not isinstance(user_message_id, str) or not user_message_id:
         raise RewindError(f"rewind_files needs the uuid of a user message, not {user_message_id!r}")
-    return history.rewind(user_message_id)
+    return history.rewind(user_message_id, dry_run=dry_run)

@@ -185,6 +185,11 @@ class AgentApp:
             system.follow_model(resolved)
         return resolved
 
+    def set_thinking(self, thinking: dict[str, Any] | None) -> None:
+        """Use this extended-thinking config (``{"type": "enabled", "budget_tokens": N}``, disabled, or None for
+        none) for the main agent's requests from the next one on."""
+        self.session.config.thinking = thinking
+
     def set_output_style(self, name: str, *, remember: bool = True) -> Path | None:
         """Use the output style called ``name`` from the next model request on; with ``remember``, write it to
         the project's ``.catui/settings.local.json`` (returned) so that later sessions start with it.
@@ -203,16 +208,18 @@ class AgentApp:
 
         await controls.stop_task(self.tasks, self._built_runtime(), task_id)
 
-    def rewind_files(self, user_message_id: Any) -> RewindOutcome:
-        """Put the files the agents changed since a prompt (its uuid) back as they were before it."""
+    def rewind_files(self, user_message_id: Any, *, dry_run: bool = False) -> RewindOutcome:
+        """Put the files the agents changed since a prompt (its uuid) back as they were before it
+        (``dry_run``: only say what that would change)."""
         from catui.app import controls  # lazy (catui.lazy): SDK/terminal controls only
 
-        return controls.rewind_files(self.session.config.file_history, user_message_id)
+        return controls.rewind_files(self.session.config.file_history, user_message_id, dry_run=dry_run)
 
-    async def background_foreground_agents(self) -> list[str]:
-        """Move every foreground sub-agent to the background (Ctrl-B); the ids moved (none without a runtime)."""
+    async def background_foreground_agents(self, tool_use_id: str | None = None) -> list[str]:
+        """Move every foreground sub-agent to the background (Ctrl-B; with ``tool_use_id`` only the one that Agent
+        call started); the ids moved (none without a runtime)."""
         runtime = self._built_runtime()
-        return await runtime.background_all_foreground() if runtime is not None else []
+        return await runtime.background_all_foreground(tool_use_id) if runtime is not None else []
 
     @property
     def skills(self) -> SkillRegistry | None:
@@ -259,7 +266,9 @@ class AgentApp:
 
     def context_usage(self, last_usage: dict[str, Any] | None) -> dict[str, Any]:
         """claude-agent-sdk's ``get_context_usage()`` for the main agent, from the last request's usage."""
-        return status.context_usage(self.session.config.model, last_usage)
+        policy = self.session.config.context_policy
+        return status.context_usage(self.session.config.model, last_usage,
+                                    auto_compact=policy.auto_enabled if policy is not None else True)
 
     async def reconnect_mcp_server(self, server_name: Any) -> None:
         """Reconnect a configured MCP server; the main agent is offered its tools again."""

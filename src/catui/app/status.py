@@ -44,12 +44,19 @@ def mcp_status(manager: McpManager | None, extra_tools: Sequence[Tool]) -> dict[
     return {"mcpServers": servers}
 
 
-def context_usage(model: str, last_usage: dict[str, Any] | None) -> dict[str, Any]:
-    """claude-agent-sdk's ``get_context_usage()``: how full the main agent's context window is.
+GRID_SIDE = 10
+"""The context grid is GRID_SIDE × GRID_SIDE squares, each a hundredth of the window."""
+
+
+def context_usage(model: str, last_usage: dict[str, Any] | None, *, auto_compact: bool = True) -> dict[str, Any]:
+    """claude-agent-sdk's ``get_context_usage()``: how full the main agent's context window is, in the shape
+    both official SDKs type (every field they require is there).
 
     ``totalTokens`` is what the last model request used (its input, cache reads and writes, and its
     output); before any request it is 0. ``categories`` splits it as catui can tell: the messages
-    and the output of the last turn.
+    and the output of the last turn. catui does not break the context down by file, MCP tool or agent:
+    ``memoryFiles``, ``mcpTools`` and ``agents`` are empty lists. ``apiUsage`` is the last request's
+    usage (None before one); ``gridRows`` lays the categories out as the /context grid does.
     """
     # Imported here: it loads the model tables, which creating a client (bench_sdk measures it) does not need.
     from catui.session.usage import context_window, total_tokens
@@ -58,18 +65,47 @@ def context_usage(model: str, last_usage: dict[str, Any] | None) -> dict[str, An
     usage = last_usage or {}
     used = total_tokens(usage)
     output = int(usage.get("output_tokens") or 0)
+    categories = [
+        {"id": "messages", "name": "Messages", "tokens": used - output, "color": "purple", "kind": "used"},
+        {"name": "Last answer", "tokens": output, "color": "blue", "kind": "used"},
+        {"id": "free_space", "name": "Free space", "tokens": max(window - used, 0), "color": "gray", "kind": "free"},
+    ]
+    api_usage = None if last_usage is None else {
+        name: int(usage.get(name) or 0)
+        for name in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
     return {
         "model": model,
         "totalTokens": used,
         "maxTokens": window,
         "rawMaxTokens": window,
         "percentage": round(100.0 * used / window, 2) if window else 0.0,
-        "categories": [
-            {"name": "Messages", "tokens": used - output, "color": "purple"},
-            {"name": "Last answer", "tokens": output, "color": "blue"},
-            {"name": "Free space", "tokens": max(window - used, 0), "color": "gray"},
-        ],
+        "categories": categories,
+        "gridRows": context_grid(categories, window),
+        "isAutoCompactEnabled": auto_compact,
+        "memoryFiles": [],
+        "mcpTools": [],
+        "agents": [],
+        "apiUsage": api_usage,
     }
+
+
+def context_grid(categories: list[dict[str, Any]], window: int) -> list[list[dict[str, Any]]]:
+    """The categories as rows of squares, in order, each square a hundredth of ``window``; a category's last
+    square may be part full (``squareFullness``), and a used category gets at least one square."""
+    per_square = window / (GRID_SIDE * GRID_SIDE) if window else 1.0
+    squares: list[dict[str, Any]] = []
+    for category in categories:
+        tokens = int(category["tokens"])
+        if tokens <= 0 or len(squares) >= GRID_SIDE * GRID_SIDE:
+            continue
+        share = round(100.0 * tokens / window, 2) if window else 0.0
+        count = max(1, round(tokens / per_square))
+        for index in range(min(count, GRID_SIDE * GRID_SIDE - len(squares))):
+            fullness = min(1.0, max(0.0, tokens / per_square - index)) if category["kind"] == "used" else 1.0
+            squares.append({"color": category["color"], "isFilled": category["kind"] == "used",
+                            "categoryName": category["name"], "tokens": tokens, "percentage": share,
+                            "squareFullness": round(fullness, 2)})
+    return [squares[start:start + GRID_SIDE] for start in range(0, len(squares), GRID_SIDE)]
 
 
 def require_mcp_server(manager: McpManager | None, name: Any) -> McpManager:

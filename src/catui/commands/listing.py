@@ -12,6 +12,11 @@ if TYPE_CHECKING:
 
 BUILTIN_PROMPT_COMMANDS = frozenset({"compact"})
 """catui's own commands that print mode and the SDKs handle themselves (catui.session.compact_prompt)."""
+BUILTIN_COMMAND_ENTRIES = {
+    "compact": {"description": "Summarise the conversation so far to free context",
+                "argumentHint": "[instructions for the summary]"},
+}
+"""How the SDKs' server info describes each of :data:`BUILTIN_PROMPT_COMMANDS`."""
 
 
 def slash_command_names(skills: SkillRegistry | None) -> list[str]:
@@ -51,13 +56,15 @@ def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
     return entries
 
 
-def command_entries(skills: SkillRegistry | None) -> list[dict[str, str]]:
-    """``[{name, description, argumentHint}]`` of the commands and skills a user may run (the SDKs' server info)."""
-    entries: list[dict[str, str]] = []
-    if skills is None:
-        return entries
-    for name in skills.names():
-        skill = skills.get(name)
+def command_entries(skills: SkillRegistry | None) -> list[dict[str, Any]]:
+    """``[{name, description, argumentHint}]`` of the commands and skills a user may run (the SDKs' server info),
+    then catui's own that the init message lists too, marked ``builtin`` as Claude Code marks its own."""
+    entries: list[dict[str, Any]] = []
+    names = list(skills.names()) if skills is not None else []
+    for name in names:
+        skill = skills.get(name) if skills is not None else None
         entries.append({"name": name, "description": skill.description if skill is not None else "",
                         "argumentHint": (skill.argument_hint or "") if skill is not None else ""})
+    for name in sorted(BUILTIN_PROMPT_COMMANDS - set(names)):
+        entries.append({"name": name, **BUILTIN_COMMAND_ENTRIES[name], "builtin": True})
     return entries

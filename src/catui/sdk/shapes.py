@@ -9,7 +9,7 @@ does not fill are left out rather than promised.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 McpServerConnectionStatus = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
 ServerToolName = Literal[
@@ -69,10 +69,13 @@ class ContextUsageCategory(TypedDict):
     name: str
     tokens: int
     color: str
+    kind: str
+    """``used`` or ``free``."""
 
 
 class ContextUsageResponse(TypedDict):
-    """What ``CatuiClient.get_context_usage()`` returns (the part of Claude Code's shape catui can tell)."""
+    """What ``CatuiClient.get_context_usage()`` returns: Claude Code's shape, with what catui can tell
+    (``memoryFiles``, ``mcpTools`` and ``agents`` are empty: catui does not break the context down by them)."""
 
     categories: list[ContextUsageCategory]
     totalTokens: int
@@ -80,6 +83,12 @@ class ContextUsageResponse(TypedDict):
     rawMaxTokens: int
     percentage: float
     model: str
+    gridRows: list[list[dict[str, Any]]]
+    isAutoCompactEnabled: bool
+    memoryFiles: list[dict[str, Any]]
+    mcpTools: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+    apiUsage: dict[str, int] | None
 
 
 class SystemInitMcpServer(TypedDict):

@@ -18,6 +18,8 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,10 +55,19 @@ class Checkpoint:
 
 @dataclass
 class RewindOutcome:
-    """What a rewind did: files written back and files removed (they did not exist at that prompt)."""
+    """What a rewind did (or, as a dry run, would do): files written back and files removed (they did not
+    exist at that prompt), and the lines the changes it undoes had added (``insertions``) and removed
+    (``deletions``), as Claude Code's RewindFilesResult counts them."""
 
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    insertions: int = 0
+    deletions: int = 0
+
+    @property
+    def files_changed(self) -> list[str]:
+        """Every file the rewind writes back or removes."""
+        return [*self.restored, *self.removed]
 
 
 class FileHistory:
@@ -127,8 +138,12 @@ class FileHistory:
     def knows(self, prompt_uuid: str) -> bool:
         return prompt_uuid in self._prompts
 
-    def rewind(self, prompt_uuid: str) -> RewindOutcome:
-        """Put every file changed at or after ``prompt_uuid`` back as it was just before that prompt."""
+    def rewind(self, prompt_uuid: str, *, dry_run: bool = False) -> RewindOutcome:
+        """Put every file changed at or after ``prompt_uuid`` back as it was just before that prompt.
+
+        With ``dry_run`` nothing is written: the outcome says what the rewind would change. A file already
+        as it was then is left out.
+        """
         if prompt_uuid not in self._prompts:
             raise RewindError(
                 f"no file checkpoint for user message {prompt_uuid!r}: it is not a prompt of this session "
@@ -141,17 +156,24 @@ class FileHistory:
         outcome, failed = RewindOutcome(), []
         for path, blob in earliest.items():
             try:
-                if blob is None:
-                    with contextlib.suppress(FileNotFoundError):
+                target = (self.folder / "blobs" / blob).read_bytes() if blob is not None else None
+                current = _read_or_none(Path(path))
+                if current == target:
+                    continue
+                added, removed = _line_changes(target, current)
+                if not dry_run:
+                    if target is None:
                         os.unlink(path)
-                        outcome.removed.append(path)
-                else:
-                    _write_atomic(Path(path), (self.folder / "blobs" / blob).read_bytes())
-                    outcome.restored.append(path)
+                    else:
+                        _write_atomic(Path(path), target)
+                (outcome.removed if target is None else outcome.restored).append(path)
+                outcome.insertions += added
+                outcome.deletions += removed
             except OSError as exc:
                 failed.append(f"{path} ({exc.strerror or exc})")
         if failed:
-            raise RewindError(f"could not restore {len(failed)} of {len(earliest)} files: " + "; ".join(failed))
+            verb = "read" if dry_run else "restore"
+            raise RewindError(f"could not {verb} {len(failed)} of {len(earliest)} files: " + "; ".join(failed))
         return outcome
 
     def _store(self, data: bytes) -> str:
@@ -169,6 +191,31 @@ class FileHistory:
             os.write(fd, line)
         finally:
             os.close(fd)
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, None when it does not exist; a path that is no longer a regular file (a FIFO would
+    block the read) reads as empty, so the rewind replaces it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def _line_changes(before: bytes | None, after: bytes | None) -> tuple[int, int]:
+    """Lines added and removed going from ``before`` to ``after`` (None: no file), counted as multisets of
+    lines: linear in the files' size, and the same as a line diff's counts except for lines that moved."""
+    old = Counter((before or b"").decode("utf-8", "replace").splitlines())
+    new = Counter((after or b"").decode("utf-8", "replace").splitlines())
+    return sum((new - old).values()), sum((old - new).values())
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -200,9 +200,11 @@ class ForegroundDriver:
                 await asyncio.wait_for(ended.wait(), wait_s)
         return run
 
-    async def background_all(self) -> list[str]:
-        """Move every movable foreground child to the background; returns the ids of those moved."""
-        entries = list(self._movable.values())
+    async def background_all(self, tool_use_id: str | None = None) -> list[str]:
+        """Move every movable foreground child to the background (with ``tool_use_id``, only the one its Agent
+        call started); returns the ids of those moved."""
+        entries = [entry for entry in self._movable.values()
+                   if tool_use_id is None or entry.run.request.tool_use_id == tool_use_id]
         for entry in entries:
             entry.move()
         moved: list[str] = []

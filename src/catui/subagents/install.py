@@ -205,8 +205,8 @@ class SubagentHandle:
     async def stop_foreground(self, agent_id: str) -> SubagentRun | None:
         return await self.runtime.stop_foreground(agent_id)
 
-    async def background_all_foreground(self) -> list[str]:
-        return await self.runtime.background_all_foreground()
+    async def background_all_foreground(self, tool_use_id: str | None = None) -> list[str]:
+        return await self.runtime.background_all_foreground(tool_use_id)
 
     # -- OutputReviewer (catui.tools.base): only with background agents, whose output can be read ----------
 

@@ -156,6 +156,7 @@ class SubagentRuntime:
         """Stop a running foreground agent by id (TaskStop, ``CatuiClient.stop_task``); None if there is none."""
         return await self.foreground.stop(agent_id)
 
-    async def background_all_foreground(self) -> list[str]:
-        """Move every running foreground agent to the background (Ctrl-B, the SDK); returns their ids."""
-        return await self.foreground.background_all()
+    async def background_all_foreground(self, tool_use_id: str | None = None) -> list[str]:
+        """Move every running foreground agent to the background (Ctrl-B, the SDK; with ``tool_use_id`` only the
+        one that Agent call started); returns their ids."""
+        return await self.foreground.background_all(tool_use_id)

@@ -153,8 +153,9 @@ class SubagentSpawner(Protocol):
         """Stop a foreground sub-agent; returns its run, or None when none runs."""
         ...
 
-    async def background_all_foreground(self) -> list[str]:
-        """Move every foreground sub-agent to the background (Ctrl-B); returns the ids moved."""
+    async def background_all_foreground(self, tool_use_id: str | None = None) -> list[str]:
+        """Move every foreground sub-agent to the background (Ctrl-B; with ``tool_use_id`` only the one that
+        Agent call started); returns the ids moved."""
         ...
 
 

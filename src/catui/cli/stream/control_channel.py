@@ -101,7 +101,20 @@ class ControlChannel:
         self._write_line({"type": "control_response", "response": {
             "subtype": "success", "request_id": request_id, "response": response or {}}})
 
-    def respond_error(self, request_id: str, error: str) -> None:
-        """Answer the driver's request ``request_id`` with an error message."""
+    def respond_error(self, request_id: Any, error: str) -> None:
+        """Answer the driver's request ``request_id`` with an error message, on one line and of bounded length
+        (an error naming a huge value the driver sent does not send it back whole)."""
         self._write_line({"type": "control_response", "response": {
-            "subtype": "error", "request_id": request_id, "error": error}})
+            "subtype": "error", "request_id": request_id, "error": one_line_error(error)}})
+
+
+MAX_ERROR_CHARS = 1000
+"""The longest error text catui answers a control request with; longer ones are cut, saying by how much."""
+
+
+def one_line_error(error: str) -> str:
+    """``error`` on one line, cut to :data:`MAX_ERROR_CHARS` characters."""
+    line = " ".join(error.splitlines()) if "\n" in error or "\r" in error else error
+    if len(line) <= MAX_ERROR_CHARS:
+        return line
+    return f"{line[:MAX_ERROR_CHARS]}… ({len(line) - MAX_ERROR_CHARS} more characters)"

@@ -17,8 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from catui.app.build import AgentApp
+from catui.cli.stream.output import api_key_source
 from catui.commands.listing import command_entries
 from catui.errors import CatuiError
+from catui.models.reasoning import thinking_from_budget
+from catui.models.resolve import model_aliases
+from catui.session.file_history import RewindError
 from catui.styles.active import reported_style
 
 log = logging.getLogger(__name__)
@@ -27,7 +31,6 @@ log = logging.getLogger(__name__)
 # Each is answered with an error naming the request and this text; the session goes on.
 _UI_ONLY = "catui has no such dialog; its terminal shows that state with its own commands"
 UNSUPPORTED: dict[str, str] = {
-    "set_max_thinking_tokens": "the thinking budget is fixed at start (--max-thinking-tokens, --thinking)",
     "apply_flag_settings": "settings are read at start (--settings)",
     "update_settings": "settings are read at start (--settings); edit the settings files",
     "cancel_async_message": "a queued prompt runs in turn; interrupt stops the running one",
@@ -44,12 +47,11 @@ UNSUPPORTED: dict[str, str] = {
     "set_mcp_permission_mode_override": "MCP tools follow the session's permission mode",
     "generate_session_title": "catui titles a session from its first prompt",
     "remote_control": "catui runs locally, driven over stdin/stdout",
-    "seed_read_state": "catui's Read tool tracks the files it read itself",
     "set_proactive": "catui answers prompts only",
     "side_question": "send the question as a prompt",
     "reload_plugins": "plugins are loaded at start (--plugin-dir)",
     "reload_skills": "skills are loaded at start",
-    "reload_output_styles": "catui has the default output style only",
+    "reload_output_styles": "output styles are read at start (initialize's available_output_styles lists them)",
     "set_cwd": "the working folder is fixed at start (cwd)",
     "set_peer_delivery": "catui has no peer sessions",
     "decide_held_peer_message": "catui has no peer sessions",
@@ -62,7 +64,6 @@ UNSUPPORTED: dict[str, str] = {
     "get_status": "get_server_info and mcp_status report catui's state",
     "get_hooks_listing": "hooks are the settings' and those sent in initialize",
     "list_permission_rules": "the rules are the settings' and the allowed/disallowed tools given at start",
-    "read_file": "read the file from the driving program",
     "message_rated": "catui collects no ratings",
     "submit_feedback": "catui collects no feedback",
     "submit_survey_feedback": "catui collects no feedback",
@@ -88,9 +89,37 @@ def initialize_response(app: AgentApp) -> dict[str, Any]:
                    for a in getattr(registry, "active", [])],
         "output_style": reported_style(app.services.output_style)[0],
         "available_output_styles": reported_style(app.services.output_style)[1],
-        "models": [{"value": app.session.config.model, "displayName": app.model_display, "description": ""}],
+        "models": supported_models(app),
+        "account": account_info(app),
         "pid": os.getpid(),
     }
+
+
+def supported_models(app: AgentApp) -> list[dict[str, str]]:
+    """The SDKs' ModelInfo list (TypeScript ``supportedModels()``): the session's model, then on Anthropic's API
+    every model alias (``set_model`` takes each ``value``), with the model id it stands for."""
+    current = app.session.config.model
+    models = [{"value": current, "resolvedModel": current, "displayName": app.model_display,
+               "description": "the session's model"}]
+    if app.session.config.provider.name != "anthropic":
+        return models  # the aliases name Anthropic models, which this session's credentials may not reach
+    try:
+        aliases = model_aliases(app.settings.merged, app.services.env)
+    except CatuiError:
+        return models  # a bad modelAliases setting was reported at start
+    for alias, target in aliases.items():
+        models.append({"value": alias, "resolvedModel": target, "displayName": alias.capitalize(),
+                       "description": f"alias of {target}"})
+    return models
+
+
+def account_info(app: AgentApp) -> dict[str, str]:
+    """The SDKs' AccountInfo (TypeScript ``accountInfo()``): where the credential came from; catui signs in to
+    no account, so there is no email or organization. ``apiProvider`` only when the model is Anthropic's API."""
+    account = {"tokenSource": "none", "apiKeySource": api_key_source(app.services.env)}
+    if app.session.config.provider.name == "anthropic":
+        account["apiProvider"] = "firstParty"
+    return account
 
 
 class ControlRequestHandler:
@@ -108,6 +137,8 @@ class ControlRequestHandler:
         self.bypass_allowed = bypass_allowed
         """Whether ``set_permission_mode`` may switch to bypassPermissions (Claude Code allows it only when the
         session started in that mode or with --allow-dangerously-skip-permissions)."""
+        self.start_thinking = app.session.config.thinking
+        """The thinking config the session started with; ``set_max_thinking_tokens`` with null goes back to it."""
 
     async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The success ``response`` object for ``request``; raises CatuiError with the reason otherwise."""
@@ -121,9 +152,9 @@ class ControlRequestHandler:
                                  "launched with --dangerously-skip-permissions or --allow-dangerously-skip-permissions "
                                  "(the SDKs' allowDangerouslySkipPermissions / permission_mode='bypassPermissions')")
             self.app.set_permission_mode(request.get("mode"))
-            return {}
+            return {"mode": request.get("mode")}  # the mode now in effect (the TypeScript SDK resolves with it)
         if subtype == "background_tasks":
-            return {"task_ids": await background_tasks(self.app)}
+            return await background_tasks(self.app, request.get("tool_use_id"))
         if subtype == "get_settings":
             return {"settings": dict(self.app.settings.merged)}
         if subtype == "mirror_error":
@@ -134,12 +165,22 @@ class ControlRequestHandler:
             return rename_session(self.app, request.get("title"))
         if subtype == "set_model":
             return {"model": self.app.switch_model(request.get("model")).model_id}
+        if subtype == "set_max_thinking_tokens":
+            return self.set_max_thinking_tokens(request.get("max_thinking_tokens"), request.get("thinking_display"))
         if subtype == "stop_task":
             await self.app.stop_task(request.get("task_id"))
             return {}
         if subtype == "rewind_files":
-            self.app.rewind_files(request.get("user_message_id"))
-            return {}
+            return rewind_files(self.app, request.get("user_message_id"), request.get("dry_run"))
+        if subtype == "read_file":
+            from catui.cli.stream.file_requests import read_file  # lazy: only hosts that show files ask
+
+            return read_file(self.app.session.ctx, request.get("path"), request.get("max_bytes"),
+                             request.get("encoding"))
+        if subtype == "seed_read_state":
+            from catui.cli.stream.file_requests import seed_read_state  # lazy, as read_file
+
+            return seed_read_state(self.app.session.ctx, request.get("path"), request.get("mtime"))
         if subtype == "mcp_status":
             return self.app.mcp_status()
         if subtype == "get_context_usage":
@@ -154,14 +195,51 @@ class ControlRequestHandler:
             raise CatuiError("catui is already initialized; send initialize once, before the first prompt")
         if isinstance(subtype, str) and subtype in UNSUPPORTED:
             raise CatuiError(f"catui does not support the control request {subtype!r}: {UNSUPPORTED[subtype]}")
-        raise CatuiError(f"unknown control request subtype {subtype!r}")
+        if not isinstance(subtype, str):
+            raise CatuiError(f"a control request needs a 'subtype' string (such as 'interrupt'), not {subtype!r}")
+        raise CatuiError(f"unknown control request subtype {subtype[:200]!r}")
+
+    def set_max_thinking_tokens(self, budget: Any, display: Any) -> dict[str, Any]:
+        """The main agent's thinking budget from its next request on: N tokens (at least the API's minimum),
+        0 for none, null for the session's starting config. A thinking display catui cannot send is refused
+        after the budget is applied, as Claude Code does."""
+        thinking = self.start_thinking if budget is None else thinking_from_budget(budget, "set_max_thinking_tokens")
+        self.app.set_thinking(thinking)
+        if display is not None:
+            raise CatuiError(f"set_max_thinking_tokens: catui cannot send the thinking display {display!r} (the "
+                             "budget was applied); leave thinkingDisplay out")
+        return {}
 
 
-async def background_tasks(app: AgentApp) -> list[str]:
-    """Claude Code's Ctrl-B: the running foreground sub-agents move to the background; their task ids."""
+async def background_tasks(app: AgentApp, tool_use_id: Any = None) -> dict[str, Any]:
+    """Claude Code's Ctrl-B: the running foreground sub-agents move to the background (with ``tool_use_id``,
+    only the one that Agent call started). Answers their task ids and ``backgrounded``, which the TypeScript
+    SDK's ``backgroundTasks()`` resolves with: false only when ``tool_use_id`` matched no foreground agent."""
+    if tool_use_id is not None and (not isinstance(tool_use_id, str) or not tool_use_id):
+        raise CatuiError(f"background_tasks: 'tool_use_id' must be the id of an Agent call, not {tool_use_id!r}")
     if app.subagent_runtime is None:
         raise CatuiError("background_tasks: this session has no sub-agent runtime")
-    return await app.background_foreground_agents()
+    moved = await app.background_foreground_agents(tool_use_id)
+    return {"task_ids": moved, "backgrounded": bool(moved) or tool_use_id is None}
+
+
+def rewind_files(app: AgentApp, user_message_id: Any, dry_run: Any) -> dict[str, Any]:
+    """Claude Code's RewindFilesResult for a rewind (``dry_run``: a preview that changes no file).
+
+    A real rewind that cannot be done is an error answer (claude-agent-sdk's ``rewind_files`` reads nothing
+    else); a dry run answers ``canRewind: false`` and the reason instead, as Claude Code does, since that is
+    the question it asks.
+    """
+    if dry_run is not None and not isinstance(dry_run, bool):
+        raise CatuiError(f"rewind_files: 'dry_run' must be true or false, not {dry_run!r}")
+    try:
+        outcome = app.rewind_files(user_message_id, dry_run=bool(dry_run))
+    except RewindError as exc:
+        if dry_run:
+            return {"canRewind": False, "error": str(exc)}
+        raise
+    return {"canRewind": True, "filesChanged": outcome.files_changed, "insertions": outcome.insertions,
+            "deletions": outcome.deletions}
 
 
 def rename_session(app: AgentApp, title: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from catui.cli.stream.turn_results import notification_turn_origin
 from catui.commands.prompt import command_prompt, grant_for_run, refusal_events
 from catui.errors import CatuiError, ConfigurationError
 from catui.session.claude_link import claude_project_slug, claude_projects_dir
+from catui.session.compact_prompt import compact_events, compact_instructions
 from catui.session.events import Event, ResultEvent, UsageEvent
 
 if TYPE_CHECKING:
@@ -132,9 +133,15 @@ class StreamSession:
 
     def _on_request(self, message: dict[str, Any], line: int) -> None:
         request_id, request = message.get("request_id"), message.get("request")
-        if not isinstance(request_id, str) or not isinstance(request, dict):
-            self.warn(f"stdin line {line}: a control_request needs a 'request_id' string and a 'request' object")
+        problem = malformed_request(request_id, request)
+        if problem is not None:
+            self.warn(f"stdin line {line}: {problem}")
+            # Answered all the same, so a driver waiting on it hears why; an id that is not a string or an
+            # integer cannot be echoed faithfully (NaN is not JSON), so the answer then names none.
+            echo = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+            self.channel.respond_error(echo, f"stdin line {line}: {problem}")
             return
+        assert isinstance(request_id, str) and isinstance(request, dict)  # malformed_request said so
         if request.get("subtype") == "initialize" and self._initialize is not None and not self._initialize.done():
             self._initialize.set_result(message)
             return
@@ -394,15 +401,18 @@ class StreamSession:
             self.last_result = refusal
             return
         command = await command_prompt(app, prompt.content) if isinstance(prompt, UserInput) else None
+        # `/compact [instructions]` compacts the session instead of running a turn, as in print mode and the SDK
+        instructions = compact_prompt(prompt.content) if isinstance(prompt, UserInput) and command is None else None
+        content: Any = ""  # a compaction sends none
         if isinstance(prompt, UserInput):
             if command is not None and command.error is None:
                 # a custom command (`/name args`): its expansion stands for the typed text
-                content: Any = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
+                content = command.blocks if self._sent_first_prompt else [*opening_blocks(app), *command.blocks]
                 grant_for_run(app.session, command.rules)
-            else:
+            elif instructions is None:
                 # The context reminders go before the conversation's first prompt only, as in the terminal session.
                 content = prompt.content if self._sent_first_prompt else prompt_content(app, prompt.content)
-            self._sent_first_prompt = True
+            self._sent_first_prompt = self._sent_first_prompt or instructions is None
             mcp = app.services.mcp
             if mcp is not None:
                 await mcp.ready()  # the tool list is settled before the init line lists it
@@ -415,7 +425,9 @@ class StreamSession:
         if self.structured is not None:
             self.structured.start_turn()
         try:
-            if command is not None and command.error is not None:
+            if instructions is not None:
+                events = compact_events(app.session, instructions)
+            elif command is not None and command.error is not None:
                 events = refusal_events(app, command)
             else:
                 model = command.skill.model if command is not None and command.skill is not None else None
@@ -430,6 +442,27 @@ class StreamSession:
                     self.last_result = event
         finally:
             self._running = False
+
+
+def malformed_request(request_id: Any, request: Any) -> str | None:
+    """What is wrong with a ``control_request`` line's envelope (None: nothing)."""
+    if request_id is None:
+        return "a control_request needs a 'request_id' (a string unique to the request); this one has none"
+    if not isinstance(request_id, str):
+        return f"a control_request's 'request_id' must be a string, not {type(request_id).__name__}"
+    if not isinstance(request, dict):
+        return (f"control_request {request_id[:80]!r} needs a 'request' object with a 'subtype', "
+                f"not {type(request).__name__}")
+    return None
+
+
+def compact_prompt(content: str | list[dict[str, Any]]) -> str | None:
+    """The instructions of a ``/compact`` prompt, sent as a string or as one text block; None for another prompt."""
+    if isinstance(content, str):
+        return compact_instructions(content)
+    if len(content) != 1 or content[0].get("type") != "text" or not isinstance(content[0].get("text"), str):
+        return None
+    return compact_instructions(content[0]["text"])
 
 
 def prompt_content(app: AgentApp, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
