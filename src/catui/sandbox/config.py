@@ -11,7 +11,8 @@
 }
 ```
 
-Fields catui does not act on (``allowUnixSockets``, proxy ports, ``allowLocalBinding``, ...) are accepted and
+Fields catui does not act on (``allowUnixSockets``: a list of socket paths, which a seccomp filter cannot
+tell apart — only ``allowAllUnixSockets`` opens them; proxy ports, ``allowLocalBinding``, ...) are accepted and
 ignored, so one settings file serves both programs. A bad pattern in ``allowedDomains`` (a URL, a path, a
 port, a ``*`` inside a name) is an error naming it.
 """
@@ -46,6 +47,8 @@ class SandboxSettings:
     allow_write: tuple[Path, ...] = ()
     deny_write: tuple[Path, ...] = ()
     allowed_domains: tuple[str, ...] = ()
+    # Claude Code's network.allowAllUnixSockets: let commands open unix sockets (seccomp.py says why not).
+    allow_all_unix_sockets: bool = False
 
     @property
     def network_enabled(self) -> bool:
@@ -124,6 +127,9 @@ def sandbox_settings_from(value: Any, base: Path) -> SandboxSettings:
         allow_write=_paths(_strings(filesystem.get("allowWrite"), "sandbox.filesystem.allowWrite"), base),
         deny_write=_paths(_strings(filesystem.get("denyWrite"), "sandbox.filesystem.denyWrite"), base),
         allowed_domains=_domains(_strings(network.get("allowedDomains"), "sandbox.network.allowedDomains")),
+        allow_all_unix_sockets=_bool(
+            network.get("allowAllUnixSockets"), "sandbox.network.allowAllUnixSockets", False
+        ),
     )
 
 

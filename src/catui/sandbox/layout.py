@@ -114,13 +114,16 @@ def with_scratch(layout: SandboxLayout, scratch: Iterable[Path]) -> SandboxLayou
     )
 
 
-def bwrap_argv(binary: str, layout: SandboxLayout, cwd: Path, command: list[str]) -> list[str]:
+def bwrap_argv(
+    binary: str, layout: SandboxLayout, cwd: Path, command: list[str], *, seccomp_fd: int | None = None
+) -> list[str]:
     """The bwrap command line that runs ``command`` in ``cwd`` inside ``layout``.
 
     Everything is read-only (``--ro-bind / /``) and /tmp is a fresh tmpfs; then the layout's mounts, outer
     before inner. Every namespace is new (pid, ipc, uts, net unless shared, user where needed); bwrap drops
     all capabilities, so even root inside cannot remount. ``--die-with-parent`` ends the command when catui's
-    process for it is killed (timeouts, TaskStop).
+    process for it is killed (timeouts, TaskStop). ``seccomp_fd``: bwrap loads a seccomp program from it and
+    applies it to the command (seccomp.py: no unix sockets).
     """
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", str(PRIVATE_TMP)]
     for mount in layout.mounts:
@@ -128,5 +131,7 @@ def bwrap_argv(binary: str, layout: SandboxLayout, cwd: Path, command: list[str]
     argv += ["--unshare-all"]
     if layout.share_network:
         argv += ["--share-net"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--die-with-parent", "--chdir", str(cwd), "--", *command]
     return argv

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from catui.sandbox.network import ProxyRoute
 from catui.sandbox.placeholders import PlaceholderLease, lease_placeholder
 from catui.sandbox.probe import Availability, probe_bwrap
 from catui.sandbox.proxy import DomainProxy
+from catui.sandbox.seccomp import program_fd, supported, unix_socket_filter
 
 # What a refusal by the sandbox looks like in a command's output (EROFS, EPERM, no network).
 _DENIAL_PATTERNS = re.compile(
@@ -46,18 +48,29 @@ class LaunchPlan:
     # and which of the layout's stray files existed before it started.
     leases: tuple[PlaceholderLease, ...] = ()
     strays_before: frozenset[Path] = frozenset()
+    # The seccomp program that keeps the command from opening unix sockets (seccomp.py); None: allowed.
+    seccomp: bytes | None = None
 
     @property
     def sandboxed(self) -> bool:
         return self.layout is not None
 
-    def wrap(self, command: list[str], cwd: Path) -> list[str]:
-        """``command`` as it is started: under bwrap when sandboxed (behind the proxy bridge), else unchanged."""
+    @contextlib.contextmanager
+    def command_line(self, command: list[str], cwd: Path) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+        """``command`` as it is started — under bwrap when sandboxed (behind the proxy bridge), else unchanged —
+        and the file descriptors the child must inherit (``pass_fds``), open while the block runs: start the
+        process inside it."""
         if self.layout is None:
-            return command
-        if self.route is not None:
-            command = self.route.wrap(command)
-        return bwrap_argv(self.binary, self.layout, Path(os.path.realpath(cwd)), command)
+            yield command, ()
+            return
+        real_cwd = Path(os.path.realpath(cwd))
+        if self.route is not None:  # the bridge loads the filter itself, after connecting to the proxy is set up
+            yield bwrap_argv(self.binary, self.layout, real_cwd, self.route.wrap(command, self.seccomp)), ()
+        elif self.seccomp is None:
+            yield bwrap_argv(self.binary, self.layout, real_cwd, command), ()
+        else:
+            with program_fd(self.seccomp) as fd:
+                yield bwrap_argv(self.binary, self.layout, real_cwd, command, seccomp_fd=fd), (fd,)
 
     def finish(self) -> str | None:
         """After the command (and every process it started) has ended: release the placeholders, and remove
@@ -182,8 +195,15 @@ class BashSandbox:
         layout, leases = _hold_placeholders(layout)
         strays_before = frozenset(p for p in layout.strays if os.path.lexists(p))
         return LaunchPlan(
-            layout=layout, binary=availability.binary, route=route, leases=leases, strays_before=strays_before
+            layout=layout, binary=availability.binary, route=route, leases=leases, strays_before=strays_before,
+            seccomp=self.unix_socket_filter(),
         )
+
+    def unix_socket_filter(self) -> bytes | None:
+        """The program that bars unix sockets, unless ``network.allowAllUnixSockets`` or this machine lacks one."""
+        if self.settings.allow_all_unix_sockets or not supported():
+            return None
+        return unix_socket_filter()
 
     def close(self) -> None:
         """Stop the allow-list proxy, if one was started (the app calls this when it closes)."""
@@ -214,10 +234,11 @@ class BashSandbox:
             )
         else:
             network = "off (no connections, not even to 127.0.0.1)"
+        sockets = "" if self.unix_socket_filter() is None else "; no unix socket can be opened"
         return (
             "This command ran in catui's sandbox, which may have refused it: only "
             f"{layout.describe_writable()} are writable (the host's /tmp is not visible), and the network is "
-            f"{network}. Work inside those "
+            f"{network}{sockets}. Work inside those "
             "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite), "
             "host (sandbox.network.allowedDomains) or command (sandbox.excludedCommands) to allow."
         )

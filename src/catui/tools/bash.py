@@ -222,8 +222,7 @@ async def _start_bash(
     """
     env = _child_env(ctx)
     env.update(launch.env())  # sandboxed: the private /tmp, and the allow-list proxy's address
-    argv = launch.wrap(["bash", "-c", script], ctx.cwd)
-    with output_file.open("wb") as out:
+    with output_file.open("wb") as out, launch.command_line(["bash", "-c", script], ctx.cwd) as (argv, fds):
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(ctx.cwd),
@@ -232,6 +231,7 @@ async def _start_bash(
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             env=env,
+            pass_fds=fds,
         )
     process_groups.remember(proc.pid)  # what it forks into the background ends with catui
     return proc

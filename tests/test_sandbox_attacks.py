@@ -1,0 +1,149 @@
+"""Escapes a reviewer found from a sandboxed Bash command, each driven through the real CLI (``catui -p`` with a
+scripted model sending the command), REAL bubblewrap and REAL git; afterwards the host is checked from outside.
+
+- a unix socket of a host server (Docker, the systemd user bus, ssh-agent …) reached through the read-only root;
+- a linked worktree's ``commondir`` / ``gitdir`` in the main checkout's ``.git/worktrees/`` rewritten, so that
+  git run later in that worktree (catui does, outside the sandbox) reads a planted config;
+- a missing ``.git/config.worktree`` created while ``extensions.worktreeConfig`` is on;
+- a repository nested in the writable folder (not a submodule) whose ``.git/config`` was writable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from catui.sandbox.probe import probe_bwrap
+from catui.sandbox.seccomp import supported
+from tests.support.cli_env import SRC
+from tests.support.git_repos import GIT_ENV, git, make_repo
+
+AVAILABILITY = probe_bwrap()
+pytestmark = pytest.mark.skipif(not AVAILABILITY.usable, reason=f"bubblewrap cannot run here: {AVAILABILITY.reason}")
+
+
+def run_bash_via_cli(tmp_path: Path, project: Path, command: str, sandbox: dict[str, Any]) -> str:
+    """``catui -p`` in ``project`` whose scripted model sends one Bash ``command``; that call's tool_result text."""
+    (project / ".catui").mkdir(exist_ok=True)
+    (project / ".catui" / "settings.json").write_text(json.dumps({"sandbox": sandbox}))
+    script = tmp_path / "script.yaml"
+    call = {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": command}}
+    script.write_text(yaml.safe_dump({"turns": [
+        {"match": {"last_is_tool_result": False}, "content": [call]},
+        {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}], "repeat": True},
+    ]}))
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "CATUI_", "CLAUDE_"))}
+    env.update(HOME=str(home), CATUI_HOME=str(home / ".catui"), PYTHONPATH=str(SRC),
+               GIT_CONFIG_GLOBAL=str(home / "gitconfig"), **GIT_ENV)
+    done = subprocess.run(
+        [sys.executable, "-m", "catui", "-p", "go", "--model", f"scripted:{script}", "--output-format",
+         "stream-json", "--verbose", "--permission-mode", "bypassPermissions"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for line in done.stdout.splitlines():
+        event = json.loads(line)
+        if event.get("type") != "user":
+            continue
+        for block in event["message"]["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block["content"]
+                return content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
+    raise AssertionError(f"no tool_result in {done.stdout!r}")
+
+
+# --- unix sockets ---------------------------------------------------------------------------------------------
+
+CONNECT = (
+    "{python} -c 'import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "s.connect(sys.argv[1]); s.sendall(b\"systemd-run --user sh -c evil\"); print(\"CONNECTED\")' {path}"
+)
+
+
+@pytest.fixture()
+def host_server(tmp_path: Path) -> Iterator[socket.socket]:
+    """A server on a unix socket outside every writable folder (in HOME, which the sandbox shows read-only),
+    as the Docker daemon, a D-Bus or an ssh-agent would be."""
+    (tmp_path / "home").mkdir()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(tmp_path / "home" / "daemon.sock"))
+    server.listen(8)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+def connections(server: socket.socket) -> int:
+    count = 0
+    while True:
+        try:
+            client, _ = server.accept()
+        except BlockingIOError:
+            return count
+        client.close()
+        count += 1
+
+
+@pytest.mark.skipif(not supported(), reason="no seccomp filter for this machine's system calls")
+@pytest.mark.parametrize("network", [[], ["localhost"], ["*"]], ids=["network off", "allow-list", "host network"])
+def test_a_sandboxed_command_cannot_reach_a_host_server_by_its_unix_socket(
+    tmp_path: Path, host_server: socket.socket, network: list[str]
+) -> None:
+    project = make_repo(tmp_path / "proj")
+    command = CONNECT.format(python=os.path.realpath(sys.executable), path=tmp_path / "home" / "daemon.sock")
+    result = run_bash_via_cli(tmp_path, project, command, {"enabled": True, "network": {"allowedDomains": network}})
+    assert "CONNECTED" not in result
+    assert "Operation not permitted" in result and "no unix socket can be opened" in result
+    assert connections(host_server) == 0
+
+
+def test_allow_all_unix_sockets_opens_them(tmp_path: Path, host_server: socket.socket) -> None:
+    project = make_repo(tmp_path / "proj")
+    command = CONNECT.format(python=os.path.realpath(sys.executable), path=tmp_path / "home" / "daemon.sock")
+    sandbox = {"enabled": True, "network": {"allowAllUnixSockets": True}}
+    result = run_bash_via_cli(tmp_path, project, command, sandbox)
+    assert "CONNECTED" in result
+    assert connections(host_server) == 1
+
+
+@pytest.mark.skipif(not supported(), reason="no seccomp filter for this machine's system calls")
+def test_socket_pairs_and_the_allow_list_proxy_still_work(tmp_path: Path) -> None:
+    """The filter bars only new unix sockets: a socketpair works, and so does the bridge to catui's proxy."""
+    import http.server
+    import threading
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello through the proxy")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        project = make_repo(tmp_path / "proj")
+        python = os.path.realpath(sys.executable)
+        command = (
+            f"{python} -c 'import socket; a, b = socket.socketpair(); a.sendall(b\"pair-ok\"); print(b.recv(9).decode())'"
+            f" && curl -s http://localhost:{server.server_port}/"
+        )
+        result = run_bash_via_cli(tmp_path, project, command,
+                                  {"enabled": True, "network": {"allowedDomains": ["localhost"]}})
+    finally:
+        server.shutdown()
+    assert "pair-ok" in result and "hello through the proxy" in result
