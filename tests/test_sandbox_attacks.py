@@ -147,3 +147,93 @@ def test_socket_pairs_and_the_allow_list_proxy_still_work(tmp_path: Path) -> Non
     finally:
         server.shutdown()
     assert "pair-ok" in result and "hello through the proxy" in result
+
+
+# --- git: linked worktrees' records, config.worktree, nested repositories -------------------------------------
+
+
+def fsmonitor_ran(marker: Path, where: Path) -> bool:
+    """Run ``git status`` in ``where`` outside the sandbox, as catui or a shell prompt would; did planted code run?"""
+    subprocess.run(["git", "status", "--short"], cwd=where, capture_output=True, text=True,
+                   env={**os.environ, **GIT_ENV})
+    return marker.exists()
+
+
+def plant_repository(evil: str, marker: Path) -> str:
+    """Shell that builds a look-alike common git folder at ``evil`` whose config runs code (core.fsmonitor)."""
+    return (
+        f"mkdir -p {evil}/objects {evil}/refs/heads && cp -r .git/objects/. {evil}/objects/ && "
+        f"cp .git/refs/heads/* {evil}/refs/heads/; "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > {evil}/config; "
+    )
+
+
+def test_a_linked_worktrees_record_in_the_checkout_cannot_be_redirected(tmp_path: Path) -> None:
+    """``.git/worktrees/<name>/commondir`` rewritten to a planted repository: git in that worktree (an isolated
+    agent's, which catui inspects outside the sandbox) would run its config."""
+    project = make_repo(tmp_path / "proj")
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "side")
+    marker = tmp_path / "pwned"
+    evil = project / "build" / "evil"
+    command = (
+        plant_repository(str(evil), marker)
+        + f"echo {evil} > .git/worktrees/linked/commondir; "
+        + f"mv .git/worktrees/linked .git/worktrees/old && mkdir .git/worktrees/linked && echo {evil} > "
+        + ".git/worktrees/linked/commondir; "
+        + f"mv .git/worktrees .git/wt-old && mkdir -p .git/worktrees/linked && echo {evil} > "
+        + ".git/worktrees/linked/commondir; "
+        + "echo '[core]' > .git/worktrees/linked/config.worktree; "
+        + "git worktree list"
+    )
+    result = run_bash_via_cli(tmp_path, project, command, {"enabled": True})
+    assert "Read-only file system" in result and "busy" in result
+    assert (project / ".git" / "worktrees" / "linked" / "commondir").read_text().strip() == "../.."
+    assert not (project / ".git" / "worktrees" / "linked" / "config.worktree").exists()  # stand-in removed
+    assert not fsmonitor_ran(marker, linked)
+    assert git(linked, "rev-parse", "--abbrev-ref", "HEAD").strip() == "side"
+
+
+def test_config_worktree_cannot_be_created_when_git_reads_it(tmp_path: Path) -> None:
+    """With ``extensions.worktreeConfig`` on (``git sparse-checkout`` sets it), a new ``.git/config.worktree``
+    is config git reads; it is held by a stand-in while the command runs and gone afterwards."""
+    project = make_repo(tmp_path / "proj")
+    git(project, "config", "extensions.worktreeConfig", "true")
+    marker = tmp_path / "pwned"
+    command = f"printf '[core]\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > .git/config.worktree; git status --short"
+    result = run_bash_via_cli(tmp_path, project, command, {"enabled": True})
+    assert "Read-only file system" in result
+    assert not (project / ".git" / "config.worktree").exists()
+    assert not fsmonitor_ran(marker, project)
+
+
+def test_a_repository_nested_in_the_project_keeps_its_config_and_hooks(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "proj")
+    nested = make_repo(project / "vendor" / "lib", {"lib.txt": "v1\n"})
+    marker = tmp_path / "pwned"
+    command = (
+        f"git -C vendor/lib config core.fsmonitor 'touch {marker}; false'; "
+        f"echo '[core] fsmonitor = touch {marker}' >> vendor/lib/.git/config; "
+        "echo x > vendor/lib/.git/hooks/post-checkout; "
+        f"mv vendor/lib/.git vendor/lib/git-old; mv vendor vendor-old; mv vendor/lib vendor/lib2; "
+        "echo v2 > vendor/lib/lib.txt && git -C vendor/lib add lib.txt && git -C vendor/lib commit -qm work && "
+        "echo NESTED-COMMIT-OK"
+    )
+    result = run_bash_via_cli(tmp_path, project, command, {"enabled": True})
+    assert "NESTED-COMMIT-OK" in result  # work in the nested repository goes on
+    assert not fsmonitor_ran(marker, nested)
+    assert "fsmonitor" not in (nested / ".git" / "config").read_text()
+    assert not (nested / ".git" / "hooks" / "post-checkout").exists()
+    assert (nested / ".git").is_dir() and (project / "vendor" / "lib").is_dir()
+    assert git(nested, "log", "-1", "--format=%s").strip() == "work"
+
+
+def test_the_walk_for_nested_repositories_is_bounded_and_breadth_first(tmp_path: Path) -> None:
+    from catui.sandbox.nested_repos import find_nested_git
+
+    (tmp_path / "a" / ".git").mkdir(parents=True)
+    deep = tmp_path.joinpath(*[f"d{n}" for n in range(30)])
+    (deep / ".git").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    assert find_nested_git(tmp_path) == (tmp_path / "a" / ".git", deep / ".git")
+    assert find_nested_git(tmp_path, max_folders=5) == (tmp_path / "a" / ".git",)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catui.sandbox.repo_guard import config_mounts, git_mounts, stray_files
+from catui.sandbox.repo_guard import config_mounts, git_mounts, nested_repo_mounts, stray_files
 from catui.worktree.refs import find_git_root
 
 PRIVATE_TMP = Path("/tmp")
@@ -62,13 +62,15 @@ def build_layout(
     extra_writable: Iterable[Path] = (),
     deny_write: Iterable[Path] = (),
     share_network: bool = False,
+    nested_git: Iterable[Path] = (),
 ) -> SandboxLayout:
     """The mounts of one command.
 
     ``writable_roots`` are the agent's working folders (git metadata of linked worktrees is added for them);
     ``readable`` are folders that must stay visible if they live under /tmp, which the private /tmp hides
     (the main checkout, HOME, the current directory); ``extra_writable`` are ``allowWrite`` paths and the
-    tool's own scratch folder; ``deny_write`` paths are read-only even inside writable folders.
+    tool's own scratch folder; ``deny_write`` paths are read-only even inside writable folders; ``nested_git``
+    are the ``.git`` entries of repositories inside the writable folders (nested_repos.py), guarded as the top's.
     Mounts are ordered by depth, so a deeper mount wins over the folder around it.
     """
     roots = [_real(p) for p in writable_roots if p.exists()]
@@ -83,15 +85,15 @@ def build_layout(
     extras = [_real(p) for p in extra_writable if p.exists()]
     mounts.extend(Mount(p, True) for p in extras)
     mounts.extend(Mount(_real(p), False) for p in deny_write if p.exists())
-    # Each path once: a writable mount of a path wins over a read-only one of the same path, except denyWrite.
     denied = {_real(p) for p in deny_write if p.exists()}
-    by_path: dict[Path, Mount] = {}
-    for mount in mounts:
-        seen = by_path.get(mount.path)
-        writable = (mount.writable or (seen is not None and seen.writable)) and mount.path not in denied
-        source = mount.source or (seen.source if seen is not None else None)
-        placeholder = mount.placeholder or (seen is not None and seen.placeholder)
-        by_path[mount.path] = Mount(mount.path, writable and source is None and not placeholder, source, placeholder)
+    by_path = _merged(mounts, denied, {})
+    nested: list[Mount] = []
+    for dot_git in nested_git:
+        # Only a repository the command could write anyway is guarded (its pins are writable mounts: inside
+        # `.claude/` or a denyWrite folder they would open what is closed).
+        if _writable_at(by_path, _real(dot_git.parent)):
+            nested.extend(_nested_guard(dot_git, roots))
+    by_path = _merged(nested, denied, by_path)
     ordered = sorted(by_path.values(), key=lambda m: (len(m.path.parts), str(m.path)))
     return SandboxLayout(
         mounts=tuple(ordered),
@@ -99,6 +101,42 @@ def build_layout(
         writable=tuple(dict.fromkeys([*roots, *extras])),
         strays=tuple(strays),
     )
+
+
+def _merged(mounts: Iterable[Mount], denied: set[Path], by_path: dict[Path, Mount]) -> dict[Path, Mount]:
+    """Each path once: a writable mount of a path wins over a read-only one of the same path, except denyWrite."""
+    by_path = dict(by_path)
+    for mount in mounts:
+        seen = by_path.get(mount.path)
+        writable = (mount.writable or (seen is not None and seen.writable)) and mount.path not in denied
+        source = mount.source or (seen.source if seen is not None else None)
+        placeholder = mount.placeholder or (seen is not None and seen.placeholder)
+        by_path[mount.path] = Mount(mount.path, writable and source is None and not placeholder, source, placeholder)
+    return by_path
+
+
+def _writable_at(by_path: dict[Path, Mount], path: Path) -> bool:
+    """Whether ``path`` is writable under these mounts (the deepest mount at or above it decides)."""
+    for candidate in (path, *path.parents):
+        mount = by_path.get(candidate)
+        if mount is not None:
+            return mount.writable
+    return False
+
+
+def _nested_guard(dot_git: Path, roots: list[Path]) -> list[Mount]:
+    """A nested repository's protections, and its folder and those above it up to the writable root pinned
+    (mounted on themselves): renamed away, the repository could be replaced by a look-alike with its own config."""
+    guard = [Mount(m.path, m.writable, m.source, m.placeholder) for m in nested_repo_mounts(dot_git)]
+    if not guard:
+        return []
+    top = _real(dot_git.parent)
+    pins = []
+    for folder in (top, *top.parents):
+        if folder in roots or not any(root in folder.parents for root in roots):
+            break
+        pins.append(Mount(folder, True))
+    return [*pins, *guard]
 
 
 def with_scratch(layout: SandboxLayout, scratch: Iterable[Path]) -> SandboxLayout:

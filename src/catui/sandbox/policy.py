@@ -15,6 +15,7 @@ from catui.permissions.sandbox_rules import is_excluded_command
 from catui.sandbox.config import SandboxSettings
 from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv, with_scratch
 from catui.sandbox.layout_cache import LayoutCache, fingerprint
+from catui.sandbox.nested_repos import NestedRepos
 from catui.sandbox.network import ProxyRoute
 from catui.sandbox.placeholders import PlaceholderLease, lease_placeholder
 from catui.sandbox.probe import Availability, probe_bwrap
@@ -132,6 +133,7 @@ class BashSandbox:
             proxy = DomainProxy(settings.allowed_domains)
         self._proxy = proxy
         self._layouts = LayoutCache()
+        self._nested = NestedRepos()
         self._probe = probe
         self._report = report or _print_stderr
         self._home = home
@@ -153,6 +155,7 @@ class BashSandbox:
         roots = tuple(folders.working_directories or (folders.project_root,))
         home = self._home or Path(os.environ.get("HOME") or Path.home())
         settings = self.settings
+        nested = self._nested.under(roots)
 
         def build() -> SandboxLayout:
             return build_layout(
@@ -161,6 +164,7 @@ class BashSandbox:
                 extra_writable=settings.allow_write,
                 deny_write=settings.deny_write,
                 share_network=settings.network_enabled,
+                nested_git=nested,
             )
 
         key = (roots, folders.project_root, home, folders.cwd)

@@ -84,12 +84,24 @@ def git_mounts(top: Path, root: Path) -> list[GuardMount]:
     return _linked_worktree_mounts(dirs)
 
 
+def nested_repo_mounts(dot_git: Path) -> list[GuardMount]:
+    """The protections of a repository nested in a writable folder (nested_repos.py): a ``.git`` folder as a
+    checkout's; a ``.git`` file (a submodule's or a linked worktree's pointer) read-only, so it cannot be
+    pointed at a planted repository."""
+    if dot_git.is_symlink():
+        return []
+    if dot_git.is_dir():
+        return _checkout_mounts(dot_git)
+    return [GuardMount(_real(dot_git))] if dot_git.is_file() else []
+
+
 def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
     """A plain checkout: ``.git`` stays writable (git needs it) but is pinned in place; config and hooks are not."""
-    mounts = [GuardMount(_real(dot_git), writable=True)]
-    for name in ("config", "config.worktree"):
-        if (dot_git / name).is_file():
-            mounts.append(GuardMount(_real(dot_git / name)))
+    mounts = [GuardMount(_real(dot_git), writable=True), GuardMount(_real(dot_git / "config"))]
+    # config.worktree is read when extensions.worktreeConfig is on (`git sparse-checkout` turns it on): held by
+    # an empty stand-in when missing, since git accepts an empty config.
+    mounts.append(GuardMount(_real(dot_git) / "config.worktree", placeholder=not (dot_git / "config.worktree").exists()))
+    mounts.extend(_linked_entries_mounts(dot_git / "worktrees"))
     if _ensure_folder(dot_git / "hooks"):
         mounts.append(GuardMount(_real(dot_git / "hooks")))
     modules = dot_git / "modules"
@@ -101,14 +113,37 @@ def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
     return mounts
 
 
+def _linked_entries_mounts(worktrees: Path) -> list[GuardMount]:
+    """The main checkout's records of its linked worktrees (``.git/worktrees/<name>/``): their ``commondir``,
+    ``gitdir`` and ``config.worktree`` read-only, the folders pinned. A rewritten ``commondir`` would make git,
+    run later in that worktree (catui does, outside the sandbox, for an isolated agent's), read a planted
+    repository's config; a rewritten ``gitdir`` would let ``git worktree prune`` forget a worktree."""
+    if not worktrees.is_dir() or worktrees.is_symlink():
+        return []
+    mounts = [GuardMount(_real(worktrees), writable=True)]
+    for entry in sorted(worktrees.iterdir()):
+        if not entry.is_dir() or entry.is_symlink():
+            continue
+        mounts.append(GuardMount(_real(entry), writable=True))
+        for name in ("commondir", "gitdir"):
+            if (entry / name).is_file() and not (entry / name).is_symlink():
+                mounts.append(GuardMount(_real(entry / name)))
+        config = entry / "config.worktree"
+        if not config.is_symlink():
+            mounts.append(GuardMount(_real(entry) / "config.worktree", placeholder=not config.exists()))
+    return mounts
+
+
 def _linked_worktree_mounts(dirs: GitDirs) -> list[GuardMount]:
     """An isolated agent's worktree: its own git folder, and commits (not other branches) in the shared one."""
     common, own = dirs.common_dir, dirs.git_dir
     mounts = [GuardMount(_real(common)), GuardMount(_real(own), writable=True)]
     # Its pointers: `.git` in the worktree, `commondir` and `gitdir` in its git folder, and its own config.
-    for path in (dirs.work_tree / ".git", own / "commondir", own / "gitdir", own / "config.worktree"):
+    for path in (dirs.work_tree / ".git", own / "commondir", own / "gitdir"):
         if path.is_file() and not path.is_symlink():
             mounts.append(GuardMount(_real(path)))
+    if not (own / "config.worktree").is_symlink():  # read under extensions.worktreeConfig: held even when missing
+        mounts.append(GuardMount(_real(own) / "config.worktree", placeholder=not (own / "config.worktree").exists()))
     head = common / "HEAD"
     if head.is_file():
         # An empty HEAD makes the shared repository unusable as a repository of its own (`git -C <main
