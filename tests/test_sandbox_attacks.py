@@ -33,12 +33,19 @@ pytestmark = pytest.mark.skipif(not AVAILABILITY.usable, reason=f"bubblewrap can
 
 def run_bash_via_cli(tmp_path: Path, project: Path, command: str, sandbox: dict[str, Any]) -> str:
     """``catui -p`` in ``project`` whose scripted model sends one Bash ``command``; that call's tool_result text."""
+    return run_bash_calls_via_cli(tmp_path, project, [command], sandbox)[0]
+
+
+def run_bash_calls_via_cli(tmp_path: Path, project: Path, commands: list[str], sandbox: dict[str, Any]) -> list[str]:
+    """``catui -p`` in ``project`` whose scripted model sends the Bash ``commands`` (one after the other, each
+    its own sandboxed call); their tool_result texts in order."""
     (project / ".catui").mkdir(exist_ok=True)
     (project / ".catui" / "settings.json").write_text(json.dumps({"sandbox": sandbox}))
     script = tmp_path / "script.yaml"
-    call = {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": command}}
+    calls = [{"type": "tool_use", "id": f"b{n}", "name": "Bash", "input": {"command": command}}
+             for n, command in enumerate(commands)]
     script.write_text(yaml.safe_dump({"turns": [
-        {"match": {"last_is_tool_result": False}, "content": [call]},
+        {"match": {"last_is_tool_result": False}, "content": calls},
         {"match": {"last_is_tool_result": True}, "content": [{"type": "text", "text": "done"}], "repeat": True},
     ]}))
     home = tmp_path / "home"
@@ -52,6 +59,7 @@ def run_bash_via_cli(tmp_path: Path, project: Path, command: str, sandbox: dict[
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    results: dict[str, str] = {}
     for line in done.stdout.splitlines():
         event = json.loads(line)
         if event.get("type") != "user":
@@ -59,8 +67,10 @@ def run_bash_via_cli(tmp_path: Path, project: Path, command: str, sandbox: dict[
         for block in event["message"]["content"]:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 content = block["content"]
-                return content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
-    raise AssertionError(f"no tool_result in {done.stdout!r}")
+                text = content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
+                results[block["tool_use_id"]] = text
+    assert len(results) == len(commands), done.stdout
+    return [results[f"b{n}"] for n in range(len(commands))]
 
 
 # --- unix sockets ---------------------------------------------------------------------------------------------
@@ -237,3 +247,31 @@ def test_the_walk_for_nested_repositories_is_bounded_and_breadth_first(tmp_path:
     (tmp_path / "link").symlink_to(tmp_path / "a")
     assert find_nested_git(tmp_path) == (tmp_path / "a" / ".git", deep / ".git")
     assert find_nested_git(tmp_path, max_folders=5) == (tmp_path / "a" / ".git",)
+
+
+def test_an_isolated_agent_cannot_make_another_branch_its_own_by_pointing_head_at_it(tmp_path: Path) -> None:
+    """One command points the worktree's HEAD at ``main`` (or ``develop``), the next moves it: the branch a
+    worktree may move is the one it had at its first command, or one it made itself, never a branch that
+    existed before. Run as catui runs in a linked worktree (an isolated agent's folder)."""
+    project = make_repo(tmp_path / "proj", {"a.txt": "a\n"})
+    git(project, "branch", "develop")
+    worktree = project / ".catui" / "worktrees" / "agent-1"
+    git(project, "worktree", "add", "-q", str(worktree), "-b", "worktree-agent-1")
+    main_before = git(project, "rev-parse", "main").strip()
+    develop_before = git(project, "rev-parse", "develop").strip()
+    commit = "git commit -q --allow-empty -m"
+    results = run_bash_calls_via_cli(tmp_path, worktree, [
+        f"{commit} mine && git symbolic-ref HEAD refs/heads/main && echo POINTED",
+        "git update-ref refs/heads/main refs/heads/worktree-agent-1; git symbolic-ref HEAD refs/heads/develop",
+        "git update-ref refs/heads/develop refs/heads/worktree-agent-1; "
+        f"git checkout -q -b fix worktree-agent-1 && {commit} on-fix && echo FIX-1",
+        f"{commit} on-fix-again && echo FIX-2",
+    ], {"enabled": True})
+    assert "POINTED" in results[0]
+    assert "couldn't set 'refs/heads/main'" in results[1]
+    assert "couldn't set 'refs/heads/develop'" in results[2] and "FIX-1" in results[2]
+    assert "FIX-2" in results[3]  # a branch the agent made and switched to stays its own
+    assert git(project, "rev-parse", "main").strip() == main_before
+    assert git(project, "rev-parse", "develop").strip() == develop_before
+    assert git(project, "log", "-1", "--format=%s", "fix").strip() == "on-fix-again"
+    assert git(project, "log", "-1", "--format=%s", "worktree-agent-1").strip() == "mine"

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catui.sandbox.own_branch import OwnBranches
 from catui.sandbox.repo_guard import config_mounts, git_mounts, nested_repo_mounts, stray_files
 from catui.worktree.refs import find_git_root
 
@@ -46,12 +47,12 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _guarded(root: Path) -> list[Mount]:
+def _guarded(root: Path, own_branches: OwnBranches | None) -> list[Mount]:
     """The protections of one writable folder: its settings files, and its repository's config and refs."""
     mounts = [Mount(m.path, m.writable, m.source, m.placeholder) for m in config_mounts(root)]
     top = find_git_root(root)
     if top is not None:
-        mounts.extend(Mount(m.path, m.writable, m.source, m.placeholder) for m in git_mounts(top, root))
+        mounts.extend(Mount(m.path, m.writable, m.source, m.placeholder) for m in git_mounts(top, root, own_branches))
     return mounts
 
 
@@ -63,6 +64,7 @@ def build_layout(
     deny_write: Iterable[Path] = (),
     share_network: bool = False,
     nested_git: Iterable[Path] = (),
+    own_branches: OwnBranches | None = None,
 ) -> SandboxLayout:
     """The mounts of one command.
 
@@ -70,7 +72,7 @@ def build_layout(
     ``readable`` are folders that must stay visible if they live under /tmp, which the private /tmp hides
     (the main checkout, HOME, the current directory); ``extra_writable`` are ``allowWrite`` paths and the
     tool's own scratch folder; ``deny_write`` paths are read-only even inside writable folders; ``nested_git``
-    are the ``.git`` entries of repositories inside the writable folders (nested_repos.py), guarded as the top's.
+    are the ``.git`` entries of repositories inside the writable folders (nested_repos.py), guarded as the top's; ``own_branches`` remembers which branch each linked worktree may move (own_branch.py).
     Mounts are ordered by depth, so a deeper mount wins over the folder around it.
     """
     roots = [_real(p) for p in writable_roots if p.exists()]
@@ -78,7 +80,7 @@ def build_layout(
     strays: list[Path] = []
     for root in roots:
         mounts.append(Mount(root, True))
-        mounts.extend(_guarded(root))
+        mounts.extend(_guarded(root, own_branches))
         top = find_git_root(root)
         if top is not None:
             strays.extend(p for p in stray_files(top) if p not in strays)

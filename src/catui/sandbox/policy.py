@@ -17,6 +17,7 @@ from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv,
 from catui.sandbox.layout_cache import LayoutCache, fingerprint
 from catui.sandbox.nested_repos import NestedRepos
 from catui.sandbox.network import ProxyRoute
+from catui.sandbox.own_branch import OwnBranches
 from catui.sandbox.placeholders import PlaceholderLease, lease_placeholder
 from catui.sandbox.probe import Availability, probe_bwrap
 from catui.sandbox.proxy import DomainProxy
@@ -134,6 +135,7 @@ class BashSandbox:
         self._proxy = proxy
         self._layouts = LayoutCache()
         self._nested = NestedRepos()
+        self._own_branches = OwnBranches()
         self._probe = probe
         self._report = report or _print_stderr
         self._home = home
@@ -165,6 +167,7 @@ class BashSandbox:
                 deny_write=settings.deny_write,
                 share_network=settings.network_enabled,
                 nested_git=nested,
+                own_branches=self._own_branches,
             )
 
         key = (roots, folders.project_root, home, folders.cwd)

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from catui.sandbox.own_branch import OwnBranches
 from catui.worktree.refs import GitDirs, git_dirs
 
 # catui's and Claude Code's settings folders (settings, hooks, agents, commands, skills).
@@ -69,9 +70,10 @@ def config_mounts(root: Path) -> list[GuardMount]:
     return mounts
 
 
-def git_mounts(top: Path, root: Path) -> list[GuardMount]:
+def git_mounts(top: Path, root: Path, own_branches: OwnBranches | None = None) -> list[GuardMount]:
     """The git protections of the work tree rooted at ``top`` (a plain checkout or a linked worktree), for the
-    writable folder ``root`` inside it."""
+    writable folder ``root`` inside it. ``own_branches`` decides which branch a linked worktree may move (a
+    fresh one — this layout alone — when not given)."""
     dot_git = top / ".git"
     if dot_git.is_symlink():
         return []
@@ -81,7 +83,7 @@ def git_mounts(top: Path, root: Path) -> list[GuardMount]:
     dirs = git_dirs(top)
     if dirs is None:
         return []
-    return _linked_worktree_mounts(dirs)
+    return _linked_worktree_mounts(dirs, (own_branches or OwnBranches()).of(dirs))
 
 
 def nested_repo_mounts(dot_git: Path) -> list[GuardMount]:
@@ -134,8 +136,9 @@ def _linked_entries_mounts(worktrees: Path) -> list[GuardMount]:
     return mounts
 
 
-def _linked_worktree_mounts(dirs: GitDirs) -> list[GuardMount]:
-    """An isolated agent's worktree: its own git folder, and commits (not other branches) in the shared one."""
+def _linked_worktree_mounts(dirs: GitDirs, own_branch: str | None) -> list[GuardMount]:
+    """An isolated agent's worktree: its own git folder, and commits to ``own_branch`` (not to other branches)
+    in the shared one."""
     common, own = dirs.common_dir, dirs.git_dir
     mounts = [GuardMount(_real(common)), GuardMount(_real(own), writable=True)]
     # Its pointers: `.git` in the worktree, `commondir` and `gitdir` in its git folder, and its own config.
@@ -159,17 +162,8 @@ def _linked_worktree_mounts(dirs: GitDirs) -> list[GuardMount]:
         if part.is_dir():
             mounts.append(GuardMount(_real(part), writable=True))
     if dirs.files_backend:
-        mounts.extend(_other_branch_mounts(common, own_branch(own)))
+        mounts.extend(_other_branch_mounts(common, own_branch))
     return mounts
-
-
-def own_branch(git_dir: Path) -> str | None:
-    """The branch a worktree has checked out (``refs/heads/…``), from its HEAD; ``None`` when detached."""
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return head[4:].strip() if head.startswith("ref:") else None
 
 
 def _other_branch_mounts(common: Path, own: str | None) -> list[GuardMount]:
