@@ -275,3 +275,18 @@ def test_an_isolated_agent_cannot_make_another_branch_its_own_by_pointing_head_a
     assert git(project, "rev-parse", "develop").strip() == develop_before
     assert git(project, "log", "-1", "--format=%s", "fix").strip() == "on-fix-again"
     assert git(project, "log", "-1", "--format=%s", "worktree-agent-1").strip() == "mine"
+
+
+def test_a_deny_write_folder_cannot_be_renamed_away_and_written_next_time(tmp_path: Path) -> None:
+    """``mv sub sub2`` in one command (only ``sub/secrets`` was a mount point), a write to ``sub2/secrets`` in
+    the next (``sub/secrets`` no longer existed, so nothing was protected), ``mv sub2 sub``: no trace left."""
+    project = tmp_path / "proj"
+    (project / "sub" / "secrets").mkdir(parents=True)
+    (project / "sub" / "secrets" / "key").write_text("original\n")
+    results = run_bash_calls_via_cli(tmp_path, project, [
+        "echo x > sub/secrets/key; mv sub sub2; mv sub/secrets sub/elsewhere; echo work > sub/notes && echo WORK-OK",
+        "echo pwned > sub2/secrets/key; echo pwned > sub/elsewhere/key; mv sub2 sub; true",
+    ], {"enabled": True, "filesystem": {"denyWrite": ["sub/secrets"]}})
+    assert "Device or resource busy" in results[0] and "WORK-OK" in results[0]
+    assert (project / "sub" / "secrets" / "key").read_text() == "original\n"
+    assert (project / "sub" / "notes").read_text() == "work\n"

@@ -89,13 +89,18 @@ def build_layout(
     mounts.extend(Mount(_real(p), False) for p in deny_write if p.exists())
     denied = {_real(p) for p in deny_write if p.exists()}
     by_path = _merged(mounts, denied, {})
-    nested: list[Mount] = []
+    anchors = [*roots, *extras]
+    later: list[Mount] = []
+    for path in denied:
+        # A denyWrite path's folders are pinned too: renamed away (`mv sub sub2`), the path would not exist at
+        # the next command, and its contents would be writable under the new name.
+        later.extend(pin for pin in _pins(path.parent, anchors) if _writable_at(by_path, pin.path))
     for dot_git in nested_git:
         # Only a repository the command could write anyway is guarded (its pins are writable mounts: inside
         # `.claude/` or a denyWrite folder they would open what is closed).
         if _writable_at(by_path, _real(dot_git.parent)):
-            nested.extend(_nested_guard(dot_git, roots))
-    by_path = _merged(nested, denied, by_path)
+            later.extend(_nested_guard(dot_git, anchors))
+    by_path = _merged(later, denied, by_path)
     ordered = sorted(by_path.values(), key=lambda m: (len(m.path.parts), str(m.path)))
     return SandboxLayout(
         mounts=tuple(ordered),
@@ -126,19 +131,24 @@ def _writable_at(by_path: dict[Path, Mount], path: Path) -> bool:
     return False
 
 
+def _pins(folder: Path, roots: list[Path]) -> list[Mount]:
+    """``folder`` and those above it, up to the writable root holding it, each mounted on itself (writable): a
+    mount point cannot be renamed, so neither can they, nor what they hold be moved away under another name."""
+    pins = []
+    for candidate in (folder, *folder.parents):
+        if candidate in roots or not any(root in candidate.parents for root in roots):
+            break
+        pins.append(Mount(candidate, True))
+    return pins
+
+
 def _nested_guard(dot_git: Path, roots: list[Path]) -> list[Mount]:
-    """A nested repository's protections, and its folder and those above it up to the writable root pinned
-    (mounted on themselves): renamed away, the repository could be replaced by a look-alike with its own config."""
+    """A nested repository's protections, and its folder and those above it up to the writable root pinned:
+    renamed away, the repository could be replaced by a look-alike with its own config."""
     guard = [Mount(m.path, m.writable, m.source, m.placeholder) for m in nested_repo_mounts(dot_git)]
     if not guard:
         return []
-    top = _real(dot_git.parent)
-    pins = []
-    for folder in (top, *top.parents):
-        if folder in roots or not any(root in folder.parents for root in roots):
-            break
-        pins.append(Mount(folder, True))
-    return [*pins, *guard]
+    return [*_pins(_real(dot_git.parent), roots), *guard]
 
 
 def with_scratch(layout: SandboxLayout, scratch: Iterable[Path]) -> SandboxLayout:
