@@ -290,3 +290,28 @@ def test_a_deny_write_folder_cannot_be_renamed_away_and_written_next_time(tmp_pa
     assert "Device or resource busy" in results[0] and "WORK-OK" in results[0]
     assert (project / "sub" / "secrets" / "key").read_text() == "original\n"
     assert (project / "sub" / "notes").read_text() == "work\n"
+
+
+def test_protected_names_that_are_symbolic_links_are_protected_at_the_target_and_put_back(tmp_path: Path) -> None:
+    """``.claude`` and ``.git/hooks`` as links (dotfile setups, shared hooks): writing through the link and
+    replacing the link with a folder of one's own both fail to leave anything that runs later."""
+    project = make_repo(tmp_path / "proj")
+    (project / "shared-claude").mkdir()
+    (project / ".claude").symlink_to("shared-claude")
+    (project / "shared-hooks").mkdir()
+    (project / ".git" / "hooks").rename(project / ".git" / "hooks-sample")
+    (project / ".git" / "hooks").symlink_to(project / "shared-hooks")
+    hook = "printf '#!/bin/sh\\ntouch /tmp/pwned\\n'"
+    result = run_bash_via_cli(tmp_path, project, (
+        "echo '{\"hooks\":{}}' > .claude/settings.json; "
+        f"{hook} > .git/hooks/post-checkout; "
+        "rm .claude && mkdir .claude && echo '{\"hooks\":{}}' > .claude/settings.json; "
+        f"rm .git/hooks && mkdir .git/hooks && {hook} > .git/hooks/post-checkout; true"
+    ), {"enabled": True})
+    assert result.count("Read-only file system") == 2
+    assert "put back the link" in result
+    assert os.readlink(project / ".claude") == "shared-claude"
+    assert os.readlink(project / ".git" / "hooks") == str(project / "shared-hooks")
+    assert list((project / "shared-claude").iterdir()) == [] and list((project / "shared-hooks").iterdir()) == []
+    assert not (project / ".claude" / "settings.json").exists()
+    assert not (project / ".git" / "hooks" / "post-checkout").exists()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catui.sandbox.own_branch import OwnBranches
-from catui.sandbox.repo_guard import config_mounts, git_mounts, nested_repo_mounts, stray_files
+from catui.sandbox.repo_guard import config_mounts, git_mounts, linked_names, nested_repo_mounts, stray_files
 from catui.worktree.refs import find_git_root
 
 PRIVATE_TMP = Path("/tmp")
@@ -37,6 +37,8 @@ class SandboxLayout:
     writable: tuple[Path, ...] = field(default=())
     # Files that must not appear while a command runs (repo_guard.stray_files); removed after it if they do.
     strays: tuple[Path, ...] = field(default=())
+    # Protected names that are symbolic links (repo_guard.linked_names); put back after a command if replaced.
+    links: tuple[Path, ...] = field(default=())
 
     def describe_writable(self) -> str:
         """The writable folders, for messages to the model and ``catui sandbox check``."""
@@ -78,9 +80,11 @@ def build_layout(
     roots = [_real(p) for p in writable_roots if p.exists()]
     mounts: list[Mount] = [Mount(_real(p), False) for p in readable if p.exists()]
     strays: list[Path] = []
+    links: list[Path] = []
     for root in roots:
         mounts.append(Mount(root, True))
         mounts.extend(_guarded(root, own_branches))
+        links.extend(linked_names(root))
         top = find_git_root(root)
         if top is not None:
             strays.extend(p for p in stray_files(top) if p not in strays)
@@ -107,6 +111,7 @@ def build_layout(
         share_network=share_network,
         writable=tuple(dict.fromkeys([*roots, *extras])),
         strays=tuple(strays),
+        links=tuple(links),
     )
 
 
@@ -161,6 +166,7 @@ def with_scratch(layout: SandboxLayout, scratch: Iterable[Path]) -> SandboxLayou
         share_network=layout.share_network,
         writable=(*layout.writable, *extras),
         strays=layout.strays,
+        links=layout.links,
     )
 
 

@@ -50,6 +50,8 @@ class LaunchPlan:
     # and which of the layout's stray files existed before it started.
     leases: tuple[PlaceholderLease, ...] = ()
     strays_before: frozenset[Path] = frozenset()
+    # The protected symbolic links and what each pointed to when the command started.
+    links_before: tuple[tuple[Path, str], ...] = ()
     # The seccomp program that keeps the command from opening unix sockets (seccomp.py); None: allowed.
     seccomp: bytes | None = None
 
@@ -81,6 +83,7 @@ class LaunchPlan:
             lease.release()
         if self.layout is None:
             return None
+        restored = [note for path, target in self.links_before if (note := _restore_link(path, target))]
         removed = []
         for path in self.layout.strays:
             if path not in self.strays_before and os.path.lexists(path):
@@ -89,12 +92,13 @@ class LaunchPlan:
                 except OSError:
                     continue
                 removed.append(str(path))
-        if not removed:
-            return None
-        return (
-            f"catui's sandbox removed {', '.join(removed)}, which this command created: it would make git take its "
-            "configuration from elsewhere, outside the sandbox."
-        )
+        notes = list(restored)
+        if removed:
+            notes.append(
+                f"catui's sandbox removed {', '.join(removed)}, which this command created: it would make git take "
+                "its configuration from elsewhere, outside the sandbox."
+            )
+        return " ".join(notes) or None
 
     def env(self) -> dict[str, str]:
         """Variables the command needs on top of the agent's: the private /tmp, the proxy's address."""
@@ -201,8 +205,10 @@ class BashSandbox:
             layout = dataclasses.replace(layout, mounts=(*layout.mounts, *extra))
         layout, leases = _hold_placeholders(layout)
         strays_before = frozenset(p for p in layout.strays if os.path.lexists(p))
+        links_before = tuple((p, os.readlink(p)) for p in layout.links if os.path.islink(p))
         return LaunchPlan(
             layout=layout, binary=availability.binary, route=route, leases=leases, strays_before=strays_before,
+            links_before=links_before,
             seccomp=self.unix_socket_filter(),
         )
 
@@ -268,6 +274,33 @@ def _hold_placeholders(layout: SandboxLayout) -> tuple[SandboxLayout, tuple[Plac
                 leases.append(lease)
         mounts.append(mount)
     return dataclasses.replace(layout, mounts=tuple(mounts)), tuple(leases)
+
+
+def _restore_link(path: Path, target: str) -> str | None:
+    """Put the protected symbolic link ``path`` → ``target`` back if a command replaced or removed it; what
+    replaced it is kept beside it under another name. A note for the result, or None when it was untouched."""
+    try:
+        if os.path.islink(path) and os.readlink(path) == target:
+            return None
+        kept = None
+        if os.path.lexists(path):
+            kept = _free_name(path)
+            os.rename(path, kept)
+        os.symlink(target, path)
+    except OSError as error:
+        return (f"catui's sandbox could not put back the link {path} -> {target}, which this command replaced "
+                f"({error.strerror}); check it before catui or git next runs here.")
+    aside = f" (what replaced it is now {kept})" if kept is not None else ""
+    return (f"catui's sandbox put back the link {path} -> {target}, which this command replaced{aside}: "
+            "it is configuration that runs outside the sandbox.")
+
+
+def _free_name(path: Path) -> Path:
+    for n in range(1, 1000):
+        candidate = path.with_name(f"{path.name}.replaced-in-sandbox-{n}")
+        if not os.path.lexists(candidate):
+            return candidate
+    raise FileExistsError(path)
 
 
 def _print_stderr(text: str) -> None:

@@ -64,10 +64,29 @@ def _ensure_folder(path: Path) -> bool:
 
 
 def config_mounts(root: Path) -> list[GuardMount]:
-    """``.claude``, ``.catui`` and ``.mcp.json`` at the top of the writable folder ``root``, read-only."""
-    mounts = [GuardMount(root / name) for name in PROTECTED_FOLDERS if _ensure_folder(root / name)]
+    """``.claude``, ``.catui`` and ``.mcp.json`` at the top of the writable folder ``root``, read-only (a
+    symbolic link's target, when the name is a link: the link itself is watched, see ``linked_names``)."""
+    mounts = []
+    for name in PROTECTED_FOLDERS:
+        path = root / name
+        if path.is_symlink():
+            if path.is_dir():
+                mounts.append(GuardMount(_real(path)))
+        elif _ensure_folder(path):
+            mounts.append(GuardMount(path))
     mounts.extend(GuardMount(root / name, placeholder=True) for name in PROTECTED_FILES)
     return mounts
+
+
+def linked_names(root: Path) -> list[Path]:
+    """Protected names in the writable folder ``root`` that are symbolic links. A link cannot be mounted over
+    (a mount lands on its target, which is protected), so the command could replace the link itself with a
+    folder or file of its own: ``LaunchPlan.finish`` puts the link back afterwards."""
+    names = [root / name for name in (*PROTECTED_FOLDERS, *PROTECTED_FILES)]
+    dot_git = root / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        names.extend(dot_git / name for name in ("config", "config.worktree", "hooks"))
+    return [path for path in names if path.is_symlink()]
 
 
 def git_mounts(top: Path, root: Path, own_branches: OwnBranches | None = None) -> list[GuardMount]:
@@ -104,8 +123,9 @@ def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
     # an empty stand-in when missing, since git accepts an empty config.
     mounts.append(GuardMount(_real(dot_git) / "config.worktree", placeholder=not (dot_git / "config.worktree").exists()))
     mounts.extend(_linked_entries_mounts(dot_git / "worktrees"))
-    if _ensure_folder(dot_git / "hooks"):
-        mounts.append(GuardMount(_real(dot_git / "hooks")))
+    hooks = dot_git / "hooks"
+    if hooks.is_dir() if hooks.is_symlink() else _ensure_folder(hooks):
+        mounts.append(GuardMount(_real(hooks)))
     modules = dot_git / "modules"
     if modules.is_dir():  # submodules' own config and hooks (git runs them from the parent's commands too)
         for entry in modules.iterdir():
