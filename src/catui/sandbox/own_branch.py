@@ -12,10 +12,13 @@ then on a command may move that branch, or a branch that did not exist then and 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from catui.worktree.refs import GitDirs
+
+_OBJECT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 def head_branch(git_dir: Path) -> str | None:
@@ -27,10 +30,24 @@ def head_branch(git_dir: Path) -> str | None:
     return head[4:].strip() if head.startswith("ref:") else None
 
 
+def packed_branches(common: Path) -> dict[str, str]:
+    """``refs/heads/…`` names and object ids listed in ``packed-refs``."""
+    try:
+        text = (common / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith(("#", "^")):
+            continue
+        object_id, _, refname = line.partition(" ")
+        if refname.startswith("refs/heads/") and _OBJECT_ID.match(object_id):
+            found[refname] = object_id
+    return found
+
+
 def branches(common: Path) -> frozenset[str]:
     """Every branch of the repository (loose ``refs/heads/…`` files and ``packed-refs`` entries)."""
-    from catui.sandbox.repo_guard import packed_branches  # repo_guard imports this module
-
     found = set(packed_branches(common))
     heads = common / "refs" / "heads"
     for folder, _dirs, files in os.walk(heads):

@@ -24,11 +24,10 @@ names it for removal once the command has ended.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from catui.sandbox.own_branch import OwnBranches
+from catui.sandbox.own_branch import OwnBranches, packed_branches
 from catui.worktree.refs import GitDirs, git_dirs
 
 # catui's and Claude Code's settings folders (settings, hooks, agents, commands, skills).
@@ -37,7 +36,6 @@ PROTECTED_FOLDERS = (".catui", ".claude")
 PROTECTED_FILES = (".mcp.json",)
 # In a linked worktree's shared repository, what a commit or a branch of the worktree writes.
 SHARED_GIT_WRITABLE = ("objects", "refs", "logs")
-_OBJECT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 @dataclass(frozen=True)
@@ -207,22 +205,6 @@ def _other_branch_mounts(common: Path, own: str | None) -> list[GuardMount]:
                 pinned.add(parent)
                 mounts.append(GuardMount(_real(parent), writable=True))
     return mounts
-
-
-def packed_branches(common: Path) -> dict[str, str]:
-    """``refs/heads/…`` names and object ids listed in ``packed-refs``."""
-    try:
-        text = (common / "packed-refs").read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith(("#", "^")):
-            continue
-        object_id, _, refname = line.partition(" ")
-        if refname.startswith("refs/heads/") and _OBJECT_ID.match(object_id):
-            found[refname] = object_id
-    return found
 
 
 def write_out_packed_branches(common: Path, *, skip: str | None) -> None:
