@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from catui.paths import find_project_root
 from catui.permissions.sandbox_rules import is_excluded_command
 from catui.sandbox.config import SandboxSettings
 from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv, with_scratch
@@ -138,6 +139,8 @@ class BashSandbox:
             proxy = DomainProxy(settings.allowed_domains)
         self._proxy = proxy
         self._layouts = LayoutCache()
+        if probe is probe_bwrap:  # never a bwrap that a sandboxed command could have planted (probe.py)
+            probe = self._probe_outside_writable_folders
         self._nested = NestedRepos()
         self._own_branches = OwnBranches()
         self._probe = probe
@@ -145,6 +148,9 @@ class BashSandbox:
         self._home = home
         self._availability: Availability | None = None
         self._announced = False
+
+    def _probe_outside_writable_folders(self) -> Availability:
+        return probe_bwrap(avoid=(find_project_root(Path.cwd()), *self.settings.allow_write))
 
     @property
     def availability(self) -> Availability:
