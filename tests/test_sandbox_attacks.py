@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -37,7 +38,8 @@ def run_bash_via_cli(tmp_path: Path, project: Path, command: str, sandbox: dict[
 
 
 def run_bash_calls_via_cli(
-    tmp_path: Path, project: Path, commands: list[str], sandbox: dict[str, Any], *, path: str | None = None
+    tmp_path: Path, project: Path, commands: list[str], sandbox: dict[str, Any], *, path: str | None = None,
+    memory_limit: int | None = None,
 ) -> list[str]:
     """``catui -p`` in ``project`` whose scripted model sends the Bash ``commands`` (one after the other, each
     its own sandboxed call); their tool_result texts in order."""
@@ -61,6 +63,8 @@ def run_bash_calls_via_cli(
         [sys.executable, "-m", "catui", "-p", "go", "--model", f"scripted:{script}", "--output-format",
          "stream-json", "--verbose", "--permission-mode", "bypassPermissions"],
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
+        preexec_fn=None if memory_limit is None else lambda: resource.setrlimit(
+            resource.RLIMIT_AS, (memory_limit, memory_limit)),
     )
     assert done.returncode == 0, done.stderr
     results: dict[str, str] = {}
@@ -358,3 +362,22 @@ def test_a_bwrap_only_in_a_writable_folder_is_refused_with_the_reason(
     assert find_binary("bwrap", ()) == (str(folder / "bwrap"), [])
     availability = probe_bwrap(avoid=(tmp_path / "proj",))
     assert not availability.usable and "not trusted" in availability.reason and str(folder) in availability.reason
+
+
+def test_the_scratch_files_catui_reads_back_cannot_hang_or_exhaust_it(tmp_path: Path) -> None:
+    """The command's scratch folder (its output and its final directory) is its own to write: replaced by a
+    FIFO, catui's read never returned (deaf to SIGINT and SIGTERM); by a link to /dev/zero, it read without
+    end. Each is now refused with a note, under a 1 GB address-space ceiling."""
+    project = make_repo(tmp_path / "proj")
+    scratch = "d=$(ls -d /tmp/catui-bash-*)"
+    results = run_bash_calls_via_cli(tmp_path, project, [
+        f"{scratch}; rm -f $d/cwd; mkfifo $d/cwd; echo FIRST; exit 0",
+        f"{scratch}; rm -f $d/out; mkfifo $d/out; exit 0",
+        f"{scratch}; rm -f $d/out; ln -s /dev/zero $d/out; exit 0",
+        "cd sub 2>/dev/null; mkdir -p sub && cd sub && echo STILL-WORKS",
+    ], {"enabled": True}, memory_limit=1 << 30)
+    assert "FIRST" in results[0]
+    assert "did not read this command's output file: it was replaced by something that is not a regular file" \
+        in results[1]
+    assert "did not read this command's output file: it was replaced by a symbolic link" in results[2]
+    assert "STILL-WORKS" in results[3]
