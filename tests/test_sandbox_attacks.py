@@ -381,3 +381,35 @@ def test_the_scratch_files_catui_reads_back_cannot_hang_or_exhaust_it(tmp_path: 
         in results[1]
     assert "did not read this command's output file: it was replaced by a symbolic link" in results[2]
     assert "STILL-WORKS" in results[3]
+
+
+def test_a_file_the_git_config_includes_is_protected_like_the_config(tmp_path: Path) -> None:
+    """``git config include.path ../.gitconfig`` (shared settings kept in the project): the included file is
+    config git runs (core.fsmonitor), and a missing ``includeIf`` target could be created."""
+    project = make_repo(tmp_path / "proj", {".gitconfig": "[alias]\n\tst = status\n"})
+    git(project, "config", "include.path", "../.gitconfig")
+    git(project, "config", "includeIf.onbranch:release.path", "../.gitconfig-release")
+    marker = tmp_path / "pwned"
+    fsmonitor = f"printf '[core]\\n\\tfsmonitor = \"touch {marker}; false\"\\n'"
+    result = run_bash_via_cli(tmp_path, project, (
+        f"{fsmonitor} >> .gitconfig; {fsmonitor} > .gitconfig-release; "
+        f"mv .gitconfig gc && {fsmonitor} > .gitconfig; echo src > main.txt && echo WORK-OK"
+    ), {"enabled": True})
+    assert result.count("Read-only file system") == 2 and "busy" in result and "WORK-OK" in result
+    assert "fsmonitor" not in (project / ".gitconfig").read_text()
+    assert not (project / ".gitconfig-release").exists()
+    git(project, "checkout", "-q", "-b", "release")
+    assert not fsmonitor_ran(marker, project)
+
+
+def test_included_config_files_are_found_through_git_and_nested(tmp_path: Path) -> None:
+    from catui.sandbox.git_includes import included_files
+
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / ".git" / "config"
+    config.write_text('[include]\n\tpath = ../a.cfg\n[includeIf "gitdir:~/x/"]\n\tpath = ~/b.cfg\n')
+    (tmp_path / "a.cfg").write_text("[include]\n\tpath = sub/c.cfg\n")
+    home = tmp_path / "home"
+    assert included_files(config, home) == [tmp_path / "a.cfg", home / "b.cfg", tmp_path / "sub" / "c.cfg"]
+    (tmp_path / "a.cfg").write_text("[include]\n\tpath = .git/config\n")  # a loop ends
+    assert included_files(config, home) == [tmp_path / "a.cfg", home / "b.cfg"]

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from catui.sandbox.git_includes import included_files
 from catui.sandbox.own_branch import OwnBranches, packed_branches
 from catui.worktree.refs import GitDirs, git_dirs
 
@@ -121,6 +122,7 @@ def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
     # an empty stand-in when missing, since git accepts an empty config.
     mounts.append(GuardMount(_real(dot_git) / "config.worktree", placeholder=not (dot_git / "config.worktree").exists()))
     mounts.extend(_linked_entries_mounts(dot_git / "worktrees"))
+    mounts.extend(_include_mounts(dot_git))
     hooks = dot_git / "hooks"
     if hooks.is_dir() if hooks.is_symlink() else _ensure_folder(hooks):
         mounts.append(GuardMount(_real(hooks)))
@@ -131,6 +133,24 @@ def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
                 if (entry / name).exists() and not (entry / name).is_symlink():
                     mounts.append(GuardMount(_real(entry / name)))
     return mounts
+
+
+def _include_mounts(dot_git: Path) -> list[GuardMount]:
+    """Files the checkout's config includes (git_includes.py), read-only; a missing one inside the checkout
+    held by an empty stand-in, as git skips a missing include and a command could create it."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    top = _real(dot_git.parent)
+    mounts = []
+    for target in included_files(dot_git / "config", home):
+        if target.is_file():
+            mounts.append(GuardMount(_real(target)))
+        elif not os.path.lexists(target) and target.parent.is_dir() and _inside(_real(target.parent), top):
+            mounts.append(GuardMount(_real(target.parent) / target.name, placeholder=True))
+    return mounts
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 def _linked_entries_mounts(worktrees: Path) -> list[GuardMount]:
