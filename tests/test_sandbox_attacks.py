@@ -127,6 +127,17 @@ def test_a_sandboxed_command_cannot_reach_a_host_server_by_its_unix_socket(
     assert connections(host_server) == 0
 
 
+@pytest.mark.skipif(not supported(), reason="no seccomp filter for this machine's system calls")
+def test_io_uring_which_could_open_sockets_past_the_filter_is_refused(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "proj")
+    # io_uring_setup(1, NULL): EFAULT (14) where io_uring exists, ENOSYS (38) where it is off; EPERM (1) if barred.
+    probe = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+             "print('io_uring_setup errno', libc.syscall(425, 1, None), ctypes.get_errno())")
+    command = f"{os.path.realpath(sys.executable)} -c \"{probe}\""
+    result = run_bash_via_cli(tmp_path, project, command, {"enabled": True})
+    assert "io_uring_setup errno -1 1" in result
+
+
 def test_allow_all_unix_sockets_opens_them(tmp_path: Path, host_server: socket.socket) -> None:
     project = make_repo(tmp_path / "proj")
     command = CONNECT.format(python=os.path.realpath(sys.executable), path=tmp_path / "home" / "daemon.sock")

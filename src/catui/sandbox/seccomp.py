@@ -39,12 +39,12 @@ _X32_BIT = 0x40000000
 
 
 # arch (AUDIT_ARCH_*) -> (numbers of socket(), of io_uring_setup(), of socketcall() or None)
-_ARCHES: dict[int, tuple[tuple[int, ...], int, int | None]] = {
-    0xC000003E: ((41, 41 | _X32_BIT), 425, None),  # x86_64 (and its x32 ABI)
-    0x40000003: ((359,), 425, 102),  # i386 programs on an x86_64 kernel
-    0xC00000B7: ((198,), 425, None),  # aarch64
-    0x40000028: ((281,), 425, None),  # 32-bit arm on aarch64
-    0xC00000F3: ((198,), 425, None),  # riscv64
+_ARCHES: dict[int, tuple[tuple[int, ...], tuple[int, ...], int | None]] = {
+    0xC000003E: ((41, 41 | _X32_BIT), (425, 425 | _X32_BIT), None),  # x86_64 (and its x32 ABI)
+    0x40000003: ((359,), (425,), 102),  # i386 programs on an x86_64 kernel
+    0xC00000B7: ((198,), (425,), None),  # aarch64
+    0x40000028: ((281,), (425,), None),  # 32-bit arm on aarch64
+    0xC00000F3: ((198,), (425,), None),  # riscv64
 }
 # platform.machine() values whose kernels take the arches above.
 SUPPORTED_MACHINES = ("x86_64", "amd64", "aarch64", "arm64", "riscv64")
@@ -69,7 +69,8 @@ def unix_socket_filter() -> bytes:
         code.append((_LD_W_ABS, 0, 0, _NR))
         for number in sockets:
             code.append((_JEQ_K, "family", 0, number))
-        code.append((_JEQ_K, "deny", 0, io_uring))
+        for number in io_uring:
+            code.append((_JEQ_K, "deny", 0, number))
         if socketcall is not None:
             # socketcall passes socket()'s arguments in memory, out of a filter's reach: its socket() is refused whole.
             code.append((_JEQ_K, 0, "allow", socketcall))
