@@ -246,13 +246,14 @@ def test_a_repository_nested_in_the_project_keeps_its_config_and_hooks(tmp_path:
         "echo x > vendor/lib/.git/hooks/post-checkout; "
         f"mv vendor/lib/.git vendor/lib/git-old; mv vendor vendor-old; mv vendor/lib vendor/lib2; "
         "echo v2 > vendor/lib/lib.txt && git -C vendor/lib add lib.txt && git -C vendor/lib commit -qm work && "
-        "echo NESTED-COMMIT-OK"
+        f"echo NESTED-COMMIT-OK; echo {tmp_path / 'evil'} > vendor/lib/.git/commondir"
     )
     result = run_bash_via_cli(tmp_path, project, command, {"enabled": True})
     assert "NESTED-COMMIT-OK" in result  # work in the nested repository goes on
     assert not fsmonitor_ran(marker, nested)
     assert "fsmonitor" not in (nested / ".git" / "config").read_text()
     assert not (nested / ".git" / "hooks" / "post-checkout").exists()
+    assert not (nested / ".git" / "commondir").exists() and "removed" in result
     assert (nested / ".git").is_dir() and (project / "vendor" / "lib").is_dir()
     assert git(nested, "log", "-1", "--format=%s").strip() == "work"
 

@@ -104,6 +104,7 @@ def build_layout(
         # `.claude/` or a denyWrite folder they would open what is closed).
         if _writable_at(by_path, _real(dot_git.parent)):
             later.extend(_nested_guard(dot_git, anchors))
+            strays.extend(p for p in stray_files(dot_git.parent) if p not in strays)
     by_path = _merged(later, denied, by_path)
     ordered = sorted(by_path.values(), key=lambda m: (len(m.path.parts), str(m.path)))
     return SandboxLayout(
