@@ -64,9 +64,9 @@ async def time_call(tool: BashTool, ctx: ToolContext) -> float:
     return elapsed
 
 
-async def time_spawn(argv: list[str]) -> float:
+async def time_spawn(argv: list[str], fds: tuple[int, ...] = ()) -> float:
     start = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
+    proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, pass_fds=fds,
                                                 stdout=asyncio.subprocess.DEVNULL, start_new_session=True)
     await proc.wait()
     return time.perf_counter() - start
@@ -95,16 +95,17 @@ async def run(repeat: int) -> None:
         start = time.perf_counter()
         for _ in range(repeat):
             launch = sandbox.plan("true", folders, [Path(tmp)])
-            argv = launch.wrap(["bash", "-c", "true"], worktree)
+            with launch.command_line(["bash", "-c", "true"], worktree):
+                pass
             launch.finish()  # placeholders for missing protected files are held per command
         launch = sandbox.plan("true", folders, [Path(tmp)])  # held while bwrap alone is timed below
-        argv = launch.wrap(["bash", "-c", "true"], worktree)
         planning = (time.perf_counter() - start) / repeat
         raw_bash: list[float] = []
         raw_bwrap: list[float] = []
         for _ in range(repeat):
             raw_bash.append(await time_spawn(["bash", "-c", "true"]))
-            raw_bwrap.append(await time_spawn(argv))
+            with launch.command_line(["bash", "-c", "true"], worktree) as (argv, fds):  # bwrap reads its filter
+                raw_bwrap.append(await time_spawn(argv, fds))
         launch.finish()
     p_med, b_med = statistics.median(plain_times), statistics.median(boxed_times)
     print(f"Bash call, unsandboxed: median {p_med * 1000:.2f} ms, min {min(plain_times) * 1000:.2f} ms")

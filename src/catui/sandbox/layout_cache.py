@@ -48,7 +48,7 @@ def fingerprint(roots: tuple[Path, ...], allow_write: tuple[Path, ...], deny_wri
         # Not the root's mtime: the per-command stand-in for a missing .mcp.json changes it on every command.
         # What the layout depends on in the root is the root itself and these entries.
         marks.append(_inode(root))
-        for name in (".git", *PROTECTED_FOLDERS):
+        for name in (".git", ".git/worktrees", *PROTECTED_FOLDERS):  # worktrees/: repo_guard mounts its entries
             marks.append(_stat_mark(root / name))
         marks.extend(_branch_marks(root))
     for path in allow_write:

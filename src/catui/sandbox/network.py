@@ -50,10 +50,12 @@ class ProxyRoute:
         hidden = [p for p in wanted if p == HIDDEN_ROOT or HIDDEN_ROOT in p.parents]
         return tuple(dict.fromkeys([self.socket_folder, *hidden]))
 
-    def wrap(self, command: list[str]) -> list[str]:
-        """``command`` behind the bridge: the port listens before the command's first line runs."""
+    def wrap(self, command: list[str], seccomp: bytes | None = None) -> list[str]:
+        """``command`` behind the bridge: the port listens before the command's first line runs; the bridge loads
+        the ``seccomp`` program (seccomp.py) into the command's process, since bwrap's would bar the bridge too."""
         # -I -S: isolated and without site-packages, so the bridge starts fast and sees nothing of the venv.
-        return [self.python, "-I", "-S", str(BRIDGE_SCRIPT), str(self.socket_path), str(self.port), *command]
+        program = seccomp.hex() if seccomp else "-"
+        return [self.python, "-I", "-S", str(BRIDGE_SCRIPT), str(self.socket_path), str(self.port), program, *command]
 
     def env(self) -> dict[str, str]:
         """The proxy variables (both spellings: tools read one or the other)."""

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from catui.paths import find_project_root
 from catui.permissions.sandbox_rules import is_excluded_command
 from catui.sandbox.config import SandboxSettings
 from catui.sandbox.layout import Mount, SandboxLayout, build_layout, bwrap_argv, with_scratch
 from catui.sandbox.layout_cache import LayoutCache, fingerprint
+from catui.sandbox.nested_repos import NestedRepos
 from catui.sandbox.network import ProxyRoute
+from catui.sandbox.own_branch import OwnBranches
 from catui.sandbox.placeholders import PlaceholderLease, lease_placeholder
 from catui.sandbox.probe import Availability, probe_bwrap
 from catui.sandbox.proxy import DomainProxy
+from catui.sandbox.seccomp import program_fd, supported, unix_socket_filter
 
 # What a refusal by the sandbox looks like in a command's output (EROFS, EPERM, no network).
 _DENIAL_PATTERNS = re.compile(
@@ -46,18 +51,31 @@ class LaunchPlan:
     # and which of the layout's stray files existed before it started.
     leases: tuple[PlaceholderLease, ...] = ()
     strays_before: frozenset[Path] = frozenset()
+    # The protected symbolic links and what each pointed to when the command started.
+    links_before: tuple[tuple[Path, str], ...] = ()
+    # The seccomp program that keeps the command from opening unix sockets (seccomp.py); None: allowed.
+    seccomp: bytes | None = None
 
     @property
     def sandboxed(self) -> bool:
         return self.layout is not None
 
-    def wrap(self, command: list[str], cwd: Path) -> list[str]:
-        """``command`` as it is started: under bwrap when sandboxed (behind the proxy bridge), else unchanged."""
+    @contextlib.contextmanager
+    def command_line(self, command: list[str], cwd: Path) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+        """``command`` as it is started — under bwrap when sandboxed (behind the proxy bridge), else unchanged —
+        and the file descriptors the child must inherit (``pass_fds``), open while the block runs: start the
+        process inside it."""
         if self.layout is None:
-            return command
-        if self.route is not None:
-            command = self.route.wrap(command)
-        return bwrap_argv(self.binary, self.layout, Path(os.path.realpath(cwd)), command)
+            yield command, ()
+            return
+        real_cwd = Path(os.path.realpath(cwd))
+        if self.route is not None:  # the bridge loads the filter itself, after connecting to the proxy is set up
+            yield bwrap_argv(self.binary, self.layout, real_cwd, self.route.wrap(command, self.seccomp)), ()
+        elif self.seccomp is None:
+            yield bwrap_argv(self.binary, self.layout, real_cwd, command), ()
+        else:
+            with program_fd(self.seccomp) as fd:
+                yield bwrap_argv(self.binary, self.layout, real_cwd, command, seccomp_fd=fd), (fd,)
 
     def finish(self) -> str | None:
         """After the command (and every process it started) has ended: release the placeholders, and remove
@@ -66,6 +84,7 @@ class LaunchPlan:
             lease.release()
         if self.layout is None:
             return None
+        restored = [note for path, target in self.links_before if (note := _restore_link(path, target))]
         removed = []
         for path in self.layout.strays:
             if path not in self.strays_before and os.path.lexists(path):
@@ -74,12 +93,13 @@ class LaunchPlan:
                 except OSError:
                     continue
                 removed.append(str(path))
-        if not removed:
-            return None
-        return (
-            f"catui's sandbox removed {', '.join(removed)}, which this command created: it would make git take its "
-            "configuration from elsewhere, outside the sandbox."
-        )
+        notes = list(restored)
+        if removed:
+            notes.append(
+                f"catui's sandbox removed {', '.join(removed)}, which this command created: it would make git take "
+                "its configuration from elsewhere, outside the sandbox."
+            )
+        return " ".join(notes) or None
 
     def env(self) -> dict[str, str]:
         """Variables the command needs on top of the agent's: the private /tmp, the proxy's address."""
@@ -119,11 +139,18 @@ class BashSandbox:
             proxy = DomainProxy(settings.allowed_domains)
         self._proxy = proxy
         self._layouts = LayoutCache()
+        if probe is probe_bwrap:  # never a bwrap that a sandboxed command could have planted (probe.py)
+            probe = self._probe_outside_writable_folders
+        self._nested = NestedRepos()
+        self._own_branches = OwnBranches()
         self._probe = probe
         self._report = report or _print_stderr
         self._home = home
         self._availability: Availability | None = None
         self._announced = False
+
+    def _probe_outside_writable_folders(self) -> Availability:
+        return probe_bwrap(avoid=(find_project_root(Path.cwd()), *self.settings.allow_write))
 
     @property
     def availability(self) -> Availability:
@@ -140,6 +167,7 @@ class BashSandbox:
         roots = tuple(folders.working_directories or (folders.project_root,))
         home = self._home or Path(os.environ.get("HOME") or Path.home())
         settings = self.settings
+        nested = self._nested.under(roots)
 
         def build() -> SandboxLayout:
             return build_layout(
@@ -148,6 +176,8 @@ class BashSandbox:
                 extra_writable=settings.allow_write,
                 deny_write=settings.deny_write,
                 share_network=settings.network_enabled,
+                nested_git=nested,
+                own_branches=self._own_branches,
             )
 
         key = (roots, folders.project_root, home, folders.cwd)
@@ -181,9 +211,18 @@ class BashSandbox:
             layout = dataclasses.replace(layout, mounts=(*layout.mounts, *extra))
         layout, leases = _hold_placeholders(layout)
         strays_before = frozenset(p for p in layout.strays if os.path.lexists(p))
+        links_before = tuple((p, os.readlink(p)) for p in layout.links if os.path.islink(p))
         return LaunchPlan(
-            layout=layout, binary=availability.binary, route=route, leases=leases, strays_before=strays_before
+            layout=layout, binary=availability.binary, route=route, leases=leases, strays_before=strays_before,
+            links_before=links_before,
+            seccomp=self.unix_socket_filter(),
         )
+
+    def unix_socket_filter(self) -> bytes | None:
+        """The program that bars unix sockets, unless ``network.allowAllUnixSockets`` or this machine lacks one."""
+        if self.settings.allow_all_unix_sockets or not supported():
+            return None
+        return unix_socket_filter()
 
     def close(self) -> None:
         """Stop the allow-list proxy, if one was started (the app calls this when it closes)."""
@@ -214,10 +253,11 @@ class BashSandbox:
             )
         else:
             network = "off (no connections, not even to 127.0.0.1)"
+        sockets = "" if self.unix_socket_filter() is None else "; no unix socket can be opened"
         return (
             "This command ran in catui's sandbox, which may have refused it: only "
             f"{layout.describe_writable()} are writable (the host's /tmp is not visible), and the network is "
-            f"{network}. Work inside those "
+            f"{network}{sockets}. Work inside those "
             "folders; if the command really needs more, tell the user which path (sandbox.filesystem.allowWrite), "
             "host (sandbox.network.allowedDomains) or command (sandbox.excludedCommands) to allow."
         )
@@ -240,6 +280,33 @@ def _hold_placeholders(layout: SandboxLayout) -> tuple[SandboxLayout, tuple[Plac
                 leases.append(lease)
         mounts.append(mount)
     return dataclasses.replace(layout, mounts=tuple(mounts)), tuple(leases)
+
+
+def _restore_link(path: Path, target: str) -> str | None:
+    """Put the protected symbolic link ``path`` → ``target`` back if a command replaced or removed it; what
+    replaced it is kept beside it under another name. A note for the result, or None when it was untouched."""
+    try:
+        if os.path.islink(path) and os.readlink(path) == target:
+            return None
+        kept = None
+        if os.path.lexists(path):
+            kept = _free_name(path)
+            os.rename(path, kept)
+        os.symlink(target, path)
+    except OSError as error:
+        return (f"catui's sandbox could not put back the link {path} -> {target}, which this command replaced "
+                f"({error.strerror}); check it before catui or git next runs here.")
+    aside = f" (what replaced it is now {kept})" if kept is not None else ""
+    return (f"catui's sandbox put back the link {path} -> {target}, which this command replaced{aside}: "
+            "it is configuration that runs outside the sandbox.")
+
+
+def _free_name(path: Path) -> Path:
+    for n in range(1, 1000):
+        candidate = path.with_name(f"{path.name}.replaced-in-sandbox-{n}")
+        if not os.path.lexists(candidate):
+            return candidate
+    raise FileExistsError(path)
 
 
 def _print_stderr(text: str) -> None:

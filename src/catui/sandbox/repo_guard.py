@@ -24,10 +24,11 @@ names it for removal once the command has ended.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from catui.sandbox.git_includes import included_files
+from catui.sandbox.own_branch import OwnBranches, packed_branches
 from catui.worktree.refs import GitDirs, git_dirs
 
 # catui's and Claude Code's settings folders (settings, hooks, agents, commands, skills).
@@ -36,7 +37,6 @@ PROTECTED_FOLDERS = (".catui", ".claude")
 PROTECTED_FILES = (".mcp.json",)
 # In a linked worktree's shared repository, what a commit or a branch of the worktree writes.
 SHARED_GIT_WRITABLE = ("objects", "refs", "logs")
-_OBJECT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 @dataclass(frozen=True)
@@ -63,15 +63,35 @@ def _ensure_folder(path: Path) -> bool:
 
 
 def config_mounts(root: Path) -> list[GuardMount]:
-    """``.claude``, ``.catui`` and ``.mcp.json`` at the top of the writable folder ``root``, read-only."""
-    mounts = [GuardMount(root / name) for name in PROTECTED_FOLDERS if _ensure_folder(root / name)]
+    """``.claude``, ``.catui`` and ``.mcp.json`` at the top of the writable folder ``root``, read-only (a
+    symbolic link's target, when the name is a link: the link itself is watched, see ``linked_names``)."""
+    mounts = []
+    for name in PROTECTED_FOLDERS:
+        path = root / name
+        if path.is_symlink():
+            if path.is_dir():
+                mounts.append(GuardMount(_real(path)))
+        elif _ensure_folder(path):
+            mounts.append(GuardMount(path))
     mounts.extend(GuardMount(root / name, placeholder=True) for name in PROTECTED_FILES)
     return mounts
 
 
-def git_mounts(top: Path, root: Path) -> list[GuardMount]:
+def linked_names(root: Path) -> list[Path]:
+    """Protected names in the writable folder ``root`` that are symbolic links. A link cannot be mounted over
+    (a mount lands on its target, which is protected), so the command could replace the link itself with a
+    folder or file of its own: ``LaunchPlan.finish`` puts the link back afterwards."""
+    names = [root / name for name in (*PROTECTED_FOLDERS, *PROTECTED_FILES)]
+    dot_git = root / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        names.extend(dot_git / name for name in ("config", "config.worktree", "hooks"))
+    return [path for path in names if path.is_symlink()]
+
+
+def git_mounts(top: Path, root: Path, own_branches: OwnBranches | None = None) -> list[GuardMount]:
     """The git protections of the work tree rooted at ``top`` (a plain checkout or a linked worktree), for the
-    writable folder ``root`` inside it."""
+    writable folder ``root`` inside it. ``own_branches`` decides which branch a linked worktree may move (a
+    fresh one — this layout alone — when not given)."""
     dot_git = top / ".git"
     if dot_git.is_symlink():
         return []
@@ -81,17 +101,31 @@ def git_mounts(top: Path, root: Path) -> list[GuardMount]:
     dirs = git_dirs(top)
     if dirs is None:
         return []
-    return _linked_worktree_mounts(dirs)
+    return _linked_worktree_mounts(dirs, (own_branches or OwnBranches()).of(dirs))
+
+
+def nested_repo_mounts(dot_git: Path) -> list[GuardMount]:
+    """The protections of a repository nested in a writable folder (nested_repos.py): a ``.git`` folder as a
+    checkout's; a ``.git`` file (a submodule's or a linked worktree's pointer) read-only, so it cannot be
+    pointed at a planted repository."""
+    if dot_git.is_symlink():
+        return []
+    if dot_git.is_dir():
+        return _checkout_mounts(dot_git)
+    return [GuardMount(_real(dot_git))] if dot_git.is_file() else []
 
 
 def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
     """A plain checkout: ``.git`` stays writable (git needs it) but is pinned in place; config and hooks are not."""
-    mounts = [GuardMount(_real(dot_git), writable=True)]
-    for name in ("config", "config.worktree"):
-        if (dot_git / name).is_file():
-            mounts.append(GuardMount(_real(dot_git / name)))
-    if _ensure_folder(dot_git / "hooks"):
-        mounts.append(GuardMount(_real(dot_git / "hooks")))
+    mounts = [GuardMount(_real(dot_git), writable=True), GuardMount(_real(dot_git / "config"))]
+    # config.worktree is read when extensions.worktreeConfig is on (`git sparse-checkout` turns it on): held by
+    # an empty stand-in when missing, since git accepts an empty config.
+    mounts.append(GuardMount(_real(dot_git) / "config.worktree", placeholder=not (dot_git / "config.worktree").exists()))
+    mounts.extend(_linked_entries_mounts(dot_git / "worktrees"))
+    mounts.extend(_include_mounts(dot_git))
+    hooks = dot_git / "hooks"
+    if hooks.is_dir() if hooks.is_symlink() else _ensure_folder(hooks):
+        mounts.append(GuardMount(_real(hooks)))
     modules = dot_git / "modules"
     if modules.is_dir():  # submodules' own config and hooks (git runs them from the parent's commands too)
         for entry in modules.iterdir():
@@ -101,14 +135,56 @@ def _checkout_mounts(dot_git: Path) -> list[GuardMount]:
     return mounts
 
 
-def _linked_worktree_mounts(dirs: GitDirs) -> list[GuardMount]:
-    """An isolated agent's worktree: its own git folder, and commits (not other branches) in the shared one."""
+def _include_mounts(dot_git: Path) -> list[GuardMount]:
+    """Files the checkout's config includes (git_includes.py), read-only; a missing one inside the checkout
+    held by an empty stand-in, as git skips a missing include and a command could create it."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    top = _real(dot_git.parent)
+    mounts = []
+    for target in included_files(dot_git / "config", home):
+        if target.is_file():
+            mounts.append(GuardMount(_real(target)))
+        elif not os.path.lexists(target) and target.parent.is_dir() and _inside(_real(target.parent), top):
+            mounts.append(GuardMount(_real(target.parent) / target.name, placeholder=True))
+    return mounts
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _linked_entries_mounts(worktrees: Path) -> list[GuardMount]:
+    """The main checkout's records of its linked worktrees (``.git/worktrees/<name>/``): their ``commondir``,
+    ``gitdir`` and ``config.worktree`` read-only, the folders pinned. A rewritten ``commondir`` would make git,
+    run later in that worktree (catui does, outside the sandbox, for an isolated agent's), read a planted
+    repository's config; a rewritten ``gitdir`` would let ``git worktree prune`` forget a worktree."""
+    if not worktrees.is_dir() or worktrees.is_symlink():
+        return []
+    mounts = [GuardMount(_real(worktrees), writable=True)]
+    for entry in sorted(worktrees.iterdir()):
+        if not entry.is_dir() or entry.is_symlink():
+            continue
+        mounts.append(GuardMount(_real(entry), writable=True))
+        for name in ("commondir", "gitdir"):
+            if (entry / name).is_file() and not (entry / name).is_symlink():
+                mounts.append(GuardMount(_real(entry / name)))
+        config = entry / "config.worktree"
+        if not config.is_symlink():
+            mounts.append(GuardMount(_real(entry) / "config.worktree", placeholder=not config.exists()))
+    return mounts
+
+
+def _linked_worktree_mounts(dirs: GitDirs, own_branch: str | None) -> list[GuardMount]:
+    """An isolated agent's worktree: its own git folder, and commits to ``own_branch`` (not to other branches)
+    in the shared one."""
     common, own = dirs.common_dir, dirs.git_dir
     mounts = [GuardMount(_real(common)), GuardMount(_real(own), writable=True)]
     # Its pointers: `.git` in the worktree, `commondir` and `gitdir` in its git folder, and its own config.
-    for path in (dirs.work_tree / ".git", own / "commondir", own / "gitdir", own / "config.worktree"):
+    for path in (dirs.work_tree / ".git", own / "commondir", own / "gitdir"):
         if path.is_file() and not path.is_symlink():
             mounts.append(GuardMount(_real(path)))
+    if not (own / "config.worktree").is_symlink():  # read under extensions.worktreeConfig: held even when missing
+        mounts.append(GuardMount(_real(own) / "config.worktree", placeholder=not (own / "config.worktree").exists()))
     head = common / "HEAD"
     if head.is_file():
         # An empty HEAD makes the shared repository unusable as a repository of its own (`git -C <main
@@ -124,17 +200,8 @@ def _linked_worktree_mounts(dirs: GitDirs) -> list[GuardMount]:
         if part.is_dir():
             mounts.append(GuardMount(_real(part), writable=True))
     if dirs.files_backend:
-        mounts.extend(_other_branch_mounts(common, own_branch(own)))
+        mounts.extend(_other_branch_mounts(common, own_branch))
     return mounts
-
-
-def own_branch(git_dir: Path) -> str | None:
-    """The branch a worktree has checked out (``refs/heads/…``), from its HEAD; ``None`` when detached."""
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return head[4:].strip() if head.startswith("ref:") else None
 
 
 def _other_branch_mounts(common: Path, own: str | None) -> list[GuardMount]:
@@ -158,22 +225,6 @@ def _other_branch_mounts(common: Path, own: str | None) -> list[GuardMount]:
                 pinned.add(parent)
                 mounts.append(GuardMount(_real(parent), writable=True))
     return mounts
-
-
-def packed_branches(common: Path) -> dict[str, str]:
-    """``refs/heads/…`` names and object ids listed in ``packed-refs``."""
-    try:
-        text = (common / "packed-refs").read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith(("#", "^")):
-            continue
-        object_id, _, refname = line.partition(" ")
-        if refname.startswith("refs/heads/") and _OBJECT_ID.match(object_id):
-            found[refname] = object_id
-    return found
 
 
 def write_out_packed_branches(common: Path, *, skip: str | None) -> None:

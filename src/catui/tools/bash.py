@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shlex
 import signal
+import stat
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -111,9 +113,7 @@ class BashTool(Tool):
             if cleaned:
                 notes.append(cleaned)
             output, unread = _read_output(out_file)
-            new_cwd = (
-                cwd_file.read_text(encoding="utf-8", errors="replace").strip() if cwd_file.exists() else ""
-            )
+            new_cwd = _read_cwd(cwd_file)
 
         exit_code = proc.returncode
         if new_cwd and not interrupted:
@@ -231,8 +231,7 @@ async def _start_bash(
     """
     env = _child_env(ctx)
     env.update(launch.env())  # sandboxed: the private /tmp, and the allow-list proxy's address
-    argv = launch.wrap(["bash", "-c", script], ctx.cwd)
-    with output_file.open("wb") as out:
+    with output_file.open("wb") as out, launch.command_line(["bash", "-c", script], ctx.cwd) as (argv, fds):
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(ctx.cwd),
@@ -241,6 +240,7 @@ async def _start_bash(
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             env=env,
+            pass_fds=fds,
         )
     process_groups.remember(proc.pid)  # what it forks into the background ends with catui
     return proc
@@ -329,19 +329,57 @@ def _move_cwd(ctx: ToolContext, new_cwd: Path) -> str | None:
     )
 
 
+# The scratch folder is the command's to write (sandboxed too): it can replace the files catui reads back
+# afterwards with a FIFO (a read that never returns, deaf to signals), a link to /dev/zero (endless), or
+# anything else. They are opened without following links or blocking, and read only if regular, with a bound.
+_CWD_MAX_BYTES = 64 * 1024
+
+
+def _open_scratch_file(path: Path) -> tuple[int, int] | str:
+    """``path`` opened for reading (descriptor, size) if it is still a regular file; else why it is not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "it was removed"
+    except OSError as exc:
+        return "it was replaced by a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return "it was replaced by something that is not a regular file"
+    os.set_blocking(fd, True)
+    return fd, info.st_size
+
+
+def _read_cwd(path: Path) -> str:
+    """The directory the command ended in, as its trailer recorded it ("" when it did not)."""
+    opened = _open_scratch_file(path)
+    if isinstance(opened, str):
+        return ""
+    fd, _size = opened
+    try:
+        return os.read(fd, _CWD_MAX_BYTES).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+
+
 def _read_output(path: Path) -> tuple[str, int]:
     """The command's output and how many bytes in its middle were not read.
 
     Very large outputs are cut in the middle anyway, so only their head and tail are read.
     """
-    size = path.stat().st_size
+    opened = _open_scratch_file(path)
+    if isinstance(opened, str):
+        return f"(catui did not read this command's output file: {opened} while the command ran.)", 0
+    fd, size = opened
     limit = MAX_OUTPUT_CHARS * 4  # bytes; generous for multi-byte text
-    if size <= 2 * limit:
-        return path.read_bytes().decode("utf-8", "replace"), 0
-    with path.open("rb") as fh:
-        head = fh.read(limit)
-        fh.seek(size - limit)
-        tail = fh.read(limit)
+    try:
+        if size <= 2 * limit:
+            return os.pread(fd, 2 * limit, 0).decode("utf-8", "replace"), 0
+        head = os.pread(fd, limit, 0)
+        tail = os.pread(fd, limit, size - limit)
+    finally:
+        os.close(fd)
     return head.decode("utf-8", "replace") + tail.decode("utf-8", "replace"), size - 2 * limit
 
 

@@ -8,7 +8,11 @@ connection to 127.0.0.1 (refused). ``cli/main.py`` imports this module only when
 
 from __future__ import annotations
 
+import os
+import platform
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -67,6 +71,7 @@ def describe(sandbox: BashSandbox, cwd: Path) -> list[str]:
         "writable folders, and an isolated agent's other branches)"
     )
     lines.append(_network_line(settings))
+    lines.append(_unix_socket_line(sandbox))
     excluded = ", ".join(settings.excluded_commands) or "none"
     lines.append(f"excludedCommands (run unsandboxed): {excluded}")
     auto = "yes" if settings.auto_allow_bash_if_sandboxed else "no"
@@ -84,19 +89,29 @@ def _network_line(settings: SandboxSettings) -> str:
     return "network: off (no connections, not even to 127.0.0.1)"
 
 
+def _unix_socket_line(sandbox: BashSandbox) -> str:
+    if sandbox.settings.allow_all_unix_sockets:
+        return "unix sockets: allowed (network.allowAllUnixSockets), also to the host's servers (Docker, D-Bus, agents)"
+    if sandbox.unix_socket_filter() is None:
+        return f"unix sockets: NOT blocked on this machine ({platform.machine()}: no seccomp filter for it)"
+    return "unix sockets: none can be opened (seccomp), so no host server is reachable through one"
+
+
 def _live_checks(sandbox: BashSandbox, folders: AgentFolders, project: Path) -> list[str]:
-    """Run three real commands in the sandbox and report what happened."""
+    """Run four real commands in the sandbox and report what happened."""
     probes = {
         f"write in {project}": f"f=$(mktemp -p {project} .catui-sandbox-check.XXXXXX) && rm -f \"$f\"",
         "write in /usr": "touch /usr/.catui-sandbox-check",
         "connect to 127.0.0.1:1": "exec 3<>/dev/tcp/127.0.0.1/1",
+        "open a unix socket": f"{shlex.quote(os.path.realpath(sys.executable))} -I -S -c "
+                              "'import socket; socket.socket(socket.AF_UNIX)'",
     }
     lines = ["live checks:"]
     for label, script in probes.items():
         launch = sandbox.plan(script, folders)  # as the Bash tool starts it (placeholders included)
         try:
-            done = subprocess.run(launch.wrap(["bash", "-c", script], project), capture_output=True, text=True,
-                                  timeout=CHECK_TIMEOUT_S)
+            with launch.command_line(["bash", "-c", script], project) as (argv, fds):
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, pass_fds=fds)
             outcome = "allowed" if done.returncode == 0 else "refused"
         except (OSError, subprocess.SubprocessError) as exc:
             outcome = f"could not run ({exc})"
