@@ -158,3 +158,33 @@ await end();
     assert styles[0] == "default" and styles[-1] == "Terse"
     first, second = server.bodies()
     assert "Skill" not in tool_names(first) and "Skill" in tool_names(second)  # offered once there is a skill
+
+
+def test_reload_plugins_reads_a_plugins_agents_and_skills_again(loopback: ServerFactory, tmp_path: Path) -> None:
+    server = loopback({"turns": [{"content": [{"type": "text", "text": "ok"}], "repeat": True}]})
+    plugin = tmp_path / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "helpers", "version": "1.0.0"}))
+    agent = plugin / "agents" / "checker.md"
+    skill = plugin / "skills" / "tidy" / "SKILL.md"
+    run = run_case("current", CONVERSATION + f"""
+import {{ mkdirSync, writeFileSync }} from "node:fs";
+import {{ dirname }} from "node:path";
+const write = (path, text) => {{ mkdirSync(dirname(path), {{ recursive: true }}); writeFileSync(path, text); }};
+const {{ q, send, end }} = startConversation({{ ...base, plugins: [{{ type: "local", path: {json.dumps(str(plugin))} }}] }});
+await send("FIRST");
+write({json.dumps(str(agent))}, "---\\nname: checker\\ndescription: Checks things\\n---\\nCheck.\\n");
+write({json.dumps(str(skill))}, "---\\nname: tidy\\ndescription: Tidies up\\n---\\nTidy.\\n");
+emit({{ reloaded: await q.reloadPlugins() }});
+try {{ await q.reloadPlugins({{ addPlugins: [{{ type: "local", path: "/elsewhere" }}] }}); emit({{ refused: null }}); }}
+catch (error) {{ emit({{ refused: String(error.message ?? error) }}); }}
+await end();
+""", tmp_path, server)
+    assert run.returncode == 0, run.stderr
+    reloaded = emitted(run.lines, "reloaded")
+    assert reloaded["plugins"] == [{"name": "helpers", "path": str(plugin.resolve())}]
+    # the files written after start are read: the plugin's agent and skill, named under the plugin
+    assert {"name": "helpers:checker", "description": "Checks things", "model": None} in reloaded["agents"]
+    assert {"name": "helpers:tidy", "description": "Tidies up", "argumentHint": ""} in reloaded["commands"]
+    assert reloaded["mcpServers"] == [] and reloaded["error_count"] == 0
+    assert "add_plugins" in emitted(run.lines, "refused")

@@ -48,7 +48,6 @@ UNSUPPORTED: dict[str, str] = {
     "remote_control": "catui runs locally, driven over stdin/stdout",
     "set_proactive": "catui answers prompts only",
     "side_question": "send the question as a prompt",
-    "reload_plugins": "plugins are loaded at start (--plugin-dir)",
     "set_cwd": "the working folder is fixed at start (cwd)",
     "set_peer_delivery": "catui has no peer sessions",
     "decide_held_peer_message": "catui has no peer sessions",
@@ -191,6 +190,10 @@ class ControlRequestHandler:
         if subtype == "mcp_set_servers":
             return await self.app.set_mcp_servers(request.get("servers"),
                                                   background=request.get("connect_in_background") is True)
+        if subtype == "reload_plugins":
+            from catui.app.plugins_reload import reload_plugins  # lazy: only drivers that reload ask
+
+            return reload_plugins(self.app, request.get("add_plugins"))
         if subtype == "reload_skills":
             return {"skills": self.app.reload_skills()}
         if subtype == "reload_output_styles":
