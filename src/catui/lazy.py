@@ -27,7 +27,8 @@ the agent definitions, the model provider, the session loop and the tool set. Th
   starts, the opt-in WorktreeMerge tool runs, or the start-up sweep finds recorded worktrees.
 * **Plugins and agent/skill files** (``catui.agents.plugins``, YAML front matter): only when the
   settings name plugins, ``--plugin-dir`` is given, or such files exist (the SDK's init message too).
-* **MCP** (``catui.mcp``): when servers are configured, or a child asks for its servers.
+* **MCP** (``catui.mcp``): when servers are configured, a child asks for its servers, or a driver adds
+  servers with ``setMcpServers``.
 * **Agent teams** (``catui.subagents.teams``), **forked children** (``catui.subagents.fork``, and with it
   the child planner ``catui.subagents.plan``): only when their flags turn them on. The run of a child
   (``catui.subagents.run``, its limits and models) loads with the first Agent call.

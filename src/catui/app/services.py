@@ -93,6 +93,8 @@ class AgentApp:
     services: AppServices = field(default_factory=AppServices)
     _session_ended: bool = field(default=False, init=False, repr=False)
     """SessionEnd hooks run once, whoever closes the app first."""
+    _added_mcp: McpManager | None = field(default=None, init=False, repr=False)
+    """The MCP manager the first ``set_mcp_servers`` made in a session that started without MCP servers."""
 
     async def aclose(self, reason: str = "other") -> None:
         """Run SessionEnd hooks, stop background work and close providers.
@@ -111,7 +113,7 @@ class AgentApp:
             await asyncio.gather(*self.services.background_stops, return_exceptions=True)
         if self.tasks is not None:
             await self.tasks.shutdown()
-        mcp = self.services.mcp
+        mcp = self.mcp_manager
         if mcp is not None:
             await mcp.aclose()
         if self.services.subagents is not None:
@@ -253,7 +255,7 @@ class AgentApp:
 
     def mcp_server_statuses(self) -> list[dict[str, str]]:
         """``[{name, status}]`` of the session's MCP servers (the init message's ``mcp_servers``)."""
-        return self.services.mcp.server_statuses() if self.services.mcp is not None else []
+        return self.mcp_manager.server_statuses() if self.mcp_manager is not None else []
 
     async def mcp_ready(self) -> None:
         """Wait until the MCP servers connected or gave up (the main agent's tool list is settled then)."""
@@ -262,7 +264,7 @@ class AgentApp:
 
     def mcp_status(self) -> dict[str, Any]:
         """claude-agent-sdk's ``get_mcp_status()``: the session's MCP servers, their state and tools."""
-        return status.mcp_status(self.services.mcp, self.options.extra_tools)
+        return status.mcp_status(self.mcp_manager, self.options.extra_tools)
 
     def context_usage(self, last_usage: dict[str, Any] | None) -> dict[str, Any]:
         """claude-agent-sdk's ``get_context_usage()`` for the main agent, from the last request's usage."""
@@ -272,8 +274,53 @@ class AgentApp:
 
     async def reconnect_mcp_server(self, server_name: Any) -> None:
         """Reconnect a configured MCP server; the main agent is offered its tools again."""
-        await status.reconnect_mcp_server(self.services.mcp, self.session, server_name)
+        await status.reconnect_mcp_server(self.mcp_manager, self.session, server_name)
 
     async def toggle_mcp_server(self, server_name: Any, enabled: Any) -> None:
         """Turn a configured MCP server off or on again for this session."""
-        await status.toggle_mcp_server(self.services.mcp, self.session, server_name, enabled)
+        await status.toggle_mcp_server(self.mcp_manager, self.session, server_name, enabled)
+
+    def reload_skills(self) -> list[dict[str, Any]]:
+        """The SDKs' ``reloadSkills``: read the skill and command files again; the skills now available (the
+        SlashCommand entries). A session that started without skills is offered the Skill tool once it has one."""
+        from catui.commands.listing import skill_entries  # lazy: only drivers that reload ask
+
+        skills = self.services.skills
+        if skills is None:
+            return []
+        skills.reload()
+        tools = self.session.tools
+        if skills.skills and not any(t.name == "Skill" for t in tools):
+            from catui.skills.tool import SkillTool  # lazy (catui.lazy): skills
+
+            # among the built-in tools by name, before the MCP servers' (session_tools' order)
+            at = next((i for i, t in enumerate(tools) if t.name.startswith("mcp__") or t.name > "Skill"), len(tools))
+            self.session.set_tools([*tools[:at], SkillTool(skills), *tools[at:]])
+        return skill_entries(skills)
+
+    def reload_output_styles(self) -> list[str]:
+        """The SDKs' ``reloadOutputStyles``: read the output-style files again; every style name now available
+        (``default``, the built-in ones, then the files'), as ``initialize`` lists them."""
+        styles = self.services.output_style
+        return styles.reload() if styles is not None else reported_style(None)[1]
+
+    @property
+    def mcp_manager(self) -> McpManager | None:
+        """The session's MCP servers: those it started with, or the ones ``set_mcp_servers`` added (sub-agents
+        see the servers of a session that started with some; those of the ``set_mcp_servers`` of one that did
+        not reach only the main agent)."""
+        return self.services.mcp if self.services.mcp is not None else self._added_mcp
+
+    async def set_mcp_servers(self, servers: Any, *, background: bool = False) -> dict[str, Any]:
+        """The SDKs' ``setMcpServers``: replace the session's dynamically added MCP servers; answers
+        ``{"added", "removed", "errors"}`` (catui.mcp.set_servers)."""
+        manager = self.mcp_manager
+        if manager is None:
+            # lazy (catui.lazy): MCP only once a driver adds a server to a session that started without one
+            from catui.mcp.manager import McpManager
+
+            manager = self._added_mcp = McpManager({}, cwd=self.options.cwd.resolve(), env=self.services.env,
+                                                   sdk_transport=self.options.sdk_mcp_transport)
+        from catui.mcp.set_servers import set_mcp_servers  # lazy, as above
+
+        return await set_mcp_servers(manager, self.session, servers, env=self.services.env, background=background)

@@ -56,15 +56,22 @@ def plugin_entries(plugin_dirs: list[str]) -> list[dict[str, str]]:
     return entries
 
 
-def command_entries(skills: SkillRegistry | None) -> list[dict[str, Any]]:
-    """``[{name, description, argumentHint}]`` of the commands and skills a user may run (the SDKs' server info),
-    then catui's own that the init message lists too, marked ``builtin`` as Claude Code marks its own."""
+def skill_entries(skills: SkillRegistry | None) -> list[dict[str, Any]]:
+    """``[{name, description, argumentHint}]`` of the session's skills and custom commands, by name (the SDKs'
+    SlashCommand; ``reloadSkills`` answers these)."""
     entries: list[dict[str, Any]] = []
-    names = list(skills.names()) if skills is not None else []
-    for name in names:
+    for name in skills.names() if skills is not None else []:
         skill = skills.get(name) if skills is not None else None
         entries.append({"name": name, "description": skill.description if skill is not None else "",
                         "argumentHint": (skill.argument_hint or "") if skill is not None else ""})
+    return entries
+
+
+def command_entries(skills: SkillRegistry | None) -> list[dict[str, Any]]:
+    """``[{name, description, argumentHint}]`` of the commands and skills a user may run (the SDKs' server info),
+    then catui's own that the init message lists too, marked ``builtin`` as Claude Code marks its own."""
+    entries = skill_entries(skills)
+    names = [entry["name"] for entry in entries]
     for name in sorted(BUILTIN_PROMPT_COMMANDS - set(names)):
         entries.append({"name": name, **BUILTIN_COMMAND_ENTRIES[name], "builtin": True})
     return entries

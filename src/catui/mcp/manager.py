@@ -32,6 +32,12 @@ def connect_timeout_from_env(env: Mapping[str, str] | None = None) -> float:
         return DEFAULT_CONNECT_TIMEOUT_S
 
 
+def same_server(a: McpServerConfig, b: McpServerConfig) -> bool:
+    """Whether two configs reach the same server the same way (where each was written does not count)."""
+    return (a.transport, a.command, a.args, dict(a.env), a.url, dict(a.headers)) == \
+        (b.transport, b.command, b.args, dict(b.env), b.url, dict(b.headers))
+
+
 def _quiet_sdk_logging() -> None:
     # The SDK logs transport noise (a server's bad line, a closed pipe) through `logging`; without a handler
     # Python prints it on stderr over catui's own output. Failures reach the user as statuses and tool errors.
@@ -78,6 +84,9 @@ class McpManager:
         self._ready_lock: asyncio.Lock | None = None
         self.disabled: set[str] = set()
         """Servers turned off for this session (``toggle_mcp_server``): disconnected, no tools."""
+        self.replaceable: set[str] = {name for name, config in configs.items() if config.transport == "sdk"}
+        """The servers :meth:`set_servers` replaces: those an earlier call set, and the driver's in-process
+        ones (as Claude Code does; a stdio/http server given at start stays unless a call names it)."""
 
     def _new_connection(self, config: McpServerConfig) -> McpConnection:
         return McpConnection(config, cwd=self.cwd, env=self.env, connect_timeout_s=self.connect_timeout_s,
@@ -170,6 +179,52 @@ class McpManager:
             pass
         self._report_failures()
         return connection
+
+    async def set_servers(self, configs: Mapping[str, McpServerConfig], *,
+                          wait: bool = True) -> tuple[list[str], list[str]]:
+        """The SDKs' ``setMcpServers``: ``configs`` replace the :attr:`replaceable` servers. Returns the names
+        added (new, changed, or taken over from the start's servers) and removed, each sorted.
+
+        A removed server is closed; an added one connects (replacing a server of that name unless its
+        connection is the same and up); an unchanged one stays connected. With ``wait`` the call waits,
+        bounded, until the added servers are connected or failed.
+        """
+        self.start()
+        removed = sorted(name for name in self.replaceable if name in self.connections and name not in configs)
+        for name in removed:
+            await self._drop(name)
+        added: list[str] = []
+        for name, config in configs.items():
+            old = self.connections.get(name)
+            if name in self.replaceable and old is not None and same_server(old.config, config):
+                continue
+            added.append(name)
+            if old is not None and same_server(old.config, config) and old.status == "connected" \
+                    and name not in self.disabled:
+                continue  # a start server taken over as it is: it stays connected
+            if old is not None:
+                await self._drop(name)
+            connection = self._new_connection(config)
+            self.connections[name] = connection
+            connection.start()
+        self.replaceable = set(configs)
+        started = [self.connections[name] for name in added if not self.connections[name].settled]
+        if wait and started:
+            waiters = {asyncio.ensure_future(c.wait_settled()) for c in started}
+            try:
+                await asyncio.wait(waiters, timeout=self.connect_timeout_s)
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
+        self._report_failures()
+        return sorted(added), removed
+
+    async def _drop(self, name: str) -> None:
+        connection = self.connections.pop(name)
+        self._tool_cache.pop(f"{id(connection)}", None)
+        self._reported.discard(name)
+        self.disabled.discard(name)
+        await connection.aclose()
 
     async def disable(self, name: str) -> None:
         """Disconnect server ``name`` and keep it off (its tools leave the session) until re-enabled."""

@@ -47,6 +47,15 @@ class SkillRegistry:
         self.fingerprint = now
         return True
 
+    def reload(self) -> None:
+        """Read the skills again now (the SDKs' ``reloadSkills``), changed or not; a registry without a loader
+        (built from definitions) stays as it is."""
+        if self.loader is None:
+            return
+        fresh = self.loader()
+        self.skills, self.failed_files, self.warnings = fresh.skills, fresh.failed_files, fresh.warnings
+        self.fingerprint = skills_fingerprint(self.folders)
+
     @classmethod
     def from_skills(cls, skills: Sequence[SkillDefinition]) -> SkillRegistry:
         return cls(skills={s.name: s for s in skills})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,19 +60,33 @@ class SessionStyle:
     style: OutputStyle | None = None
     warning: str | None = None
     """Set when the configured name matches no style (the session then uses none)."""
+    loader: Callable[[], StyleCatalog] | None = None
+    """Reads the catalog again from the same folders (:meth:`reload`); None: it is fixed."""
+
+    def reload(self) -> list[str]:
+        """Read the style files again (the SDKs' ``reloadOutputStyles``); the names now available. The style in
+        use stays as it was: a switch (``/output-style``) picks a reloaded one."""
+        if self.loader is not None:
+            self.catalog = self.loader()
+        return self.catalog.names()
 
 
 def session_style(cwd: Path, settings: Mapping[str, Any], *, plugin_dirs: Iterable[str] = (),
                   include_user: bool = True, include_project: bool = True) -> SessionStyle:
     """The catalog for ``cwd`` and the style the settings choose; an unknown name is a warning, not an error."""
-    catalog = style_catalog(cwd, plugin_dirs=plugin_dirs, include_user=include_user, include_project=include_project)
+    plugin_dirs = list(plugin_dirs)
+
+    def load() -> StyleCatalog:
+        return style_catalog(cwd, plugin_dirs=plugin_dirs, include_user=include_user, include_project=include_project)
+
+    catalog = load()
     name = configured_style_name(settings)
     style = catalog.get(name)
     warning = None
     if style is None and name != DEFAULT_STYLE:
         warning = (f"outputStyle {name!r} matches no output style (known: {', '.join(catalog.names())}); "
                    "using the default. Add .claude/output-styles/<name>.md or fix the setting")
-    return SessionStyle(catalog=catalog, name=name, style=style, warning=warning)
+    return SessionStyle(catalog=catalog, name=name, style=style, warning=warning, loader=load)
 
 
 def reported_style(styles: SessionStyle | None) -> tuple[str, list[str]]:

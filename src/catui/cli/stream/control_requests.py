@@ -42,16 +42,12 @@ UNSUPPORTED: dict[str, str] = {
     "mcp_authenticate": "catui connects MCP servers with the headers of their config",
     "mcp_clear_auth": "catui keeps no MCP credentials",
     "mcp_oauth_callback_url": "catui connects MCP servers with the headers of their config",
-    "mcp_set_servers": "MCP servers are fixed at start (--mcp-config); mcp_toggle and mcp_reconnect work",
     "mcp_read_resource": "catui offers MCP tools only",
     "set_mcp_permission_mode_override": "MCP tools follow the session's permission mode",
     "generate_session_title": "catui titles a session from its first prompt",
     "remote_control": "catui runs locally, driven over stdin/stdout",
     "set_proactive": "catui answers prompts only",
     "side_question": "send the question as a prompt",
-    "reload_plugins": "plugins are loaded at start (--plugin-dir)",
-    "reload_skills": "skills are loaded at start",
-    "reload_output_styles": "output styles are read at start (initialize's available_output_styles lists them)",
     "set_cwd": "the working folder is fixed at start (cwd)",
     "set_peer_delivery": "catui has no peer sessions",
     "decide_held_peer_message": "catui has no peer sessions",
@@ -191,6 +187,17 @@ class ControlRequestHandler:
         if subtype == "mcp_toggle":
             await self.app.toggle_mcp_server(request.get("serverName"), request.get("enabled"))
             return {}
+        if subtype == "mcp_set_servers":
+            return await self.app.set_mcp_servers(request.get("servers"),
+                                                  background=request.get("connect_in_background") is True)
+        if subtype == "reload_plugins":
+            from catui.app.plugins_reload import reload_plugins  # lazy: only drivers that reload ask
+
+            return reload_plugins(self.app, request.get("add_plugins"))
+        if subtype == "reload_skills":
+            return {"skills": self.app.reload_skills()}
+        if subtype == "reload_output_styles":
+            return {"available_output_styles": self.app.reload_output_styles()}
         if subtype == "initialize":
             raise CatuiError("catui is already initialized; send initialize once, before the first prompt")
         if isinstance(subtype, str) and subtype in UNSUPPORTED:
