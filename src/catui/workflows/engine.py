@@ -309,12 +309,24 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+_EXACT_INTEGERS = 2 ** 53
+
+
+def _javascript_integer(literal: str) -> int | float:
+    """A JSON integer from JavaScript: a number (a double) there, so beyond 2**53 it stands for the double it
+    was printed from (JSON.stringify prints 6.762507234403714e16 as 67625072344037140), and a float keeps that
+    value where an int would differ from it (found by the fuzzing: a float passed through a workflow came back
+    as another number)."""
+    number = int(literal)
+    return number if -_EXACT_INTEGERS <= number <= _EXACT_INTEGERS else float(literal)
+
+
 def _decode(text: Any, what: str) -> Any:
     """JSON from the script, decoded; ScriptFailed (naming ``what``) when it is not JSON or nests too deeply."""
     if not isinstance(text, str):
         raise ScriptFailed(f"{what} did not come back as JSON text")
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_javascript_integer)
     except RecursionError:
         raise ScriptFailed(f"{what} nests more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError as exc:
