@@ -33,6 +33,7 @@ from catui.tasks.schedule import CronSchedule
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
+    from catui.permissions.model import PermissionRule
     from catui.subagents.install import SubagentSystem
     from catui.subagents.runtime import SubagentRuntime
     from catui.subagents.teams.coordinator import TeamCoordinator
@@ -95,6 +96,8 @@ class AgentApp:
     """SessionEnd hooks run once, whoever closes the app first."""
     _added_mcp: McpManager | None = field(default=None, init=False, repr=False)
     """The MCP manager the first ``set_mcp_servers`` made in a session that started without MCP servers."""
+    _flag_rules: tuple[PermissionRule, ...] = field(default=(), init=False, repr=False)
+    """The permission rules the last ``apply_flag_settings`` with ``permissions`` added (the next one replaces them)."""
 
     async def aclose(self, reason: str = "other") -> None:
         """Run SessionEnd hooks, stop background work and close providers.
@@ -186,6 +189,31 @@ class AgentApp:
         if system is not None:  # also before the runtime is built: it reads the model then
             system.follow_model(resolved)
         return resolved
+
+    def apply_flag_settings(self, settings: Any) -> None:
+        """The SDKs' ``applyFlagSettings``: merge ``settings`` into the flag layer from the next request on.
+
+        ``permissions`` replaces the rules of the previous call (null clears them; ``--settings``' stay) and ``model`` switches models (null:
+        the default), as Claude Code does; any other key, a wrong type or a malformed rule raises
+        ConfigurationError (one line) and nothing of the call applies (catui.app.flag_settings).
+        """
+        from catui.app.flag_settings import flag_rules, with_flag_rules  # lazy: drivers that apply settings
+
+        rules = flag_rules(settings, base=self.options.cwd.resolve())
+        if "model" in settings:  # before the rules: an unknown model refuses the whole call
+            self.switch_model(settings["model"])
+        if rules is not None:
+            ctx = self.session.ctx
+            ctx.permissions = with_flag_rules(ctx.permissions, self._flag_rules, rules)
+            self._flag_rules = tuple(rules)
+
+    def update_settings(self, source: Any, settings: Any) -> None:
+        """The SDKs' ``updateSettings``: write an allowed key to a settings file and use it now (``outputStyle``
+        of ``localSettings``); ConfigurationError (one line) for anything else (catui.app.flag_settings)."""
+        from catui.app.flag_settings import update_settings  # lazy, as above
+
+        update_settings(source, settings, set_output_style=self.set_output_style,
+                        setting_sources=tuple(self.options.setting_sources))
 
     def set_thinking(self, thinking: dict[str, Any] | None) -> None:
         """Use this extended-thinking config (``{"type": "enabled", "budget_tokens": N}``, disabled, or None for
@@ -307,8 +335,7 @@ class AgentApp:
     @property
     def mcp_manager(self) -> McpManager | None:
         """The session's MCP servers: those it started with, or the ones ``set_mcp_servers`` added (sub-agents
-        see the servers of a session that started with some; those of the ``set_mcp_servers`` of one that did
-        not reach only the main agent)."""
+        see them either way)."""
         return self.services.mcp if self.services.mcp is not None else self._added_mcp
 
     async def set_mcp_servers(self, servers: Any, *, background: bool = False) -> dict[str, Any]:
@@ -321,6 +348,8 @@ class AgentApp:
 
             manager = self._added_mcp = McpManager({}, cwd=self.options.cwd.resolve(), env=self.services.env,
                                                    sdk_transport=self.options.sdk_mcp_transport)
+            if self.services.subagents is not None:  # children are offered the new servers as the start's
+                self.services.subagents.follow_mcp(manager)
         from catui.mcp.set_servers import set_mcp_servers  # lazy, as above
 
         return await set_mcp_servers(manager, self.session, servers, env=self.services.env, background=background)
