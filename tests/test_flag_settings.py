@@ -7,20 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from catui.app.flag_settings import flag_rules, update_settings, with_flag_rules
+from catui.app.flag_settings import check_flag_settings, update_settings, with_flag_rules
 from catui.errors import ConfigurationError
 from catui.permissions.context import PermissionContext
 from catui.permissions.rules import parse_rule
 
+STYLES = ("default", "Explanatory", "Learning")
 
-def test_flag_rules_parses_each_list_with_the_flag_source(tmp_path: Path) -> None:
-    rules = flag_rules({"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "ask": ["WebFetch"]}},
-                       base=tmp_path)
-    assert rules is not None
-    assert [(str(r), r.behavior, r.source) for r in rules] == [
+
+def test_a_call_is_checked_whole_with_its_rules_under_the_flag_source(tmp_path: Path) -> None:
+    call = check_flag_settings({"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "ask": ["WebFetch"]},
+                                "effortLevel": "LOW", "outputStyle": "Learning"}, base=tmp_path, styles=STYLES)
+    assert [(str(r), r.behavior, r.source) for r in call.rules] == [
         ("Read", "allow", "flagSettings"), ("Bash(rm:*)", "deny", "flagSettings"), ("WebFetch", "ask", "flagSettings")]
-    assert flag_rules({"model": "opus"}, base=tmp_path) is None  # the rules stay as they are
-    assert flag_rules({"permissions": None}, base=tmp_path) == []  # cleared
+    assert (call.effort, call.style, call.keys) == ("low", "Learning", {"permissions", "effortLevel", "outputStyle"})
+    cleared = check_flag_settings({"permissions": None, "model": None, "effortLevel": None, "outputStyle": None},
+                                  base=tmp_path, styles=None)
+    assert (cleared.rules, cleared.model, cleared.effort, cleared.style) == ((), None, None, None)
+    assert check_flag_settings({}, base=tmp_path, styles=STYLES).keys == frozenset()
 
 
 @pytest.mark.parametrize(("settings", "named"), [
@@ -31,11 +35,19 @@ def test_flag_rules_parses_each_list_with_the_flag_source(tmp_path: Path) -> Non
     ({"permissions": {"allow": ["Read", 3]}}, "permissions.allow must be a list of rule strings"),
     ({"permissions": {"deny": ["Bash(unclosed"]}}, "permissions.deny entry 'Bash(unclosed'"),
     ({"model": 5}, "'model' must be a model name or null"),
+    ({"effortLevel": "extreme"}, "effortLevel: effort 'extreme' is not one of"),
+    ({"outputStyle": "Nonesuch"}, "no output style named 'Nonesuch'; known: default, Explanatory, Learning"),
 ])
-def test_flag_rules_refuses_a_call_by_name(settings: object, named: str, tmp_path: Path) -> None:
+def test_a_call_is_refused_by_name(settings: object, named: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError) as caught:
-        flag_rules(settings, base=tmp_path)
-    assert named in str(caught.value) and "\n" not in str(caught.value)
+        check_flag_settings(settings, base=tmp_path, styles=STYLES)
+    assert named in str(caught.value) and "nothing in this request was applied" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_style_is_refused_where_the_prompt_is_not_catuis_own(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="--system-prompt, which output styles do not change"):
+        check_flag_settings({"outputStyle": "Learning"}, base=tmp_path, styles=None)
 
 
 def test_with_flag_rules_replaces_only_the_previous_calls_rules(tmp_path: Path) -> None:
@@ -44,7 +56,7 @@ def test_with_flag_rules_replaces_only_the_previous_calls_rules(tmp_path: Path) 
     user = parse_rule("Read", "allow", "userSettings", base=tmp_path)
     permissions = PermissionContext(rules=(start, user, previous))
     new = parse_rule("Bash(echo c)", "deny", "flagSettings", base=tmp_path)
-    assert [str(r) for r in with_flag_rules(permissions, (previous,), [new]).rules] == [
+    assert [str(r) for r in with_flag_rules(permissions, (previous,), (new,)).rules] == [
         "Bash(echo a)", "Read", "Bash(echo c)"]
 
 

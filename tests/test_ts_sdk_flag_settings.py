@@ -1,7 +1,7 @@
 """Settings and servers changed mid-session through the TypeScript Agent SDK, against the real ``catui`` CLI.
 
-``applyFlagSettings`` adds and clears permission rules and switches the model from the next request, as Claude
-Code 2.1.332 does; a key catui does not apply mid-session is refused by name and nothing of that call applies.
+``applyFlagSettings`` adds and clears permission rules and switches the model, effort and output style from the
+next request, as Claude Code 2.1.332 does; a key catui does not apply mid-session is refused by name and nothing of that call applies.
 ``updateSettings`` switches the output style and writes it. MCP servers a ``setMcpServers`` adds to a session
 that started without any reach sub-agents as well as the main agent.
 """
@@ -70,27 +70,29 @@ const { q, send, end } = startConversation({ ...base, allowedTools: ["Bash"],
 await send("RUNA");
 await attempt("deny", () => q.applyFlagSettings({ permissions: { deny: ["Bash(echo RUNB)"] } }));
 await send("RUNB");
-await attempt("model", () => q.applyFlagSettings({ model: "claude-opus-4-6" }));
+await attempt("model", () => q.applyFlagSettings({ model: "claude-opus-4-6", effortLevel: "low", outputStyle: "Learning" }));
 await attempt("hooks", () => q.applyFlagSettings({ model: "claude-haiku-4-5", hooks: { PreToolUse: [] } }));
 await attempt("shape", () => q.applyFlagSettings({ permissions: { deny: "Bash" } }));
 await attempt("rule", () => q.applyFlagSettings({ permissions: { deny: ["Bash(unclosed"] } }));
+await attempt("style", () => q.applyFlagSettings({ outputStyle: "Nonesuch", effortLevel: "high" }));
 await send("RUNC");
-await attempt("clear", () => q.applyFlagSettings({ permissions: null }));
+await attempt("clear", () => q.applyFlagSettings({ permissions: null, effortLevel: null, outputStyle: null }));
 await send("RUNB again");
 await send("RUND");
-await attempt("style", () => q.updateSettings("localSettings", { outputStyle: "Explanatory" }));
+await attempt("update", () => q.updateSettings("localSettings", { outputStyle: "Explanatory" }));
 await attempt("notallowed", () => q.updateSettings("localSettings", { model: "claude-opus-4-6" }));
 await attempt("effort", () => q.updateSettings("userSettings", { effortLevel: "high" }));
 await send("RUNE");
 await end();
 """, tmp_path, server)
     assert run.returncode == 0, run.stderr
-    assert [emitted(run.lines, key) for key in ("deny", "model", "clear", "style")] == ["applied"] * 4
+    assert [emitted(run.lines, key) for key in ("deny", "model", "clear", "update")] == ["applied"] * 4
     # refused by name, and nothing of the call applied (the model stays opus below)
     assert "not hooks" in emitted(run.lines, "hooks") and "nothing in this request was applied" in emitted(
         run.lines, "hooks")
     assert "permissions.deny must be a list" in emitted(run.lines, "shape")
     assert "'Bash(unclosed'" in emitted(run.lines, "rule")
+    assert "no output style named 'Nonesuch'" in emitted(run.lines, "style")
     assert "keys not allowed: model" in emitted(run.lines, "notallowed")
     assert "effortLevel" in emitted(run.lines, "effort")
 
@@ -98,8 +100,15 @@ await end();
     assert answers(bodies, "RUNA") == ["RUNA"]
     runb = answers(bodies, "RUNB")  # denied by the call's rule, then run once the call's rules are cleared
     assert len(runb) == 2 and "denied" in runb[0] and "Bash(echo RUNB)" in runb[0] and runb[1].startswith("RUNB")
-    assert request_after(bodies, "RUNB")["model"] == "claude-sonnet-4-6"
-    assert request_after(bodies, "RUNC")["model"] == "claude-opus-4-6"  # not haiku: that call was refused
+    before, after, cleared = (request_after(bodies, word) for word in ("RUNB", "RUNC", "RUND"))
+    assert (before["model"], "output_config" in before, "Learning" in json.dumps(before["system"])) == (
+        "claude-sonnet-4-6", False, False)
+    # the model, effort and style of the call, not those of the refused calls after it (haiku, high, Nonesuch)
+    assert after["model"] == "claude-opus-4-6" and after["output_config"] == {"effort": "low"}
+    assert "Learning" in json.dumps(after["system"])
+    # null clears the effort and the style (back to the start's) but leaves the model
+    assert (cleared["model"], "output_config" in cleared, "Learning" in json.dumps(cleared["system"])) == (
+        "claude-opus-4-6", False, False)
     assert answers(bodies, "RUNC") == ["RUNC"]  # the malformed deny rule was not applied
     assert "denied" in answers(bodies, "RUND")[0]  # the start's settings rule stays in force
     # the output style applies from the next request and is written for later sessions

@@ -26,8 +26,8 @@ from catui.session.budget import SessionBudget
 from catui.session.file_history import RewindOutcome
 from catui.session.session import Session
 from catui.skills.registry import SkillRegistry
-from catui.styles.active import SessionStyle, reported_style
-from catui.styles.model import OutputStyle
+from catui.styles.active import SETTING, SessionStyle, reported_style
+from catui.styles.model import DEFAULT_STYLE, OutputStyle
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import CronSchedule
 
@@ -193,19 +193,34 @@ class AgentApp:
     def apply_flag_settings(self, settings: Any) -> None:
         """The SDKs' ``applyFlagSettings``: merge ``settings`` into the flag layer from the next request on.
 
-        ``permissions`` replaces the rules of the previous call (null clears them; ``--settings``' stay) and ``model`` switches models (null:
-        the default), as Claude Code does; any other key, a wrong type or a malformed rule raises
-        ConfigurationError (one line) and nothing of the call applies (catui.app.flag_settings).
+        ``permissions`` replaces the rules of the previous call (null clears them; ``--settings``' stay),
+        ``model`` switches models (null: the default), ``effortLevel`` sets the effort sent (null: none) and
+        ``outputStyle`` the style (null: the settings' at start), as Claude Code does; any other key, a wrong
+        value or a malformed rule raises ConfigurationError (one line) and nothing of the call applies
+        (catui.app.flag_settings).
         """
-        from catui.app.flag_settings import flag_rules, with_flag_rules  # lazy: drivers that apply settings
+        from catui.app.flag_settings import check_flag_settings, with_flag_rules  # lazy: SDK drivers only
 
-        rules = flag_rules(settings, base=self.options.cwd.resolve())
-        if "model" in settings:  # before the rules: an unknown model refuses the whole call
-            self.switch_model(settings["model"])
-        if rules is not None:
+        styles = self.services.output_style
+        call = check_flag_settings(settings, base=self.options.cwd.resolve(), styles=(
+            styles.catalog.names() if styles is not None and self.services.restyle is not None else None))
+        if "model" in call.keys:  # first: the one change that may still fail (a model that cannot be resolved)
+            self.switch_model(call.model)
+        if "outputStyle" in call.keys:
+            self.set_output_style(call.style or self._start_style(), remember=False)
+        if "effortLevel" in call.keys:
+            self.session.config.effort = call.effort
+        if "permissions" in call.keys:
             ctx = self.session.ctx
-            ctx.permissions = with_flag_rules(ctx.permissions, self._flag_rules, rules)
-            self._flag_rules = tuple(rules)
+            ctx.permissions = with_flag_rules(ctx.permissions, self._flag_rules, call.rules)
+            self._flag_rules = call.rules
+
+    def _start_style(self) -> str:
+        """The output style the settings chose at start (where ``applyFlagSettings``' ``outputStyle: null`` goes)."""
+        styles = self.services.output_style
+        chosen = self.settings.merged.get(SETTING)
+        known = styles.catalog.names() if styles is not None else []
+        return chosen if isinstance(chosen, str) and chosen in known else DEFAULT_STYLE
 
     def update_settings(self, source: Any, settings: Any) -> None:
         """The SDKs' ``updateSettings``: write an allowed key to a settings file and use it now (``outputStyle``
