@@ -26,13 +26,14 @@ from catui.session.budget import SessionBudget
 from catui.session.file_history import RewindOutcome
 from catui.session.session import Session
 from catui.skills.registry import SkillRegistry
-from catui.styles.active import SessionStyle, reported_style
-from catui.styles.model import OutputStyle
+from catui.styles.active import SETTING, SessionStyle, reported_style
+from catui.styles.model import DEFAULT_STYLE, OutputStyle
 from catui.tasks.registry import TaskRegistry
 from catui.tasks.schedule import CronSchedule
 
 if TYPE_CHECKING:
     from catui.mcp.manager import McpManager
+    from catui.permissions.model import PermissionRule
     from catui.subagents.install import SubagentSystem
     from catui.subagents.runtime import SubagentRuntime
     from catui.subagents.teams.coordinator import TeamCoordinator
@@ -95,6 +96,8 @@ class AgentApp:
     """SessionEnd hooks run once, whoever closes the app first."""
     _added_mcp: McpManager | None = field(default=None, init=False, repr=False)
     """The MCP manager the first ``set_mcp_servers`` made in a session that started without MCP servers."""
+    _flag_rules: tuple[PermissionRule, ...] = field(default=(), init=False, repr=False)
+    """The permission rules the last ``apply_flag_settings`` with ``permissions`` added (the next one replaces them)."""
 
     async def aclose(self, reason: str = "other") -> None:
         """Run SessionEnd hooks, stop background work and close providers.
@@ -186,6 +189,46 @@ class AgentApp:
         if system is not None:  # also before the runtime is built: it reads the model then
             system.follow_model(resolved)
         return resolved
+
+    def apply_flag_settings(self, settings: Any) -> None:
+        """The SDKs' ``applyFlagSettings``: merge ``settings`` into the flag layer from the next request on.
+
+        ``permissions`` replaces the rules of the previous call (null clears them; ``--settings``' stay),
+        ``model`` switches models (null: the default), ``effortLevel`` sets the effort sent (null: none) and
+        ``outputStyle`` the style (null: the settings' at start), as Claude Code does; any other key, a wrong
+        value or a malformed rule raises ConfigurationError (one line) and nothing of the call applies
+        (catui.app.flag_settings).
+        """
+        from catui.app.flag_settings import check_flag_settings, with_flag_rules  # lazy: SDK drivers only
+
+        styles = self.services.output_style
+        call = check_flag_settings(settings, base=self.options.cwd.resolve(), styles=(
+            styles.catalog.names() if styles is not None and self.services.restyle is not None else None))
+        if "model" in call.keys:  # first: the one change that may still fail (a model that cannot be resolved)
+            self.switch_model(call.model)
+        if "outputStyle" in call.keys:
+            self.set_output_style(call.style or self._start_style(), remember=False)
+        if "effortLevel" in call.keys:
+            self.session.config.effort = call.effort
+        if "permissions" in call.keys:
+            ctx = self.session.ctx
+            ctx.permissions = with_flag_rules(ctx.permissions, self._flag_rules, call.rules)
+            self._flag_rules = call.rules
+
+    def _start_style(self) -> str:
+        """The output style the settings chose at start (where ``applyFlagSettings``' ``outputStyle: null`` goes)."""
+        styles = self.services.output_style
+        chosen = self.settings.merged.get(SETTING)
+        known = styles.catalog.names() if styles is not None else []
+        return chosen if isinstance(chosen, str) and chosen in known else DEFAULT_STYLE
+
+    def update_settings(self, source: Any, settings: Any) -> None:
+        """The SDKs' ``updateSettings``: write an allowed key to a settings file and use it now (``outputStyle``
+        of ``localSettings``); ConfigurationError (one line) for anything else (catui.app.flag_settings)."""
+        from catui.app.flag_settings import update_settings  # lazy, as above
+
+        update_settings(source, settings, set_output_style=self.set_output_style,
+                        setting_sources=tuple(self.options.setting_sources))
 
     def set_thinking(self, thinking: dict[str, Any] | None) -> None:
         """Use this extended-thinking config (``{"type": "enabled", "budget_tokens": N}``, disabled, or None for
@@ -307,8 +350,7 @@ class AgentApp:
     @property
     def mcp_manager(self) -> McpManager | None:
         """The session's MCP servers: those it started with, or the ones ``set_mcp_servers`` added (sub-agents
-        see the servers of a session that started with some; those of the ``set_mcp_servers`` of one that did
-        not reach only the main agent)."""
+        see them either way)."""
         return self.services.mcp if self.services.mcp is not None else self._added_mcp
 
     async def set_mcp_servers(self, servers: Any, *, background: bool = False) -> dict[str, Any]:
@@ -321,6 +363,8 @@ class AgentApp:
 
             manager = self._added_mcp = McpManager({}, cwd=self.options.cwd.resolve(), env=self.services.env,
                                                    sdk_transport=self.options.sdk_mcp_transport)
+            if self.services.subagents is not None:  # children are offered the new servers as the start's
+                self.services.subagents.follow_mcp(manager)
         from catui.mcp.set_servers import set_mcp_servers  # lazy, as above
 
         return await set_mcp_servers(manager, self.session, servers, env=self.services.env, background=background)

@@ -104,12 +104,16 @@ class SubagentSystem:
     """
 
     def __init__(self, build: Callable[[], BuiltSubagents], *, has_background: bool,
-                 teams: TeamCoordinator | None = None, parent_resolved: ResolvedModel | None = None) -> None:
+                 teams: TeamCoordinator | None = None, parent_resolved: ResolvedModel | None = None,
+                 mcp: McpManager | None = None) -> None:
         self._build: Callable[[], BuiltSubagents] | None = build
         self._parts: BuiltSubagents | None = None
         self.parent_resolved = parent_resolved
         """The main agent's model, which sub-agents with model ``inherit`` follow (read when the runtime is
         built; :meth:`follow_model` changes it)."""
+        self.mcp = mcp
+        """The session's MCP servers children are offered (read when the runtime is built; :meth:`follow_mcp`
+        changes it)."""
         self.has_background = has_background
         """Whether background agents are on (``background``, ``messaging`` and ``interrupted`` exist)."""
         self.teams = teams
@@ -134,6 +138,16 @@ class SubagentSystem:
         self.parent_resolved = resolved
         if self._parts is not None:
             self._parts.runtime.deps.parent_resolved = resolved
+
+    def follow_mcp(self, manager: McpManager) -> None:
+        """The session's MCP servers are now ``manager``'s (the first ``setMcpServers`` of a session that started
+        without any): sub-agents started from now on are offered their tools as they are the start's servers'.
+
+        A Ray executor built before keeps shipping the servers it was given (none), so its children stay without.
+        """
+        self.mcp = manager
+        if self._parts is not None:
+            self._parts.runtime.deps.mcp = manager
 
     @property
     def runtime(self) -> SubagentRuntime:
@@ -338,13 +352,13 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
             skills=parts.skills,
             max_spawn_depth=max_spawn_depth,
             hooks=parts.hooks,
-            mcp=parts.mcp,
+            mcp=holder[0].mcp,  # the servers when built (a setMcpServers before it counts)
             compat=compat,
         )
         worktrees = WorktreeLeases(deps.project_root, settings, full_ids=compat.worktree_full_id())
         runner = executor or build_executor(
             chosen, worktrees, settings=settings, env=env, parent_resolved=deps.parent_resolved,
-            remote_foreground=parts.remote_foreground, mcp=parts.mcp,
+            remote_foreground=parts.remote_foreground, mcp=deps.mcp,
         )
         concluder = RunConcluder(deps, worktrees)
         transcripts = ChildTranscripts(deps.sessions_dir)
@@ -400,7 +414,8 @@ def install_subagents(parts: SubagentParts, executor: AgentExecutor | None = Non
         return BuiltSubagents(runtime=runtime, live=live, background=background, messaging=messaging,
                               interrupted=interrupted, executor=runner, review=review)
 
-    system = SubagentSystem(build, has_background=with_background, parent_resolved=parts.resolved_model)
+    system = SubagentSystem(build, has_background=with_background, parent_resolved=parts.resolved_model,
+                            mcp=parts.mcp)
     holder.append(system)
     messaging = MessagingHandle(system) if with_background else None
     if executor is not None or chosen != "in-process" or with_teams:

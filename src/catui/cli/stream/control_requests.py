@@ -31,8 +31,6 @@ log = logging.getLogger(__name__)
 # Each is answered with an error naming the request and this text; the session goes on.
 _UI_ONLY = "catui has no such dialog; its terminal shows that state with its own commands"
 UNSUPPORTED: dict[str, str] = {
-    "apply_flag_settings": "settings are read at start (--settings)",
-    "update_settings": "settings are read at start (--settings); edit the settings files",
     "cancel_async_message": "a queued prompt runs in turn; interrupt stops the running one",
     "update_queued_message": "a queued prompt runs as sent",
     "channel_enable": "catui reads prompts from stdin only",
@@ -194,6 +192,12 @@ class ControlRequestHandler:
             from catui.app.plugins_reload import reload_plugins  # lazy: only drivers that reload ask
 
             return reload_plugins(self.app, request.get("add_plugins"))
+        if subtype == "apply_flag_settings":
+            self.app.apply_flag_settings(request.get("settings"))
+            return {}
+        if subtype == "update_settings":
+            self.app.update_settings(request.get("source"), request.get("settings"))
+            return {}
         if subtype == "reload_skills":
             return {"skills": self.app.reload_skills()}
         if subtype == "reload_output_styles":
