@@ -77,12 +77,17 @@ class TurnResults:
         since = usage_since(usage, self._usage_before)
         self._usage_before = dict(usage)
         turns = obj.get("num_turns")
-        turns_before, self._turns_before = self._turns_before, turns if isinstance(turns, int) else self._turns_before
+        turns_before = self._turns_before
+        # A count below the session's running one is not the session's (a /compact result says 0): it is the
+        # result's own, and the next turn still counts from the session's last.
+        session_count = turns if isinstance(turns, int) and turns >= turns_before else None
+        if session_count is not None:
+            self._turns_before = session_count
         if not self.app.compat.current:
             return obj
         rest = {k: v for k, v in obj.items() if k != "uuid"}
-        if isinstance(turns, int):  # 2.1.332 counts the turn's own requests (a notification turn's: 1), not the run's
-            rest["num_turns"] = turns - turns_before
+        if session_count is not None:  # 2.1.332 counts the turn's own requests (a notification turn's: 1)
+            rest["num_turns"] = session_count - turns_before
         rest.setdefault("api_error_status", None)
         return {**rest, "safety_stops": 0, "queued_turn_count": 0, "result_index": index,
                 "model_usage_since_last_result": since, **(timings or {}), "uuid": obj.get("uuid")}
