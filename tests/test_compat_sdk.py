@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,8 @@ import pytest
 
 import catui
 from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.cli_env import cli_env, git_repo
+from tests.support.compat_cli import CURRENT, stream_run
 from tests.support.sdk_backend import collect, isolated_sdk_home  # noqa: F401 - isolated_sdk_home is a fixture
 
 
@@ -206,3 +209,53 @@ async def test_a_compaction_between_prompts_counts_no_requests_of_the_prompts(tm
     assert str(results[1].result).startswith("Compacted:")
     assert [r.num_turns for r in results] == [1, 0, 1]
     assert [r.result_index for r in results] == [0, 1, 2]
+
+
+def shown_keys(result: dict[str, Any]) -> dict[str, Any]:
+    """What a result says beyond its run's own figures: the same for stream-json and the SDK. (Whether the
+    background agent has completed by the first result is a race, in both: ``completed`` is left out.)"""
+    stats = {key: value for key, value in result["subagent_stats"].items() if key != "completed"}
+    return {"num_turns": result["num_turns"], "result_index": result["result_index"],
+            "safety_stops": result["safety_stops"], "queued_turn_count": result["queued_turn_count"],
+            "api_error_status": result["api_error_status"], "subagent_stats": stats,
+            "origin": sorted(result.get("origin") or {}), "is_error": result["is_error"],
+            "timings": sorted(key for key in TIMINGS if result.get(key) is not None),
+            "models_since": sorted(result["model_usage_since_last_result"])}
+
+
+@pytest.mark.usefixtures("isolated_sdk_home")
+@pytest.mark.parametrize("failing", [False, True], ids=["agent", "api-error"])
+async def test_the_sdks_results_say_what_stream_json_says(tmp_path: Path, failing: bool) -> None:
+    """The same script through ``catui -p --output-format stream-json`` and through ``catui.query``: each result's
+    current keys agree (a background agent's two turns; a prompt whose request fails with HTTP 400)."""
+    script = background_agent_script()
+    if failing:
+        script = {"turns": [{"error": {"status": 400, "type": "invalid_request_error", "message": "bad prompt"},
+                             "repeat": True}]}
+    with AnthropicTestServer(script) as server:
+        (tmp_path / "cli").mkdir()
+        done, lines = stream_run(git_repo(tmp_path / "cli"), cli_env(tmp_path, server, **CURRENT), "Go",
+                                 "--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-6")
+    assert done.returncode == (1 if failing else 0), done.stderr
+    from_cli = [line for line in lines if line.get("type") == "result"]
+    project = tmp_path / "sdk"
+    project.mkdir()
+    with AnthropicTestServer(script) as server:
+        options = catui.CatuiOptions(cwd=project, model="claude-sonnet-4-6", env=server.env(), compat="2.1.332",
+                                     permission_mode="bypassPermissions")
+        results: list[catui.ResultMessage] = []
+        async with catui.CatuiClient(options) as client:
+            await client.query("Go")
+            async for message in client.receive_messages():
+                if isinstance(message, catui.ResultMessage):
+                    results.append(message)
+                if len(results) == len(from_cli):
+                    break
+    from_sdk = [{**dataclasses.asdict(r), "origin": r.origin or {}} for r in results]
+    assert len(from_cli) == (1 if failing else 2)
+    for sdk_result, cli_result in zip(from_sdk, from_cli, strict=True):
+        assert shown_keys(sdk_result) == shown_keys(cli_result), (shown_keys(sdk_result), shown_keys(cli_result))
+    if failing:
+        assert from_sdk[0]["api_error_status"] == 400 and from_sdk[0]["result_index"] == 0
+        return
+    assert from_sdk[-1]["subagent_stats"]["completed"] == from_cli[-1]["subagent_stats"]["completed"] == 1
