@@ -1,10 +1,11 @@
 """The current contract's result keys on the in-process SDK's :class:`ResultMessage` (docs/compat.md, point 6).
 
 catui's stream-json stamps each main-agent result object of the current profile (catui.cli.stream.turn_results);
-the SDK's results get the same values from the same numbering, so that ``catui.query`` / ``CatuiClient`` report
-what a claude-agent-sdk caller of catui's CLI would read: the turn's own ``num_turns``, ``result_index``,
-``subagent_stats``, ``safety_stops``, ``queued_turn_count``, ``model_usage_since_last_result`` and the first
-request's timings. The 2.1.92 profile's results are left as they are.
+the SDK's results get the same values from the same numbering (catui.session.result_numbering), so that
+``catui.query`` / ``CatuiClient`` report what a claude-agent-sdk caller of catui's CLI would read: the turn's own
+``num_turns``, ``result_index``, ``subagent_stats``, ``safety_stops``, ``queued_turn_count``,
+``model_usage_since_last_result`` and the first request's timings. The 2.1.92 profile's results are left as they
+are (the driver makes no :class:`CurrentResultKeys` for it).
 """
 
 from __future__ import annotations
@@ -12,17 +13,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from catui.cli.stream.turn_results import TurnResults
+from catui.session.result_numbering import ResultNumbering
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
     from catui.sdk.types import ResultMessage
     from catui.session.events import ResultEvent
-
-STAMPED_FIELDS = ("num_turns", "result_index", "safety_stops", "queued_turn_count", "model_usage_since_last_result",
-                  "time_to_request_ms", "ttft_stream_ms", "first_content_frame_ms", "ttft_ms")
-"""The ResultMessage fields TurnResults sets (each the stream-json result key of the same name); ``subagent_stats``
-comes from the sub-agent runtime, as the CLI's does."""
 
 
 class CurrentResultKeys:
@@ -34,14 +30,13 @@ class CurrentResultKeys:
 
     def __init__(self, app: AgentApp) -> None:
         self.app = app
-        self._numbered = TurnResults(app)
+        self._numbering = ResultNumbering()
 
     def apply(self, message: ResultMessage, event: ResultEvent) -> ResultMessage:
         """``message`` (the SDK's result for ``event``) with the current keys. Call it once per main-agent
-        result, in order, and only in the current profile (the driver makes none for the 2.1.92 profile)."""
-        counted: dict[str, Any] = {"num_turns": event.num_turns, "modelUsage": dict(event.model_usage)}
-        stamped = self._numbered.stamp(counted, event.request_timings)
+        result, in order."""
+        figures: dict[str, Any] = self._numbering.next(event.num_turns, event.model_usage, event.request_timings)
         system = self.app.services.subagents
-        stats = system.runtime.stats.snapshot() if system is not None else None
-        values: dict[str, Any] = {name: stamped.get(name) for name in STAMPED_FIELDS}
-        return dataclasses.replace(message, **values, subagent_stats=stats)
+        figures["subagent_stats"] = system.runtime.stats.snapshot() if system is not None else None
+        # Each figure is the ResultMessage field of the same name (the timing keys only when the turn sent one).
+        return dataclasses.replace(message, **figures)
