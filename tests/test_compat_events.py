@@ -274,3 +274,24 @@ def test_a_driven_session_numbers_its_results_and_names_the_notification_run(tmp
     assert (first["result_index"], second["result_index"]) == (0, 1) and "origin" not in first
     assert (first["num_turns"], second["num_turns"]) == (2, 1)
     assert second["origin"] == {"kind": "task-notification", "producer": "session-task", "runId": run_id}
+
+
+def test_a_compaction_in_a_driven_session_counts_none_of_the_prompts_requests(tmp_path: Path, repo: Path) -> None:
+    """``/compact``'s result says 0 (it ran no turn), and the next prompt still counts only its own request."""
+    prompts = ["My favourite fruit is the mango", "/compact keep the fruit", "What next?"]
+    stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": p}, "session_id": "",
+                                "parent_tool_use_id": None}) + "\n" for p in prompts)
+    turns = {"turns": [
+        {"match": {"system_contains": "working memory of a coding agent"}, "content": text("The user likes MANGO.")},
+        {"content": text("Still here."), "repeat": True},
+    ]}
+    with AnthropicTestServer(turns) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "catui", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+             "--verbose"],
+            cwd=repo, env=cli_env(tmp_path, server, **CURRENT), input=stdin, capture_output=True, text=True,
+            timeout=GUARD_S)
+    assert done.returncode == 0, done.stderr
+    shown = results([json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")])
+    assert shown[1]["result"].startswith("Compacted:")
+    assert [r["num_turns"] for r in shown] == [1, 0, 1] and [r["result_index"] for r in shown] == [0, 1, 2]

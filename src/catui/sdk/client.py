@@ -362,7 +362,8 @@ async def query(
     with a ``SystemMessage(subtype="init")`` per prompt, holds the main agent's
     and sub-agents' messages (a sub-agent's carry ``parent_tool_use_id``) and a
     ``ResultMessage`` per prompt; when background agents were started, their
-    task messages and one more ResultMessage per notification turn follow.
+    task messages and one more ResultMessage per notification turn follow (under ``compat="2.1.332"`` each such
+    turn opened by another init message, as Claude Code 2.1.332 does).
 
     When the last ResultMessage is an error (max turns, an API failure), a
     :class:`ResultError` is raised after it, as claude-agent-sdk does. Every

@@ -200,6 +200,15 @@ class ResultMessage:
     ``aborted_streaming``, ``aborted_tools``, ``api_error``, …); ``api_error_status``
     is the HTTP status of a failed API call; ``origin`` is what started the turn
     (``{"kind": "human"}`` or ``{"kind": "task-notification"}``).
+
+    Under the current compatibility profile (``compat="2.1.332"``, docs/compat.md) ``num_turns`` counts the
+    turn's own model requests (a notification turn answered at once: 1), and the keys Claude Code 2.1.332 adds
+    to its result objects are filled in, as catui's stream-json shows them: ``result_index`` (0, 1, … per
+    result of the client), ``subagent_stats`` (catui.subagents.stats), ``safety_stops`` and
+    ``queued_turn_count`` (0), ``model_usage_since_last_result`` (``model_usage`` counted since the previous
+    result) and the timings of the turn's first model request in milliseconds from the turn's start
+    (``time_to_request_ms``, ``ttft_stream_ms``, ``first_content_frame_ms``, ``ttft_ms``; None when the turn
+    sent none). Under the 2.1.92 profile they stay None and ``num_turns`` counts the whole session's requests.
     """
 
     subtype: str
@@ -220,6 +229,15 @@ class ResultMessage:
     uuid: str | None = None
     terminal_reason: str | None = None
     origin: MessageOrigin | None = None
+    result_index: int | None = None
+    subagent_stats: dict[str, Any] | None = None
+    safety_stops: int | None = None
+    queued_turn_count: int | None = None
+    model_usage_since_last_result: dict[str, Any] | None = None
+    time_to_request_ms: int | None = None
+    ttft_stream_ms: int | None = None
+    first_content_frame_ms: int | None = None
+    ttft_ms: int | None = None
 
 
 @dataclass

@@ -36,6 +36,7 @@ from catui.tasks.notifications import notification_turn_origin
 
 if TYPE_CHECKING:
     from catui.app.services import AgentApp
+    from catui.sdk._internal.result_keys import CurrentResultKeys
 
 IDLE = object()
 """Put in the outbox when the client has nothing left to do: no prompt running, no background work pending."""
@@ -93,6 +94,8 @@ class ClientDriver:
         self._notification_turn = False
         self._main_usage: dict[str, Any] | None = None
         self._ends_team = ends_team
+        self._result_keys: CurrentResultKeys | None = None
+        """The current contract's result keys (docs/compat.md, point 6); None in the 2.1.92 profile."""
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -158,6 +161,13 @@ class ClientDriver:
         # A client may be connected again after disconnect(): start from empty queues.
         self._inbox, self._outbox = asyncio.Queue(), asyncio.Queue()
         self._app = app
+        if app.compat.current:
+            # lazy: the 2.1.92 profile stamps none
+            from catui.sdk._internal.result_keys import CurrentResultKeys
+
+            self._result_keys = CurrentResultKeys(app)
+        else:
+            self._result_keys = None
         self._attach_stderr()
         self._pump = asyncio.create_task(self._drive(), name="catui-sdk-client")
         if prompt is not None:
@@ -325,6 +335,8 @@ class ClientDriver:
             return
         if isinstance(message, ResultMessage) and isinstance(event, ResultEvent):
             message = dataclasses.replace(message, origin=self._turn_origin)
+            if self._result_keys is not None and event.agent_id is None:
+                message = self._result_keys.apply(message, event)
             if self._structured is not None:
                 # A notification turn answers a background task, not the caller: it owes no object.
                 required = not self._notification_turn
@@ -426,6 +438,9 @@ class ClientDriver:
             self._structured.start_turn()
         if from_user:
             await app.mcp_ready()  # the tool list is settled before the init message lists it
+            self._outbox.put_nowait(SystemMessage("init", init_data(app)))
+        elif app.compat.current:
+            # 2.1.332 opens every turn a notification starts with a second init, as catui's CLI does there
             self._outbox.put_nowait(SystemMessage("init", init_data(app)))
         skip_prompt_echo = from_user and not self._view.replay_user_messages
         self._running = True
