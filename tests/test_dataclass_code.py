@@ -427,3 +427,26 @@ def test_each_kept_code_is_read_only_when_its_text_comes_up(tmp_path: Path,
         module = load_sample(unique_names())
     assert cache is not None and cache.compiled == 1 and cache.reused == len(used_texts) - 1
     assert behaviour(module) == plain
+
+
+def test_the_default_file_is_read_once_per_process(tmp_path: Path) -> None:
+    program = textwrap.dedent('''
+        import dataclasses
+        from catui.dataclass_code import reused_dataclass_code
+        with reused_dataclass_code() as first:
+            dataclasses.make_dataclass("A", [("only_in_a", int)])
+        with reused_dataclass_code() as second:
+            dataclasses.make_dataclass("B", [("only_in_b", int)])
+        print(first is second, second.compiled, first.files[0].exists())
+    ''')
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONPYCACHEPREFIX": str(tmp_path / "prefix")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    runs = [subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=60)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    # One cache for both blocks; the first process compiled both classes' methods and wrote them, the second
+    # compiled nothing.
+    same_cache, compiled, written = runs[0].stdout.split()
+    assert (same_cache, written) == ("True", "True") and int(compiled) >= 4
+    assert runs[1].stdout.split() == ["True", "0", "True"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import marshal
 import os
 import sys
@@ -139,6 +140,7 @@ class DataclassCodeCache:
         self.used: set[str] = set()
         self.compiled = 0
         self.reused = 0
+        self.unsaved = 0
 
     def code_for(self, source: str) -> Any:
         """The code compiled from ``source`` as ``exec`` compiles a string."""
@@ -155,6 +157,7 @@ class DataclassCodeCache:
             code = compile(source, "<string>", "exec", dont_inherit=True)
             self.entries[source] = marshal.dumps(code)
             self.compiled += 1
+            self.unsaved += 1
         self.used.add(source)
         return code
 
@@ -168,9 +171,11 @@ class DataclassCodeCache:
         builtins.exec(source, namespace, local_namespace, **options)
 
     def save(self) -> None:
-        """Write what this process compiled, merged with what other processes wrote meanwhile."""
-        if not self.compiled or not self.write:
+        """Write what this process compiled, merged with what other processes wrote meanwhile (one attempt
+        per batch of new texts: a read-only disk is not tried again at every block's end)."""
+        if not self.unsaved or not self.write:
             return
+        self.unsaved = 0
         for path in self.files:
             on_disk = read_cache_file(path) or {}
             merged = {**on_disk, **self.entries}
@@ -178,6 +183,13 @@ class DataclassCodeCache:
                 merged = {source: self.entries[source] for source in self.used}
             if write_cache_file(path, merged):
                 return
+
+
+@functools.cache
+def process_cache() -> DataclassCodeCache:
+    """The cache of the default files, read once per process: the SDK enters a block for each name it
+    resolves lazily, and reading a file grown to ~2,000 texts at each of them cost an SDK ``query()`` ~10 ms."""
+    return DataclassCodeCache(cache_file_candidates())
 
 
 @contextmanager
@@ -191,8 +203,8 @@ def reused_dataclass_code(files: Sequence[Path] | None = None, *,
     if "exec" in namespace:
         yield None
         return
-    cache = DataclassCodeCache(cache_file_candidates() if files is None else files,
-                               write=not sys.dont_write_bytecode if write is None else write)
+    cache = process_cache() if files is None else DataclassCodeCache(files)
+    cache.write = not sys.dont_write_bytecode if write is None else write
     namespace["exec"] = cache.exec
     try:
         yield cache
