@@ -6,34 +6,29 @@ when the child ends is stopped then. The 2.1.92 profile sends none of these even
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.cli_env import cli_env, git_repo
-from tests.support.compat_cli import CURRENT, DynamicServer, agent_call, first_user_text, stream_run, text
-
-SHELL_ID = re.compile(r"ID: (bash_[0-9a-f]+)")
+from tests.support.compat_cli import (
+    CURRENT,
+    SHELL_ID,
+    DynamicServer,
+    agent_call,
+    first_user_text,
+    stream_run,
+    text,
+)
+from tests.support.compat_cli import assistant_rounds as rounds
+from tests.support.compat_cli import bash_call as bash
+from tests.support.compat_cli import last_message_json as last_text
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return git_repo(tmp_path)
-
-
-def bash(tool_id: str, command: str, description: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": tool_id, "name": "Bash",
-            "input": {"command": command, "description": description, **extra}}
-
-
-def rounds(body: dict[str, Any]) -> int:
-    return sum(1 for m in body["messages"] if m["role"] == "assistant")
-
-
-def last_text(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"][-1]["content"])
 
 
 class ChildWithShell(DynamicServer):

@@ -10,27 +10,12 @@ package cannot be had.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.ts_sdk import ServerFactory, loopback, release, run_case
 
-from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.loopback import started_servers
-from tests.support.ts_sdk import RELEASES, run_case
-
-ServerFactory = Callable[..., AnthropicTestServer]
-
-
-@pytest.fixture
-def loopback() -> Iterator[ServerFactory]:
-    yield from started_servers(AnthropicTestServer)
-
-
-@pytest.fixture(params=RELEASES)
-def release(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+__all__ = ["loopback", "release"]  # fixtures used by name
 
 
 def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:

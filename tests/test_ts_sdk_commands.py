@@ -7,28 +7,14 @@ server: what the init message reports, and what the model was actually sent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.ts_sdk import ServerFactory, loopback, release, run_case
 
-from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.loopback import started_servers
-from tests.support.ts_sdk import RELEASES, run_case
+__all__ = ["loopback", "release"]  # fixtures used by name
 
-ServerFactory = Callable[..., AnthropicTestServer]
 OK = {"turns": [{"repeat": True, "content": [{"type": "text", "text": "ok"}]}]}
-
-
-@pytest.fixture
-def loopback() -> Iterator[ServerFactory]:
-    yield from started_servers(AnthropicTestServer)
-
-
-@pytest.fixture(params=RELEASES)
-def release(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def project_file(tmp_path: Path, relative: str, text: str) -> None:

@@ -9,17 +9,13 @@ loopback Anthropic server.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.ts_sdk import ServerFactory, loopback, release, run_case
 
-from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.loopback import started_servers
-from tests.support.ts_sdk import RELEASES, run_case
+__all__ = ["loopback", "release"]  # fixtures used by name
 
-ServerFactory = Callable[..., AnthropicTestServer]
 
 # A streamed conversation whose prompts are sent one at a time: ``send(text)`` resolves with that prompt's
 # messages up to its result, so a case can call a control method between prompts.
@@ -52,16 +48,6 @@ const startConversation = (options) => {
   return { q, send, end };
 };
 """
-
-
-@pytest.fixture
-def loopback() -> Iterator[ServerFactory]:
-    yield from started_servers(AnthropicTestServer)
-
-
-@pytest.fixture(params=RELEASES)
-def release(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def emitted(lines: list[Any], key: str) -> Any:

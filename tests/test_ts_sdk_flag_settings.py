@@ -9,29 +9,20 @@ that started without any reach sub-agents as well as the main agent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.loopback import started_servers
-from tests.support.ts_sdk import run_case
+from tests.support.ts_sdk import ServerFactory, loopback, run_case
 from tests.test_ts_sdk_controls import CONVERSATION, emitted
 from tests.test_ts_sdk_live_changes import CALC, tool_names, tool_result_texts
 
-ServerFactory = Callable[..., AnthropicTestServer]
+__all__ = ["loopback"]  # fixtures used by name
+
 TRY = """
 const attempt = async (label, action) => {
   try { await action(); emit({ [label]: "applied" }); } catch (error) { emit({ [label]: String(error.message ?? error) }); }
 };
 """
-
-
-@pytest.fixture
-def loopback() -> Iterator[ServerFactory]:
-    yield from started_servers(AnthropicTestServer)
 
 
 def echo(word: str) -> dict[str, Any]:

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.loopback import started_servers
-from tests.support.ts_sdk import RELEASES, run_case
+from tests.support.ts_sdk import ServerFactory, loopback, release, run_case
 from tests.test_ts_sdk_controls import CONVERSATION, emitted
 
-ServerFactory = Callable[..., AnthropicTestServer]
+__all__ = ["loopback", "release"]  # fixtures used by name
+
 TOOLS_SERVER = Path(__file__).resolve().parent / "support" / "mcp_servers" / "tools_server.py"
 STDIO = {"command": sys.executable, "args": [str(TOOLS_SERVER)]}
 CALC = """
@@ -29,16 +25,6 @@ const add = sdk.tool("add", "Add two integers", { a: z.number(), b: z.number() }
   async (args) => ({ content: [{ type: "text", text: `sum=${args.a + args.b}` }] }));
 const calc = sdk.createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] });
 """
-
-
-@pytest.fixture
-def loopback() -> Iterator[ServerFactory]:
-    yield from started_servers(AnthropicTestServer)
-
-
-@pytest.fixture(params=RELEASES)
-def release(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def tool_names(body: dict[str, Any]) -> set[str]:

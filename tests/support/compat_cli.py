@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -28,6 +29,26 @@ def agent_call(tool_id: str, prompt: str, **extra: Any) -> dict[str, Any]:
     """An Agent tool_use block (description ``job <id>``)."""
     return {"type": "tool_use", "id": tool_id, "name": "Agent",
             "input": {"description": f"job {tool_id}", "prompt": prompt, **extra}}
+
+
+SHELL_ID = re.compile(r"ID: (bash_[0-9a-f]+)")
+"""A background shell's id in the Bash tool's result text."""
+
+
+def bash_call(tool_id: str, command: str, description: str, **extra: Any) -> dict[str, Any]:
+    """A Bash tool_use block."""
+    return {"type": "tool_use", "id": tool_id, "name": "Bash",
+            "input": {"command": command, "description": description, **extra}}
+
+
+def assistant_rounds(body: dict[str, Any]) -> int:
+    """How many assistant messages a request carries (the model rounds before it)."""
+    return sum(1 for m in body["messages"] if m["role"] == "assistant")
+
+
+def last_message_json(body: dict[str, Any]) -> str:
+    """The request's last message's content, as JSON text to search in."""
+    return json.dumps(body["messages"][-1]["content"])
 
 
 def text(value: str) -> list[dict[str, str]]:

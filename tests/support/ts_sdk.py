@@ -22,14 +22,32 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.loopback import started_servers
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 RELEASES = ("current", "cc-2.1.92")
+
+ServerFactory = Callable[..., AnthropicTestServer]
+
+
+@pytest.fixture
+def loopback() -> Iterator[ServerFactory]:
+    """Loopback Anthropic servers started for a test (a test module imports this fixture by name)."""
+    yield from started_servers(AnthropicTestServer)
+
+
+@pytest.fixture(params=RELEASES)
+def release(request: pytest.FixtureRequest) -> str:
+    """Each installed TypeScript SDK release in turn (a test module imports this fixture by name)."""
+    return str(request.param)
 """The folders under the SDK dir: the current release, and 0.2.92 (Claude Code 2.1.92's)."""
 GUARD_S = 120  # a broken protocol stops the case here instead of hanging the suite (not a timing assertion)
 
