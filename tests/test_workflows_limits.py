@@ -15,29 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.anthropic_server import AnthropicTestServer
-from tests.support.cli_env import cli_env, git_repo, run_catui
+from tests.support.cli_env import cli_env, git_repo
 from tests.support.compat_cli import CURRENT, DynamicServer, first_user_text, stream_run, text
+from tests.support.workflow_cli import TIMEOUT_S, answer, journal_of, records, workflow
 
-TIMEOUT_S = 120  # a broken scenario fails here instead of hanging (not a timing assertion)
 MODEL = ("--model", "claude-sonnet-4-5")  # a priced model: costs are known
-
-
-def answer(key: str, reply: str, **extra: Any) -> dict[str, Any]:
-    return {"match": {"first_user_contains": key}, "repeat": True, "content": text(reply), **extra}
-
-
-def workflow(cwd: Path, tmp_path: Path, server: Any, *args: str, **env: str) -> Any:
-    return run_catui(cwd, cli_env(tmp_path, server, **env), "workflow", *args, timeout=TIMEOUT_S)
-
-
-def records(tmp_path: Path) -> list[dict[str, Any]]:
-    found = (tmp_path / "catui-home" / "projects").glob("*/**/workflows/wf_*.json")
-    return [json.loads(path.read_text()) for path in found]
-
-
-def journal_of(record: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
-    (path,) = list((tmp_path / "catui-home" / "projects").glob(f"*/**/{record['runId']}/journal.jsonl"))
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def test_per_agent_limits_reject_the_call_and_the_script_catches_them(tmp_path: Path) -> None:
