@@ -32,6 +32,7 @@ from catui.subagents.ids import new_run_id
 from catui.tasks.model import NOTIFIES_PARENT_KEY, Task, new_task_id
 from catui.tasks.notifications import TaskNotification
 from catui.tasks.registry import TaskRegistry
+from catui.tasks.shell_events import listing_entry, notification_data, shell_ids, started_data, updated_data
 from catui.tasks.shell_texts import (
     end_summary,
     launch_text,
@@ -50,10 +51,7 @@ class _ForegroundShell:
 
     def __init__(self, ctx: ToolContext, description: str) -> None:
         self.emit = ctx.emit
-        self.fields: dict[str, Any] = {"task_id": new_task_id("local_bash"), "run_id": new_run_id()}
-        if ctx.agent_id is not None:
-            self.fields["owned_by_subagent"] = True
-        self.fields["tool_use_id"] = ctx.tool_use_id
+        self.fields = shell_ids(new_task_id("local_bash"), new_run_id(), ctx.tool_use_id, ctx.agent_id)
         self.description = description
         self.parent = ctx.agent_id
         self.announced = False
@@ -63,17 +61,14 @@ class _ForegroundShell:
 
     def _announce(self) -> None:
         self.announced = True
-        started = {**self.fields, "description": self.description, "is_backgrounded": False}
-        if self.parent is not None:
-            started["parent_task_id"] = self.parent
-        self._emit("task_started", {**started, "task_type": "local_bash"})
+        self._emit("task_started", started_data(self.fields, self.description, backgrounded=False,
+                                                parent_task_id=self.parent))
 
     def ended(self, status: str) -> None:
         if self._timer is not None:
             self._timer.cancel()
         if self.announced:
-            self._emit("task_notification", {**self.fields, "status": status, "output_file": "",
-                                             "summary": self.description})
+            self._emit("task_notification", notification_data(self.fields, status, "", self.description))
 
     def _emit(self, subtype: str, data: dict[str, Any]) -> None:
         if self.emit is not None:
@@ -105,9 +100,8 @@ class MainShellReports:
         self._live[task.id] = shell
         task.metadata[NOTIFIES_PARENT_KEY] = True  # print mode waits for its notification
         self._emit(shell, "background_tasks_changed", {"tasks": self._listing()})
-        self._emit(shell, "task_started", {
-            "task_id": task.id, "run_id": shell.run_id, "tool_use_id": shell.tool_use_id,
-            "description": task.description, "is_backgrounded": True, "task_type": "local_bash"})
+        self._emit(shell, "task_started", started_data(shell_ids(task.id, shell.run_id, shell.tool_use_id, None),
+                                                       task.description, backgrounded=True, parent_task_id=None))
         watcher = asyncio.ensure_future(self._watch(shell))
         self._watchers.add(watcher)
         watcher.add_done_callback(self._watchers.discard)
@@ -121,18 +115,17 @@ class MainShellReports:
         task = shell.task
         await task.done.wait()
         self._live.pop(task.id, None)
-        self._emit(shell, "task_updated", {"task_id": task.id, "run_id": shell.run_id, "patch": {
-            "status": updated_status(task), "end_time": int((task.ended_at or time.time()) * 1000)}})
-        self._emit(shell, "task_notification", {
-            "task_id": task.id, "run_id": shell.run_id, "tool_use_id": shell.tool_use_id,
-            "status": notified_status(task), "output_file": str(task.output_file), "summary": end_summary(task)})
+        self._emit(shell, "task_updated", updated_data(task.id, shell.run_id, updated_status(task),
+                                                       task.ended_at or time.time()))
+        self._emit(shell, "task_notification", notification_data(
+            shell_ids(task.id, shell.run_id, shell.tool_use_id, None),
+            notified_status(task), str(task.output_file), end_summary(task)))
         self._emit(shell, "background_tasks_changed", {"tasks": self._listing()})
         self.tasks.post_notification(TaskNotification(
             task_id=task.id, text=shell_notification(task, shell.tool_use_id), data={"run_id": shell.run_id}))
 
     def _listing(self) -> list[dict[str, Any]]:
-        return [{"task_id": s.task.id, "run_id": s.run_id, "task_type": "local_bash",
-                 "description": s.task.description} for s in self._live.values()]
+        return [listing_entry(s.task, s.run_id, None) for s in self._live.values()]
 
     @staticmethod
     def _emit(shell: _Shell, subtype: str, data: dict[str, Any]) -> None:

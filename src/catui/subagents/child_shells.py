@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from catui.session.events import SystemEvent, UserMessageEvent
 from catui.subagents.ids import new_run_id
+from catui.tasks.shell_events import listing_entry, notification_data, shell_ids, started_data, updated_data
 from catui.tasks.shell_texts import end_summary, notified_status, shell_notification, updated_status
 
 if TYPE_CHECKING:
@@ -68,10 +69,9 @@ class ChildShells:
             shell = _Shell(task, tool_use_id, new_run_id())
             self._live[task.id] = shell
             self._emit("background_tasks_changed", {"tasks": self._listing()})
-            self._emit("task_started", {
-                "task_id": task.id, "run_id": shell.run_id, "owned_by_subagent": True, "tool_use_id": tool_use_id,
-                "description": task.description, "is_backgrounded": True, "parent_task_id": self.run.agent_id,
-                "task_type": "local_bash"})
+            self._emit("task_started", started_data(shell_ids(task.id, shell.run_id, tool_use_id, self.run.agent_id),
+                                                    task.description, backgrounded=True,
+                                                    parent_task_id=self.run.agent_id))
             self._watchers.append(asyncio.ensure_future(self._watch(shell)))
 
     async def stop(self) -> None:
@@ -89,19 +89,16 @@ class ChildShells:
         await shell.task.done.wait()
         task = shell.task
         self._live.pop(task.id, None)
-        self._emit("task_updated", {"task_id": task.id, "run_id": shell.run_id,
-                                    "patch": {"status": updated_status(task), "end_time": int(time.time() * 1000)}})
-        self._emit("task_notification", {
-            "task_id": task.id, "run_id": shell.run_id, "owned_by_subagent": True, "tool_use_id": shell.tool_use_id,
-            "status": notified_status(task), "output_file": str(task.output_file), "summary": end_summary(task)})
+        self._emit("task_updated", updated_data(task.id, shell.run_id, updated_status(task), time.time()))
+        self._emit("task_notification", notification_data(
+            shell_ids(task.id, shell.run_id, shell.tool_use_id, self.run.agent_id),
+            notified_status(task), str(task.output_file), end_summary(task)))
         self._emit("background_tasks_changed", {"tasks": self._listing()})
         if not self._ending:
             self._notices.append(shell_notification(task, shell.tool_use_id))
 
     def _listing(self) -> list[dict[str, Any]]:
-        return [{"task_id": s.task.id, "run_id": s.run_id, "task_type": "local_bash",
-                 "description": s.task.description, "parent_task_id": self.run.agent_id}
-                for s in self._live.values()]
+        return [listing_entry(s.task, s.run_id, self.run.agent_id) for s in self._live.values()]
 
     def _emit(self, subtype: str, data: dict[str, Any]) -> None:
         emit = self.run.parent_ctx.emit
